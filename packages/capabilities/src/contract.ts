@@ -1,0 +1,102 @@
+import type { z } from 'zod';
+import type { CommandOutput } from './content.js';
+
+/** Hints for clients and policy; they describe, they do not enforce. */
+export interface CommandAnnotations {
+  readonly title?: string;
+  readonly readOnly?: boolean;
+  readonly destructive?: boolean;
+  readonly idempotent?: boolean;
+  readonly openWorld?: boolean;
+}
+
+/** A progress report from a running command. */
+export interface ProgressUpdate {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error';
+
+/** Which way a call arrived; recorded in audit and visible to hooks. */
+export type Transport = 'mcp-http' | 'mcp-stdio' | 'gateway' | 'cli' | 'internal';
+
+/** What the caller asked for, independent of transport. */
+export interface InvocationRequest {
+  /** Command name as the caller spelled it (matched case-insensitively). */
+  readonly command: string;
+  /** Raw arguments; `undefined` and `null` mean `{}`. */
+  readonly args?: unknown;
+  readonly transport: Transport;
+  /** Transport-level id for logs and audit (JSON-RPC id, gateway invoke id). */
+  readonly requestId?: string;
+  /** Free-form caller identity for audit (client name, node id). */
+  readonly caller?: string;
+  /** Overall deadline for this call, in ms; the pipeline's default applies when absent. */
+  readonly timeoutMs?: number;
+}
+
+/** What a command's `execute` receives beside its parsed arguments. */
+export interface CommandContext {
+  /** Aborted on cancellation, deadline, or host shutdown. Long work must watch it. */
+  readonly signal: AbortSignal;
+  /** Report progress; a no-op when the caller did not ask for progress. */
+  progress(update: ProgressUpdate): void;
+  /** Send a log line to the caller (MCP logging) and the host log. */
+  log(level: LogLevel, message: string): void;
+  /** The request as received, for commands that care about transport or caller. */
+  readonly request: InvocationRequest;
+}
+
+/** One command of a capability. `I` is the parsed argument type. */
+export interface CommandDefinition<I = any> {
+  /** Dotted command name, e.g. `system.run`; unique across the registry (case-insensitively). */
+  readonly name: string;
+  readonly description: string;
+  /** zod schema for the arguments; absent means any object is accepted. */
+  readonly input?: z.ZodType<I>;
+  readonly annotations?: CommandAnnotations;
+  /** Served to local transports (MCP, CLI) only; never declared to a gateway. */
+  readonly localOnly?: boolean;
+  /** Does the work. Return a result, throw `CapabilityError` for expected failures. */
+  execute(args: I, context: CommandContext): CommandOutput | Promise<CommandOutput>;
+}
+
+/** A plugin: a category and the commands it provides. */
+export interface Capability {
+  /** Coarse grouping for gateways and UIs, e.g. `system`, `device`, `screen`. */
+  readonly category: string;
+  readonly commands: readonly CommandDefinition[];
+}
+
+/**
+ * Defines one command with its argument type inferred from `input`.
+ *
+ * @example
+ * defineCommand({
+ *   name: 'clock.now',
+ *   description: 'Current time as ISO 8601.',
+ *   annotations: { readOnly: true },
+ *   execute: () => new Date().toISOString(),
+ * });
+ */
+export function defineCommand<S extends z.ZodType = z.ZodType<Record<string, unknown>>>(
+  definition: Omit<CommandDefinition<z.output<S>>, 'input'> & { readonly input?: S },
+): CommandDefinition<z.output<S>> {
+  return definition as CommandDefinition<z.output<S>>;
+}
+
+/**
+ * Defines a capability: a category and its commands. Register the result with a registry.
+ *
+ * @example
+ * const clock = defineCapability({
+ *   category: 'clock',
+ *   commands: [defineCommand({ name: 'clock.now', description: 'Current time.', execute: () => new Date().toISOString() })],
+ * });
+ * registry.register(clock);
+ */
+export function defineCapability(capability: Capability): Capability {
+  return capability;
+}

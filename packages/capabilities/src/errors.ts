@@ -1,0 +1,36 @@
+/** Machine-readable reasons an invocation can fail; stable across transports. */
+export type CapabilityErrorCode =
+  | 'unknown_command'
+  | 'invalid_arguments'
+  | 'denied'
+  | 'approval_timeout'
+  | 'timeout'
+  | 'cancelled'
+  | 'unsupported'
+  | 'busy'
+  | 'failed'
+  | 'internal';
+
+/**
+ * The one local error class of `@capnode/capabilities`.
+ *
+ * Capabilities throw it (or return {@link fail}) for an expected, user-facing failure; its `message`
+ * is shown to the caller. Any other thrown value is reported as `internal` with a generic message, so
+ * internal details never reach a remote caller.
+ */
+export class CapabilityError extends Error {
+  override readonly name = 'CapabilityError';
+  readonly code: CapabilityErrorCode;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: CapabilityErrorCode, message: string, options?: { cause?: unknown; data?: Record<string, unknown> }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options?.data;
+  }
+}
+
+/** True when `value` is a {@link CapabilityError}, across package copies. */
+export function isCapabilityError(value: unknown): value is CapabilityError {
+  return value instanceof CapabilityError || (value instanceof Error && value.name === 'CapabilityError' && typeof (value as { code?: unknown }).code === 'string');
+}

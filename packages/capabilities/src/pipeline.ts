@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import type { InvocationRequest, LogLevel, ProgressUpdate } from './contract.js';
+import { fail, toCommandResult, type CommandResult } from './content.js';
+import { CapabilityError, isCapabilityError } from './errors.js';
+import type { RegisteredCommand, Registry } from './registry.js';
+
+/** A call that passed argument validation and is about to run; what hooks see. */
+export interface Invocation {
+  readonly request: InvocationRequest;
+  readonly command: RegisteredCommand;
+  /** Parsed (validated) arguments. */
+  readonly args: unknown;
+  /** Aborted on cancellation or deadline; approval waits must watch it. */
+  readonly signal: AbortSignal;
+}
+
+/** The outcome of one invocation; never a thrown error. */
+export interface InvocationOutcome {
+  readonly result: CommandResult;
+  /** Canonical command name, when the command was found. */
+  readonly command?: string;
+  readonly durationMs: number;
+}
+
+/**
+ * Policy, approval and audit seam. `beforeInvoke` hooks run in order after validation and before
+ * execution; throwing (a {@link CapabilityError} with code `denied`, typically) refuses the call.
+ */
+export interface InvocationHook {
+  beforeInvoke?(invocation: Invocation): void | Promise<void>;
+  afterInvoke?(invocation: Invocation | undefined, request: InvocationRequest, outcome: InvocationOutcome): void;
+}
+
+export interface InvokeOptions {
+  readonly signal?: AbortSignal;
+  /** Receives progress; omit when the caller did not ask for progress. */
+  readonly onProgress?: (update: ProgressUpdate) => void;
+  readonly onLog?: (level: LogLevel, message: string) => void;
+}
+
+export interface InvokerOptions {
+  readonly registry: Registry;
+  readonly hooks?: readonly InvocationHook[];
+  /** Deadline for calls whose request sets none. Default 10 minutes. */
+  readonly defaultTimeoutMs?: number;
+  /** Receives unexpected exceptions (the caller only sees a generic internal error). */
+  readonly onInternalError?: (error: unknown, request: InvocationRequest) => void;
+}
+
+/** The single entry to command execution; every transport calls `invoke`. */
+export interface Invoker {
+  invoke(request: InvocationRequest, options?: InvokeOptions): Promise<InvocationOutcome>;
+  readonly registry: Registry;
+  /** Adds a hook at the end of the chain; returns a function that removes it. */
+  use(hook: InvocationHook): () => void;
+}
+
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+const NOOP = () => {};
+
+function summarizeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Creates the invocation pipeline: resolve → validate → `beforeInvoke` hooks → execute under a
+ * deadline and signal → `afterInvoke` hooks. Failures come back as typed results.
+ */
+export function createInvoker(options: InvokerOptions): Invoker {
+  const { registry } = options;
+  const hooks: InvocationHook[] = [...(options.hooks ?? [])];
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  async function run(request: InvocationRequest, invokeOptions: InvokeOptions, started: number): Promise<[Invocation | undefined, InvocationOutcome]> {
+    const done = (result: CommandResult, command?: string): InvocationOutcome => ({
+      result,
+      durationMs: performance.now() - started,
+      ...(command === undefined ? {} : { command }),
+    });
+    const command = registry.resolve(request.command);
+    if (!command) return [undefined, done(fail('unknown_command', `Unknown tool: ${request.command}`))];
+
+    const raw = request.args ?? {};
+    if (!isPlainObject(raw)) return [undefined, done(fail('invalid_arguments', 'Arguments must be a JSON object.'), command.name)];
+    let args: unknown = raw;
+    const schema = command.definition.input;
+    if (schema) {
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) return [undefined, done(fail('invalid_arguments', `Invalid arguments for ${command.name}: ${summarizeIssues(parsed.error)}`), command.name)];
+      args = parsed.data;
+    }
+
+    const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = invokeOptions.signal ? AbortSignal.any([invokeOptions.signal, deadline]) : deadline;
+    const invocation: Invocation = { request, command, args, signal };
+
+    const abortedResult = (): CommandResult =>
+      invokeOptions.signal?.aborted
+        ? fail('cancelled', `${command.name} was cancelled.`)
+        : fail('timeout', `${command.name} timed out after ${timeoutMs} ms.`);
+
+    let removeAbort = NOOP;
+    const aborted = new Promise<never>((_, reject) => {
+      const onAbort = () => reject(new CapabilityError('cancelled', 'aborted'));
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        removeAbort = () => signal.removeEventListener('abort', onAbort);
+      }
+    });
+    aborted.catch(NOOP);
+
+    try {
+      for (const hook of hooks) {
+        if (hook.beforeInvoke) await Promise.race([hook.beforeInvoke(invocation), aborted]);
+      }
+      const context = {
+        signal,
+        request,
+        progress: invokeOptions.onProgress ?? NOOP,
+        log: invokeOptions.onLog ?? NOOP,
+      };
+      const output = await Promise.race([Promise.resolve().then(() => command.definition.execute(args, context)), aborted]);
+      if (signal.aborted) return [invocation, done(abortedResult(), command.name)];
+      return [invocation, done(toCommandResult(output), command.name)];
+    } catch (error) {
+      if (signal.aborted) return [invocation, done(abortedResult(), command.name)];
+      if (isCapabilityError(error)) return [invocation, done(fail(error.code, error.message, error.data), command.name)];
+      options.onInternalError?.(error, request);
+      return [invocation, done(fail('internal', `${command.name} failed with an internal error.`), command.name)];
+    } finally {
+      removeAbort();
+    }
+  }
+
+  return {
+    registry,
+    async invoke(request, invokeOptions = {}) {
+      const started = performance.now();
+      const [invocation, outcome] = await run(request, invokeOptions, started);
+      for (const hook of hooks) {
+        try {
+          hook.afterInvoke?.(invocation, request, outcome);
+        } catch (error) {
+          options.onInternalError?.(error, request);
+        }
+      }
+      return outcome;
+    },
+    use(hook) {
+      hooks.push(hook);
+      return () => {
+        const index = hooks.indexOf(hook);
+        if (index >= 0) hooks.splice(index, 1);
+      };
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import type { Capability, CommandDefinition } from './contract.js';
+import { CapabilityError } from './errors.js';
+
+/** JSON Schema for a command's arguments, as MCP `inputSchema` expects (an object schema). */
+export type InputJsonSchema = { type: 'object'; [key: string]: unknown };
+
+/** A registered command with everything transports need, computed once at registration. */
+export interface RegisteredCommand {
+  /** Canonical name as registered. */
+  readonly name: string;
+  readonly category: string;
+  readonly definition: CommandDefinition;
+  readonly inputSchema: InputJsonSchema;
+}
+
+/** Emitted after the set of commands changed. */
+export interface RegistryChange {
+  readonly version: number;
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}
+
+export interface CommandFilter {
+  /** Leave out `localOnly` commands (what a gateway may see). */
+  readonly excludeLocalOnly?: boolean;
+}
+
+/**
+ * The live set of capabilities every transport reads from.
+ *
+ * Transports read it on every listing, so registering after start is visible on the next
+ * `tools/list` with no transport code.
+ */
+export interface Registry {
+  /** Adds a capability; returns a function that removes it again. Throws on a duplicate command name. */
+  register(capability: Capability): () => void;
+  /** Removes a capability registered earlier; false if it was not registered. */
+  unregister(capability: Capability): boolean;
+  /** Looks a command up case-insensitively; the result carries the canonical name. */
+  resolve(name: string): RegisteredCommand | undefined;
+  /** All commands in registration order. */
+  commands(filter?: CommandFilter): readonly RegisteredCommand[];
+  /** Registered capabilities in registration order. */
+  capabilities(): readonly Capability[];
+  /** Increases on every change; cheap cache key for derived views. */
+  readonly version: number;
+  /** Subscribes to changes; returns the unsubscribe function. */
+  subscribe(listener: (change: RegistryChange) => void): () => void;
+}
+
+const PERMISSIVE_SCHEMA: InputJsonSchema = { type: 'object', additionalProperties: true };
+
+/** Converts a command's zod input to the JSON Schema sent as MCP `inputSchema`. */
+export function toInputJsonSchema(input: z.ZodType | undefined): InputJsonSchema {
+  if (input === undefined) return PERMISSIVE_SCHEMA;
+  const schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete schema.$schema;
+  if (schema.type !== 'object') return { ...PERMISSIVE_SCHEMA };
+  return schema as InputJsonSchema;
+}
+
+/** Creates an empty live registry. */
+export function createRegistry(initial: readonly Capability[] = []): Registry {
+  const byKey = new Map<string, RegisteredCommand>();
+  const owners = new Map<Capability, RegisteredCommand[]>();
+  const listeners = new Set<(change: RegistryChange) => void>();
+  let version = 0;
+  let ordered: RegisteredCommand[] | undefined;
+
+  const emit = (added: string[], removed: string[]) => {
+    version += 1;
+    ordered = undefined;
+    const change: RegistryChange = { version, added, removed };
+    for (const listener of [...listeners]) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's fault must not break registration for others.
+      }
+    }
+  };
+
+  const registry: Registry = {
+    register(capability) {
+      if (owners.has(capability)) throw new CapabilityError('failed', `capability '${capability.category}' is already registered`);
+      const entries: RegisteredCommand[] = [];
+      const seen = new Set<string>();
+      for (const definition of capability.commands) {
+        const key = definition.name.toLowerCase();
+        if (!definition.name.trim()) throw new CapabilityError('failed', `capability '${capability.category}' has a command with an empty name`);
+        if (byKey.has(key) || seen.has(key)) throw new CapabilityError('failed', `command '${definition.name}' is already registered`);
+        seen.add(key);
+        entries.push({ name: definition.name, category: capability.category, definition, inputSchema: toInputJsonSchema(definition.input) });
+      }
+      for (const entry of entries) byKey.set(entry.name.toLowerCase(), entry);
+      owners.set(capability, entries);
+      emit(entries.map((e) => e.name), []);
+      return () => {
+        registry.unregister(capability);
+      };
+    },
+    unregister(capability) {
+      const entries = owners.get(capability);
+      if (!entries) return false;
+      owners.delete(capability);
+      for (const entry of entries) byKey.delete(entry.name.toLowerCase());
+      emit([], entries.map((e) => e.name));
+      return true;
+    },
+    resolve(name) {
+      return byKey.get(name.toLowerCase());
+    },
+    commands(filter) {
+      ordered ??= [...owners.values()].flat();
+      return filter?.excludeLocalOnly ? ordered.filter((c) => !c.definition.localOnly) : ordered;
+    },
+    capabilities() {
+      return [...owners.keys()];
+    },
+    get version() {
+      return version;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+  };
+  for (const capability of initial) registry.register(capability);
+  return registry;
+}
