@@ -57,8 +57,19 @@ export interface CommandDefinition<I = any> {
   /** zod schema for the arguments; absent means any object is accepted. */
   readonly input?: z.ZodType<I>;
   readonly annotations?: CommandAnnotations;
+  /**
+   * JSON Schema of the arguments when they are not described in zod, e.g. tools imported from another
+   * MCP server. Listed as-is when `input` is absent; the pipeline does not validate against it.
+   */
+  readonly inputSchema?: import('./registry.js').InputJsonSchema;
   /** Served to local transports (MCP, CLI) only; never declared to a gateway. */
   readonly localOnly?: boolean;
+  /**
+   * Which approval gate the command passes before it runs. `'exec'` marks a command that runs
+   * programs on this machine: the exec approval hook applies the exec policy to it. Such a command's
+   * arguments must carry `command` (argv array or command-line string) and may carry `cwd` and `shell`.
+   */
+  readonly approval?: 'exec';
   /** Does the work. Return a result, throw `CapabilityError` for expected failures. */
   execute(args: I, context: CommandContext): CommandOutput | Promise<CommandOutput>;
 }

@@ -17,3 +17,33 @@ export type { InputJsonSchema, RegisteredCommand, RegistryChange, CommandFilter,
 export { createRegistry, toInputJsonSchema } from './registry.js';
 export type { Invocation, InvocationOutcome, InvocationHook, InvokeOptions, InvokerOptions, Invoker } from './pipeline.js';
 export { createInvoker } from './pipeline.js';
+export { splitCommandLine, formatCommandLine, formatArgument } from './commandLine.js';
+export type { ExecApprovalMode, ExecPattern, ExecTarget, ExecMatchOptions, ExecApprovalPolicy, ExecVerdict, ExecApprovalStore } from './execPolicy.js';
+export {
+  MAX_ALLOWLIST_ENTRIES,
+  DEFAULT_EXEC_APPROVAL_POLICY,
+  execApprovalModeSchema,
+  execApprovalPolicySchema,
+  execPatternSchema,
+  parseExecPattern,
+  matchesExecPattern,
+  patternForTarget,
+  evaluateExecPolicy,
+  parseExecApprovalPolicy,
+  createMemoryExecApprovalStore,
+} from './execPolicy.js';
+export type {
+  ApprovalDecision,
+  ApprovalSettlement,
+  ApprovalRequestInput,
+  PendingApproval,
+  ApprovalAnswer,
+  ApprovalEvent,
+  ApprovalBrokerOptions,
+  ApprovalBroker,
+} from './approvalBroker.js';
+export { createApprovalBroker, isApprovalDecision } from './approvalBroker.js';
+export type { ExecutableResolver, ExecApprovalHookOptions, ExecDescription } from './execApprovalHook.js';
+export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist } from './execApprovalHook.js';
+export type { ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
+export { createExecApprovalsCapability } from './execApprovalsCapability.js';

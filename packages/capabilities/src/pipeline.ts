@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { InvocationRequest, LogLevel, ProgressUpdate } from './contract.js';
+import type { CommandContext, InvocationRequest, LogLevel, ProgressUpdate } from './contract.js';
 import { fail, toCommandResult, type CommandResult } from './content.js';
 import { CapabilityError, isCapabilityError } from './errors.js';
 import type { RegisteredCommand, Registry } from './registry.js';
@@ -56,7 +56,14 @@ export interface Invoker {
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+/** Largest delay timers accept; longer ones would fire at once. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
 const NOOP = () => {};
+
+function clampTimeout(value: number): number {
+  if (Number.isNaN(value)) return DEFAULT_TIMEOUT_MS;
+  return Math.min(Math.max(Math.floor(value), 1), MAX_TIMEOUT_MS);
+}
 
 function summarizeIssues(error: z.ZodError): string {
   return error.issues
@@ -97,7 +104,7 @@ export function createInvoker(options: InvokerOptions): Invoker {
       args = parsed.data;
     }
 
-    const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+    const timeoutMs = clampTimeout(request.timeoutMs ?? defaultTimeoutMs);
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = invokeOptions.signal ? AbortSignal.any([invokeOptions.signal, deadline]) : deadline;
     const invocation: Invocation = { request, command, args, signal };
@@ -118,15 +125,21 @@ export function createInvoker(options: InvokerOptions): Invoker {
     });
     aborted.catch(NOOP);
 
+    // Progress and log lines after the outcome would reach the caller after its response; drop them.
+    let settled = false;
+    const { onProgress, onLog } = invokeOptions;
     try {
       for (const hook of hooks) {
+        if (signal.aborted) break;
         if (hook.beforeInvoke) await Promise.race([hook.beforeInvoke(invocation), aborted]);
       }
-      const context = {
+      // Never start the command once the call is over, whichever way it ended.
+      if (signal.aborted) return [invocation, done(abortedResult(), command.name)];
+      const context: CommandContext = {
         signal,
         request,
-        progress: invokeOptions.onProgress ?? NOOP,
-        log: invokeOptions.onLog ?? NOOP,
+        progress: onProgress ? (update) => void (settled || onProgress(update)) : NOOP,
+        log: onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
       };
       const output = await Promise.race([Promise.resolve().then(() => command.definition.execute(args, context)), aborted]);
       if (signal.aborted) return [invocation, done(abortedResult(), command.name)];
@@ -137,6 +150,7 @@ export function createInvoker(options: InvokerOptions): Invoker {
       options.onInternalError?.(error, request);
       return [invocation, done(fail('internal', `${command.name} failed with an internal error.`), command.name)];
     } finally {
+      settled = true;
       removeAbort();
     }
   }

@@ -91,7 +91,8 @@ export function createRegistry(initial: readonly Capability[] = []): Registry {
         if (!definition.name.trim()) throw new CapabilityError('failed', `capability '${capability.category}' has a command with an empty name`);
         if (byKey.has(key) || seen.has(key)) throw new CapabilityError('failed', `command '${definition.name}' is already registered`);
         seen.add(key);
-        entries.push({ name: definition.name, category: capability.category, definition, inputSchema: toInputJsonSchema(definition.input) });
+        const inputSchema = definition.input === undefined && definition.inputSchema ? definition.inputSchema : toInputJsonSchema(definition.input);
+        entries.push({ name: definition.name, category: capability.category, definition, inputSchema });
       }
       for (const entry of entries) byKey.set(entry.name.toLowerCase(), entry);
       owners.set(capability, entries);

@@ -1,0 +1,138 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { json } from '../content.js';
+import { defineCommand, type CommandDefinition } from '../contract.js';
+import { CapabilityError } from '../errors.js';
+import { describeExecArgs } from '../execApprovalHook.js';
+import { formatDuration } from '../internal/askApproval.js';
+import { isExecApproved } from '../internal/execGate.js';
+import { buildChildEnv } from '../internal/childEnv.js';
+import { runProcess } from '../internal/runProcess.js';
+import { findExecutable } from '../internal/which.js';
+import type { BuiltinOptions } from './options.js';
+
+/** Default deadline of one `system.run` call. */
+export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
+/** Default bytes kept per output stream (stdout and stderr each). */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60_000;
+const MAX_OUTPUT_LIMIT = 16 * 1024 * 1024;
+
+const runInput = z.object({
+  command: z
+    .union([z.array(z.string().max(131_072)).min(1).max(4096), z.string().min(1).max(131_072)])
+    .describe('argv array (runs without a shell), or a command-line string split on spaces with quotes honoured (shell syntax needs shell: true).'),
+  cwd: z.string().min(1).max(4096).optional().describe('Working directory; must exist. Default: the host\'s working directory.'),
+  env: z.record(z.string(), z.string()).optional().describe('Variables set over the host environment. NODE_OPTIONS, LD_*, DYLD_*, BASH_ENV and ENV are refused.'),
+  timeoutMs: z.number().int().min(1).max(MAX_RUN_TIMEOUT_MS).optional().describe(`Kill the process tree after this many ms. Default ${DEFAULT_RUN_TIMEOUT_MS}.`),
+  maxOutputBytes: z.number().int().min(1).max(MAX_OUTPUT_LIMIT).optional().describe(`Bytes kept per stream (stdout, stderr); the rest is dropped with a marker. Default ${DEFAULT_MAX_OUTPUT_BYTES}.`),
+  shell: z.boolean().optional().describe('Run the command string in the platform shell (/bin/sh, cmd.exe). Needs exec approvals mode \'full\' or the user\'s approval.'),
+});
+
+/** The structured result of `system.run`. */
+export interface SystemRunResult {
+  [key: string]: unknown;
+  readonly command: string;
+  readonly cwd: string;
+  readonly pid: number | null;
+  /** Exit code, `null` when the process was ended by a signal. */
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly truncated: { readonly stdout: boolean; readonly stderr: boolean };
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+}
+
+async function resolveCwd(requested: string | undefined, base: string): Promise<string> {
+  const cwd = path.resolve(base, requested ?? '.');
+  let info;
+  try {
+    info = await stat(cwd);
+  } catch {
+    throw new CapabilityError('invalid_arguments', `cwd '${cwd}' does not exist.`);
+  }
+  if (!info.isDirectory()) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' is not a directory.`);
+  return cwd;
+}
+
+/**
+ * `system.run`: runs a program and returns its exit code, signal, stdout and stderr.
+ *
+ * An argv array runs without a shell; a string is split into argv by `splitCommandLine` unless
+ * `shell: true`, which hands it to `/bin/sh -c` (POSIX) or `cmd.exe` (Windows). The program is
+ * looked up on the host's PATH (never in cwd, and not on a PATH given in `env`), the same lookup the
+ * exec approval hook matches against. A timeout or cancellation kills the whole process tree; the
+ * call then returns what was captured with `timedOut: true` (timeout) or fails as cancelled. Progress
+ * is reported every 500 ms (elapsed ms, message with bytes received). Gated by exec approvals
+ * (`approval: 'exec'`); it refuses to run when the invoker has no exec approval hook, so forgetting
+ * the hook fails closed.
+ */
+export function createSystemRunCommand(options: BuiltinOptions = {}): CommandDefinition {
+  return defineCommand({
+    name: 'system.run',
+    description:
+      'Runs a program on this machine and returns exit code, stdout and stderr. Pass command as an argv array (preferred) or a command-line string; set shell: true for pipes, redirection or variables. Subject to the user\'s exec approval policy.',
+    annotations: { title: 'Run a command', destructive: true, openWorld: true },
+    approval: 'exec',
+    input: runInput,
+    async execute(args, ctx) {
+      if (!isExecApproved(ctx.request)) {
+        throw new CapabilityError('denied', 'system.run refuses to run: the invoker has no exec approval hook. Add createExecApprovalHook({ store, broker }) to the invoker\'s hooks.');
+      }
+      const baseEnv = options.env ?? process.env;
+      const windows = process.platform === 'win32';
+      const exec = describeExecArgs(args);
+      const cwd = await resolveCwd(args.cwd, options.defaultCwd ?? process.cwd());
+      const env = buildChildEnv(baseEnv, args.env, windows);
+      const timeoutMs = args.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
+      let file: string;
+      let argv: readonly string[] = [];
+      if (exec.target.shell) {
+        file = exec.commandLine;
+      } else {
+        const program = exec.target.argv[0]!;
+        const resolved = await findExecutable(program, { cwd, env: baseEnv });
+        if (resolved === undefined) {
+          throw new CapabilityError('failed', `Program '${program}' was not found${/[/\\]/.test(program) ? '' : ' on PATH'} or is not executable.`);
+        }
+        if (windows && /\.(bat|cmd)$/i.test(resolved)) {
+          throw new CapabilityError('unsupported', `'${path.basename(resolved)}' is a batch file, which Windows only runs through cmd.exe: pass the command as a string with shell: true.`);
+        }
+        file = resolved;
+        argv = exec.target.argv.slice(1);
+      }
+      const result = await runProcess({
+        file,
+        args: argv,
+        shell: exec.target.shell === true,
+        cwd,
+        env,
+        timeoutMs,
+        maxOutputBytes: args.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+        signal: ctx.signal,
+        onProgress: (status) =>
+          ctx.progress({
+            progress: Math.round(status.elapsedMs),
+            message: `running for ${formatDuration(Math.round(status.elapsedMs))}; ${status.stdoutBytes} bytes on stdout, ${status.stderrBytes} on stderr`,
+          }),
+      });
+      if (result.cancelled) throw new CapabilityError('cancelled', 'system.run was cancelled; the process tree was killed.');
+      const structured: SystemRunResult = {
+        command: exec.commandLine,
+        cwd,
+        pid: result.pid ?? null,
+        exitCode: result.exitCode,
+        signal: result.signal,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        truncated: result.truncated,
+        timedOut: result.timedOut,
+        durationMs: result.durationMs,
+      };
+      return json(structured);
+    },
+  });
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { createApprovalBroker, type ApprovalDecision, type PendingApproval } from './approvalBroker.js';
+import type { Transport } from './contract.js';
+import { createExecApprovalsCapability } from './execApprovalsCapability.js';
+import { createMemoryExecApprovalStore, type ExecApprovalPolicy } from './execPolicy.js';
+import { createInvoker } from './pipeline.js';
+import { createRegistry } from './registry.js';
+
+function setup(policy: Partial<ExecApprovalPolicy> = {}, answer?: ApprovalDecision, timeoutMs = 60_000) {
+  const store = createMemoryExecApprovalStore(policy);
+  const broker = createApprovalBroker({ timeoutMs });
+  const asked: PendingApproval[] = [];
+  broker.subscribe((event) => {
+    if (event.type !== 'requested') return;
+    asked.push(event.approval);
+    if (answer) queueMicrotask(() => broker.resolve(event.approval.id, answer));
+  });
+  const invoker = createInvoker({ registry: createRegistry([createExecApprovalsCapability({ store, broker })]) });
+  const call = (command: string, args: unknown, transport: Transport = 'mcp-http') => invoker.invoke({ command, args, transport, caller: 'agent' });
+  return { store, broker, asked, call, [Symbol.asyncDispose]: () => broker.close() };
+}
+
+describe('system.execApprovals.get|set', () => {
+  it('get reads the policy from the store', async () => {
+    await using t = setup({ mode: 'allowlist', allowlist: ['git status*'] });
+    const outcome = await t.call('system.execApprovals.get', {});
+    expect(outcome.result).toMatchObject({ ok: true, structured: { mode: 'allowlist', allowlist: ['git status*'] } });
+  });
+
+  it('set from MCP asks the user first, then writes through the store', async () => {
+    await using t = setup({}, 'allow-once');
+    const outcome = await t.call('system.execApprovals.set', { mode: 'allowlist', add: ['npm *', 'git status*'] });
+    expect(outcome.result).toMatchObject({ ok: true, structured: { mode: 'allowlist', allowlist: ['npm *', 'git status*'], changed: true } });
+    expect(await t.store.get()).toEqual({ mode: 'allowlist', allowlist: ['npm *', 'git status*'] });
+    expect(t.asked).toHaveLength(1);
+    expect(t.asked[0]).toMatchObject({ command: 'system.execApprovals.set', summary: "change exec approvals: mode ask → allowlist; allow 'npm *', 'git status*'", caller: 'agent', transport: 'mcp-http' });
+  });
+
+  it('set refused by the user or unanswered changes nothing', async () => {
+    await using t = setup({}, 'deny');
+    const denied = await t.call('system.execApprovals.set', { mode: 'full' });
+    expect(denied.result).toMatchObject({ ok: false, error: { code: 'denied' } });
+    expect((await t.store.get()).mode).toBe('ask');
+    await using u = setup({}, undefined, 50);
+    const unanswered = await u.call('system.execApprovals.set', { mode: 'full' }, 'gateway');
+    expect(unanswered.result).toMatchObject({ ok: false, error: { code: 'approval_timeout' } });
+    expect((await u.store.get()).mode).toBe('ask');
+  });
+
+  it('set does not ask in mode full, nor trusted local transports, nor when nothing changes', async () => {
+    await using t = setup({ mode: 'full' });
+    expect((await t.call('system.execApprovals.set', { add: ['ls'] })).result.ok).toBe(true);
+    await using u = setup();
+    expect((await u.call('system.execApprovals.set', { mode: 'deny' }, 'cli')).result.ok).toBe(true);
+    expect((await u.call('system.execApprovals.set', { mode: 'ask' }, 'internal')).result.ok).toBe(true);
+    expect((await u.call('system.execApprovals.set', { mode: 'ask' }, 'mcp-http')).result).toMatchObject({ ok: true, structured: { changed: false } });
+    expect([...t.asked, ...u.asked]).toEqual([]);
+  });
+
+  it('set replaces, adds and removes patterns', async () => {
+    await using t = setup({ allowlist: ['a', 'b'] }, 'allow-once');
+    await t.call('system.execApprovals.set', { allowlist: ['x', 'y', 'z'] });
+    expect((await t.store.get()).allowlist).toEqual(['x', 'y', 'z']);
+    await t.call('system.execApprovals.set', { remove: ['y'], add: ['x', 'w'] });
+    expect((await t.store.get()).allowlist).toEqual(['x', 'z', 'w']);
+  });
+
+  it('set rejects invalid modes, invalid patterns and empty changes with clear messages', async () => {
+    await using t = setup({}, 'allow-once');
+    expect((await t.call('system.execApprovals.set', { mode: 'yolo' })).result).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+    const star = await t.call('system.execApprovals.set', { add: ['*'] });
+    expect(star.result).toMatchObject({ ok: false, error: { code: 'invalid_arguments', message: expect.stringMatching(/add\.0: .*cannot contain '\*'/) } });
+    expect((await t.call('system.execApprovals.set', {})).result).toMatchObject({ ok: false, error: { message: expect.stringMatching(/at least one of mode/) } });
+    expect(t.asked).toEqual([]);
+  });
+
+  it('both commands are served to gateways (not localOnly)', () => {
+    const capability = createExecApprovalsCapability({ store: createMemoryExecApprovalStore(), broker: createApprovalBroker() });
+    expect(capability.commands.map((c) => [c.name, c.localOnly ?? false])).toEqual([
+      ['system.execApprovals.get', false],
+      ['system.execApprovals.set', false],
+    ]);
+  });
+});
