@@ -1,0 +1,121 @@
+import { describe, expect, test } from 'vitest';
+import { DEFAULT_MAX_RESPONSE_BYTES, isRefusedEnvKey, parseMcpConfig, validateMcpConfig } from './config.js';
+import { isMcpClientError } from './errors.js';
+
+const issuesOf = (input: unknown) => {
+  const result = validateMcpConfig(input);
+  if (result.ok) throw new Error('expected issues');
+  return result.issues;
+};
+
+describe('validateMcpConfig', () => {
+  test('infers the transport from command or url and applies defaults', () => {
+    const { config } = parseMcpConfig({
+      servers: [
+        { name: 'fs', command: 'npx', args: ['-y', 'server'] },
+        { name: 'web', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer abc' } },
+        { name: 'legacy', transport: 'sse', url: 'http://127.0.0.1:1/sse' },
+      ],
+    });
+    expect(config.servers.map((s) => s.transport)).toEqual(['stdio', 'http', 'sse']);
+    const fs = config.servers[0]!;
+    expect(fs).toMatchObject({ enabled: true, connect_timeout_secs: 30, tool_timeout_secs: 180, max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES, env: {}, pinned_resources: [] });
+    expect(config.enabled).toBe(true);
+    expect(config.deferred_loading).toBe(false);
+  });
+
+  test('max_response_bytes: 0 or unset means the default 16,078,168', () => {
+    const { config } = parseMcpConfig({ servers: [{ name: 'a', url: 'https://x', max_response_bytes: 0 }, { name: 'b', url: 'https://x', max_response_bytes: 1234 }] });
+    expect(config.servers.map((s) => s.max_response_bytes)).toEqual([16_078_168, 1234]);
+    expect(issuesOf({ servers: [{ name: 'a', url: 'https://x', max_response_bytes: -1 }] })[0]!.path).toBe('servers[0].max_response_bytes');
+    expect(issuesOf({ servers: [{ name: 'a', url: 'https://x', max_response_bytes: 1.5 }] })[0]!.path).toBe('servers[0].max_response_bytes');
+  });
+
+  test('tool_timeout_secs must be > 0 and at most 600', () => {
+    expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: 600 }] }).config.servers[0]!.tool_timeout_secs).toBe(600);
+    expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: 0.5 }] }).config.servers[0]!.tool_timeout_secs).toBe(0.5);
+    for (const bad of [0, -1, 601, Number.NaN, '30']) {
+      const issues = issuesOf({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: bad }] });
+      expect(issues).toHaveLength(1);
+      expect(issues[0]!.path).toBe('servers[0].tool_timeout_secs');
+    }
+    expect(issuesOf({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: 601 }] })[0]!.message).toMatch(/at most 600/);
+    expect(issuesOf({ servers: [{ name: 'a', command: 'x', connect_timeout_secs: 0 }] })[0]!.path).toBe('servers[0].connect_timeout_secs');
+  });
+
+  test('reports every bad value with its path, and returns no config', () => {
+    // Cross-entry rules (duplicate names, profiles) run once every entry is well-formed.
+    expect(issuesOf({ servers: [{ name: 'a', command: 'x' }, { name: 'A', command: 'x' }] })[0]!.path).toBe('servers[1].name');
+    expect(issuesOf({ risk_profiles: { p: { deny_all_tools: true, allowed_tools: ['x'] } } })[0]!.path).toBe('risk_profiles.p.deny_all_tools');
+    const result = validateMcpConfig({
+      servers: [
+        { name: 'a', command: 'x', env: { NODE_OPTIONS: '--require /tmp/evil.js', LD_PRELOAD: '/tmp/x.so', dyld_insert_libraries: 'y', GOOD: '1' } },
+        { name: 'b' },
+        { name: 'c', command: 'x', url: 'https://x' },
+        { name: 'd', url: 'ftp://x' },
+        { name: 'e', transport: 'stdio', command: 'x', headers: { a: 'b' } },
+        { name: 'A', command: 'x' },
+        { name: 'f', command: 'x', cwd: 'relative/dir', unknown_key: true },
+      ],
+      risk_profiles: { p: { deny_all_tools: true, allowed_tools: ['x'] } },
+    });
+    expect(result.ok).toBe(false);
+    const paths = result.ok ? [] : result.issues.map((i) => i.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'servers[0].env.NODE_OPTIONS',
+        'servers[0].env.LD_PRELOAD',
+        'servers[0].env.dyld_insert_libraries',
+        'servers[1]',
+        'servers[2].url',
+        'servers[3].url',
+        'servers[4].headers',
+        'servers[6].cwd',
+        'servers[6]',
+      ]),
+    );
+    expect(paths).not.toContain('servers[0].env.GOOD');
+  });
+
+  test('error messages never echo env or header values', () => {
+    try {
+      parseMcpConfig({ servers: [{ name: 'a', command: 'x', env: { NODE_OPTIONS: 'supersecret-value-1' } }, { name: 'b', url: 'https://x', headers: { 'X-Key': 'supersecret\r\nvalue-2' } }] });
+      throw new Error('expected a throw');
+    } catch (error) {
+      expect(isMcpClientError(error)).toBe(true);
+      if (!isMcpClientError(error)) return;
+      expect(error.code).toBe('invalid_config');
+      expect(error.issues.length).toBe(2);
+      expect(error.message).toContain('servers[0].env.NODE_OPTIONS');
+      expect(error.message).toContain('servers[1].headers["X-Key"]');
+      expect(error.message).not.toContain('supersecret');
+    }
+  });
+
+  test('transport-specific fields are checked against the transport', () => {
+    expect(issuesOf({ servers: [{ name: 'a', transport: 'http', command: 'x' }] }).map((i) => i.path)).toEqual(['servers[0].url', 'servers[0].command']);
+    expect(issuesOf({ servers: [{ name: 'a', url: 'https://x', tls_ca_cert_path: 'relative.pem' }] })[0]!.path).toBe('servers[0].tls_ca_cert_path');
+    expect(issuesOf({ servers: [{ name: 'a', url: 'https://x', headers: { 'mcp-session-id': 'x' } }] })[0]!.message).toMatch(/managed by the transport/);
+  });
+
+  test('unknown bundle and server references are warnings, not errors', () => {
+    const result = validateMcpConfig({
+      servers: [{ name: 'fs', command: 'x' }],
+      bundles: { files: { servers: ['fs', 'typo'] } },
+      agents: { assistant: { mcp_bundles: ['files', 'nope'] } },
+    });
+    expect(result.ok).toBe(true);
+    expect(result.warnings.map((w) => w.path)).toEqual(['bundles.files.servers[1]', 'agents.assistant.mcp_bundles[1]']);
+  });
+
+  test('an agent naming an unknown risk profile is an error', () => {
+    expect(issuesOf({ agents: { a: { risk_profile: 'missing' } } })[0]!.path).toBe('agents.a.risk_profile');
+  });
+});
+
+test('isRefusedEnvKey covers runtime hijacking keys case-insensitively', () => {
+  for (const key of ['NODE_OPTIONS', 'node_options', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_INSERT_LIBRARIES', 'BASH_ENV', 'PYTHONSTARTUP', 'JAVA_TOOL_OPTIONS']) {
+    expect(isRefusedEnvKey(key)).toBe(true);
+  }
+  for (const key of ['PATH', 'HOME', 'GITHUB_TOKEN', 'NODE_ENV', 'OLD_PRELOAD']) expect(isRefusedEnvKey(key)).toBe(false);
+});

@@ -1,0 +1,380 @@
+import { z } from 'zod';
+import { McpClientError, type ConfigIssue } from './errors.js';
+
+/**
+ * Default raw response cap per HTTP/SSE response or stdio line: the base64 size of 10 MiB plus
+ * JSON-RPC envelope headroom, so a valid near-limit blob still reaches materialization.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16_078_168;
+/** Default wait for a server to start and finish the MCP handshake. */
+export const DEFAULT_CONNECT_TIMEOUT_SECS = 30;
+/** Default per-call deadline for a tool call. */
+export const DEFAULT_TOOL_TIMEOUT_SECS = 180;
+/** Upper bound for `tool_timeout_secs` and `connect_timeout_secs`. */
+export const MAX_TIMEOUT_SECS = 600;
+
+/** How a server is reached. `http` tries Streamable HTTP first and falls back to legacy SSE. */
+export type McpTransportKind = 'stdio' | 'sse' | 'http';
+
+/** How much an agent may do without asking: `read_only` refuses MCP tool calls, `full` asks only for `always_ask`. */
+export type AutonomyLevel = 'read_only' | 'supervised' | 'full';
+
+/** One validated server entry, with defaults applied and the transport resolved. */
+export interface McpServerConfig {
+  readonly name: string;
+  readonly transport: McpTransportKind;
+  readonly command?: string;
+  readonly args: readonly string[];
+  /** Secret values: never log or print them (see {@link redactServerConfig}). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly url?: string;
+  /** Secret values: never log or print them (see {@link redactServerConfig}). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly enabled: boolean;
+  readonly connect_timeout_secs: number;
+  readonly tool_timeout_secs: number;
+  /** Effective cap (0 in the input means the default). */
+  readonly max_response_bytes: number;
+  readonly tls_ca_cert_path?: string;
+  readonly pinned_resources: readonly string[];
+}
+
+/** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
+export interface McpBundleConfig {
+  readonly servers: readonly string[];
+  readonly exclude: readonly string[];
+}
+
+/** Which bundles an agent gets and which risk profile governs its calls (default: the profile named like the agent). */
+export interface McpAgentConfig {
+  readonly mcp_bundles: readonly string[];
+  readonly risk_profile?: string;
+}
+
+/** Authorization and approval rules for one agent. Entries are exact tool names, `*`, or `prefix*`. */
+export interface RiskProfile {
+  /** When non-empty, only these (plus every `<server>__<tool>` name) are reachable. Empty means unrestricted. */
+  readonly allowed_tools: readonly string[];
+  /** Always subtracted, including from the auto-admitted MCP names. */
+  readonly excluded_tools: readonly string[];
+  /** Nothing is reachable, MCP tools included. */
+  readonly deny_all_tools: boolean;
+  /** Calls that need no approval (unless `always_ask` matches). */
+  readonly auto_approve: readonly string[];
+  /** Calls that always ask, overriding `auto_approve` and `full` autonomy. */
+  readonly always_ask: readonly string[];
+  readonly autonomy: AutonomyLevel;
+}
+
+/** The validated MCP client configuration. Build it with {@link parseMcpConfig}. */
+export interface McpConfig {
+  readonly enabled: boolean;
+  /** Expose only tool names plus a `tool_search` tool. */
+  readonly deferred_loading: boolean;
+  readonly servers: readonly McpServerConfig[];
+  readonly bundles: Readonly<Record<string, McpBundleConfig>>;
+  readonly agents: Readonly<Record<string, McpAgentConfig>>;
+  readonly risk_profiles: Readonly<Record<string, RiskProfile>>;
+}
+
+/** What {@link validateMcpConfig} returns: the whole config, or every problem (nothing half-applies). */
+export type McpConfigValidation =
+  | { readonly ok: true; readonly config: McpConfig; readonly warnings: readonly ConfigIssue[] }
+  | { readonly ok: false; readonly issues: readonly ConfigIssue[]; readonly warnings: readonly ConfigIssue[] };
+
+const REFUSED_ENV_KEYS = new Set([
+  'NODE_OPTIONS',
+  'NODE_REPL_EXTERNAL_MODULE',
+  'NODE_EXTRA_CA_CERTS',
+  'BASH_ENV',
+  'ENV',
+  'PROMPT_COMMAND',
+  'PYTHONSTARTUP',
+  'PYTHONINSPECT',
+  'PERL5OPT',
+  'PERL5DB',
+  'RUBYOPT',
+  'JAVA_TOOL_OPTIONS',
+  '_JAVA_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  'DOTNET_STARTUP_HOOKS',
+  'GIT_SSH_COMMAND',
+]);
+const REFUSED_ENV_PREFIXES = ['LD_', 'DYLD_'];
+
+/**
+ * True for environment keys that let a config entry hijack the spawned runtime (preload a library,
+ * inject interpreter options) rather than configure the server: NODE_OPTIONS, LD_*, DYLD_* and the like.
+ * Compared case-insensitively, as Windows does.
+ */
+export function isRefusedEnvKey(key: string): boolean {
+  const upper = key.toUpperCase();
+  return REFUSED_ENV_KEYS.has(upper) || REFUSED_ENV_PREFIXES.some((prefix) => upper.startsWith(prefix));
+}
+
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const MANAGED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'mcp-session-id', 'mcp-protocol-version']);
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+const timeoutSecs = (field: string) =>
+  z
+    .number({ error: `${field} must be a number of seconds` })
+    .refine((value) => Number.isFinite(value) && value > 0, { message: 'must be greater than 0' })
+    .refine((value) => value <= MAX_TIMEOUT_SECS, { message: `must be at most ${MAX_TIMEOUT_SECS} seconds` });
+
+const toolList = z.array(z.string().min(1, 'must not be empty'));
+
+const serverShape = z.strictObject({
+  name: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(64, 'must be at most 64 characters')
+    .refine((value) => !CONTROL.test(value) && value.trim() === value, { message: 'must not contain control characters or surrounding spaces' }),
+  transport: z.enum(['stdio', 'sse', 'http'], { error: "must be 'stdio', 'sse' or 'http'" }).optional(),
+  command: z.string().min(1, 'must not be empty').optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+  cwd: z.string().min(1, 'must not be empty').optional(),
+  url: z.string().optional(),
+  headers: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+  enabled: z.boolean().optional(),
+  connect_timeout_secs: timeoutSecs('connect_timeout_secs').optional(),
+  tool_timeout_secs: timeoutSecs('tool_timeout_secs').optional(),
+  max_response_bytes: z
+    .number()
+    .int('must be a whole number of bytes')
+    .min(0, 'must not be negative')
+    .max(1024 * 1024 * 1024, 'must be at most 1 GiB')
+    .optional(),
+  tls_ca_cert_path: z.string().min(1, 'must not be empty').optional(),
+  pinned_resources: z.array(z.string().min(1, 'must not be empty')).optional(),
+});
+
+const serverSchema = serverShape.superRefine((server, ctx) => {
+  checkServer(server, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
+});
+
+const bundleSchema = z.strictObject({
+  servers: z.array(z.string()).optional(),
+  exclude: z.array(z.string()).optional(),
+});
+
+const agentSchema = z.strictObject({
+  mcp_bundles: z.array(z.string()).optional(),
+  risk_profile: z.string().min(1).optional(),
+});
+
+const riskProfileSchema = z.strictObject({
+  allowed_tools: toolList.optional(),
+  excluded_tools: toolList.optional(),
+  deny_all_tools: z.boolean().optional(),
+  auto_approve: toolList.optional(),
+  always_ask: toolList.optional(),
+  autonomy: z.enum(['read_only', 'supervised', 'full'], { error: "must be 'read_only', 'supervised' or 'full'" }).optional(),
+});
+
+const configSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  deferred_loading: z.boolean().optional(),
+  servers: z.array(serverSchema).optional(),
+  bundles: z.record(z.string(), bundleSchema).optional(),
+  agents: z.record(z.string(), agentSchema).optional(),
+  risk_profiles: z.record(z.string(), riskProfileSchema).optional(),
+});
+
+type RawConfig = z.output<typeof configSchema>;
+type RawServer = z.output<typeof serverShape>;
+
+/** Formats a path like `servers[1].env.NODE_OPTIONS`. */
+export function formatConfigPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else {
+      const key = String(part);
+      out += /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? (out ? `.${key}` : key) : `[${JSON.stringify(key)}]`;
+    }
+  }
+  return out || '(root)';
+}
+
+function isAbsolutePath(value: string): boolean {
+  return value.startsWith('/') || /^[A-Za-z]:[\\/]/.test(value) || value.startsWith('\\\\');
+}
+
+function checkServer(server: RawServer, add: (path: PropertyKey[], message: string) => void): void {
+  const at = (...rest: PropertyKey[]) => rest;
+
+  let transport = server.transport;
+  if (transport === undefined) {
+    if (server.command !== undefined && server.url !== undefined) add(at('url'), 'set either command (stdio) or url (http/sse), not both');
+    else if (server.command === undefined && server.url === undefined) add(at(), 'needs command (stdio) or url (http/sse)');
+    transport = server.url !== undefined ? 'http' : 'stdio';
+  }
+  if (transport === 'stdio') {
+    if (server.command === undefined) add(at('command'), 'is required for a stdio server');
+    for (const field of ['url', 'headers', 'tls_ca_cert_path'] as const) {
+      if (server[field] !== undefined && !(field === 'url' && server.transport === undefined)) add(at(field), 'is not used by a stdio server');
+    }
+  } else {
+    if (server.url === undefined) add(at('url'), `is required for a ${transport} server`);
+    for (const field of ['command', 'args', 'env', 'cwd'] as const) {
+      if (server[field] !== undefined && !(field === 'command' && server.transport === undefined)) add(at(field), `is not used by a ${transport} server`);
+    }
+  }
+
+  if (server.url !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(server.url);
+    } catch {
+      add(at('url'), 'must be an absolute http:// or https:// URL');
+    }
+    if (url && url.protocol !== 'http:' && url.protocol !== 'https:') add(at('url'), 'must use http:// or https://');
+  }
+  if (server.cwd !== undefined && !isAbsolutePath(server.cwd)) add(at('cwd'), 'must be an absolute path');
+  if (server.tls_ca_cert_path !== undefined && !isAbsolutePath(server.tls_ca_cert_path)) add(at('tls_ca_cert_path'), 'must be an absolute path');
+  for (const key of Object.keys(server.env ?? {})) {
+    if (!ENV_KEY.test(key)) add(at('env', key), 'is not a valid environment variable name');
+    else if (isRefusedEnvKey(key)) add(at('env', key), 'is refused: it can hijack the server runtime (NODE_OPTIONS, LD_*, DYLD_* and the like)');
+  }
+  for (const [key, value] of Object.entries(server.env ?? {})) {
+    if (value.includes('\u0000')) add(at('env', key), 'must not contain NUL characters');
+  }
+  for (const [key, value] of Object.entries(server.headers ?? {})) {
+    if (!HEADER_NAME.test(key)) add(at('headers', key), 'is not a valid HTTP header name');
+    else if (MANAGED_HEADERS.has(key.toLowerCase())) add(at('headers', key), 'is managed by the transport and cannot be configured');
+    if (/[\r\n\u0000]/.test(value)) add(at('headers', key), 'must not contain line breaks or NUL characters');
+  }
+}
+
+function normalizeServer(server: RawServer): McpServerConfig {
+  const transport: McpTransportKind = server.transport ?? (server.url !== undefined ? 'http' : 'stdio');
+  const maxBytes = server.max_response_bytes;
+  return {
+    name: server.name,
+    transport,
+    ...(server.command === undefined ? {} : { command: server.command }),
+    args: server.args ?? [],
+    env: server.env ?? {},
+    ...(server.cwd === undefined ? {} : { cwd: server.cwd }),
+    ...(server.url === undefined ? {} : { url: server.url }),
+    headers: server.headers ?? {},
+    enabled: server.enabled ?? true,
+    connect_timeout_secs: server.connect_timeout_secs ?? DEFAULT_CONNECT_TIMEOUT_SECS,
+    tool_timeout_secs: server.tool_timeout_secs ?? DEFAULT_TOOL_TIMEOUT_SECS,
+    max_response_bytes: maxBytes === undefined || maxBytes === 0 ? DEFAULT_MAX_RESPONSE_BYTES : maxBytes,
+    ...(server.tls_ca_cert_path === undefined ? {} : { tls_ca_cert_path: server.tls_ca_cert_path }),
+    pinned_resources: server.pinned_resources ?? [],
+  };
+}
+
+function checkRelations(raw: RawConfig, issues: ConfigIssue[], warnings: ConfigIssue[]): void {
+  const servers = raw.servers ?? [];
+  const seen = new Map<string, number>();
+  servers.forEach((server, index) => {
+    const key = server.name.toLowerCase();
+    const first = seen.get(key);
+    if (first !== undefined) issues.push({ path: formatConfigPath(['servers', index, 'name']), message: `duplicates the name of servers[${first}] (names are compared case-insensitively)` });
+    else seen.set(key, index);
+  });
+  for (const [alias, bundle] of Object.entries(raw.bundles ?? {})) {
+    for (const [field, names] of [['servers', bundle.servers ?? []], ['exclude', bundle.exclude ?? []]] as const) {
+      names.forEach((name, index) => {
+        if (!seen.has(name.toLowerCase())) {
+          warnings.push({ path: formatConfigPath(['bundles', alias, field, index]), message: `names no configured server ('${name}'); it grants nothing` });
+        }
+      });
+    }
+  }
+  const bundles = raw.bundles ?? {};
+  const profiles = raw.risk_profiles ?? {};
+  for (const [alias, agent] of Object.entries(raw.agents ?? {})) {
+    (agent.mcp_bundles ?? []).forEach((name, index) => {
+      if (!Object.hasOwn(bundles, name)) warnings.push({ path: formatConfigPath(['agents', alias, 'mcp_bundles', index]), message: `names no bundle ('${name}'); it grants nothing` });
+    });
+    if (agent.risk_profile !== undefined && !Object.hasOwn(profiles, agent.risk_profile)) {
+      issues.push({ path: formatConfigPath(['agents', alias, 'risk_profile']), message: `names no risk profile ('${agent.risk_profile}')` });
+    }
+  }
+  for (const [alias, profile] of Object.entries(profiles)) {
+    if (profile.deny_all_tools && (profile.allowed_tools?.length ?? 0) > 0) {
+      issues.push({ path: formatConfigPath(['risk_profiles', alias, 'deny_all_tools']), message: 'cannot be combined with a non-empty allowed_tools' });
+    }
+  }
+}
+
+/**
+ * Validates a raw MCP client configuration (parsed JSON/TOML) and applies defaults.
+ *
+ * Every problem is reported with its path and reason; on any problem no config is returned, so
+ * nothing half-applies. Unknown bundle/server references are warnings (they grant nothing).
+ * Messages never echo `env` or `headers` values.
+ */
+export function validateMcpConfig(input: unknown): McpConfigValidation {
+  const parsed = configSchema.safeParse(input ?? {});
+  const warnings: ConfigIssue[] = [];
+  if (!parsed.success) {
+    return {
+      ok: false,
+      warnings,
+      issues: parsed.error.issues.map((issue) => ({
+        path: formatConfigPath(issue.path),
+        message: issue.code === 'unrecognized_keys' ? `unknown key(s): ${issue.keys.join(', ')}` : issue.message,
+      })),
+    };
+  }
+  const raw = parsed.data;
+  const issues: ConfigIssue[] = [];
+  checkRelations(raw, issues, warnings);
+  if (issues.length > 0) return { ok: false, issues, warnings };
+
+  const config: McpConfig = {
+    enabled: raw.enabled ?? true,
+    deferred_loading: raw.deferred_loading ?? false,
+    servers: (raw.servers ?? []).map(normalizeServer),
+    bundles: Object.fromEntries(Object.entries(raw.bundles ?? {}).map(([alias, b]) => [alias, { servers: b.servers ?? [], exclude: b.exclude ?? [] }])),
+    agents: Object.fromEntries(
+      Object.entries(raw.agents ?? {}).map(([alias, a]) => [alias, { mcp_bundles: a.mcp_bundles ?? [], ...(a.risk_profile === undefined ? {} : { risk_profile: a.risk_profile }) }]),
+    ),
+    risk_profiles: Object.fromEntries(Object.entries(raw.risk_profiles ?? {}).map(([alias, p]) => [alias, normalizeRiskProfile(p)])),
+  };
+  return { ok: true, config, warnings };
+}
+
+/** A risk profile with every field defaulted: unrestricted, supervised. */
+export function normalizeRiskProfile(profile: { readonly [K in keyof RiskProfile]?: RiskProfile[K] | undefined } = {}): RiskProfile {
+  return {
+    allowed_tools: profile.allowed_tools ?? [],
+    excluded_tools: profile.excluded_tools ?? [],
+    deny_all_tools: profile.deny_all_tools ?? false,
+    auto_approve: profile.auto_approve ?? [],
+    always_ask: profile.always_ask ?? [],
+    autonomy: profile.autonomy ?? 'supervised',
+  };
+}
+
+/** Renders issues as one readable message, one problem per line. */
+export function formatConfigIssues(issues: readonly ConfigIssue[]): string {
+  return issues.map((issue) => `- ${issue.path}: ${issue.message}`).join('\n');
+}
+
+/**
+ * Validates like {@link validateMcpConfig} but throws a {@link McpClientError} (`invalid_config`,
+ * with every issue) instead of returning them.
+ *
+ * @example
+ * const { config, warnings } = parseMcpConfig(JSON.parse(text));
+ */
+export function parseMcpConfig(input: unknown): { config: McpConfig; warnings: readonly ConfigIssue[] } {
+  const result = validateMcpConfig(input);
+  if (!result.ok) {
+    const count = result.issues.length;
+    throw new McpClientError('invalid_config', `Invalid MCP configuration (${count} problem${count === 1 ? '' : 's'}):\n${formatConfigIssues(result.issues)}`, {
+      issues: result.issues,
+    });
+  }
+  return { config: result.config, warnings: result.warnings };
+}

@@ -1,0 +1,33 @@
+/** Why an MCP client operation failed. */
+export type McpClientErrorCode =
+  /** The configuration (or an imported file) does not validate; `issues` lists every problem. */
+  | 'invalid_config'
+  /** The runtime was closed; every call after `close()` fails with this at once. */
+  | 'closed'
+  /** Startup was aborted through the caller's signal. */
+  | 'aborted';
+
+/** One problem in a configuration: where (`path`, e.g. `servers[1].tool_timeout_secs`) and why. */
+export interface ConfigIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The one local error class of `@capnode/mcp-client`; `message` is meant for the user and names the fix. */
+export class McpClientError extends Error {
+  override readonly name = 'McpClientError';
+  readonly code: McpClientErrorCode;
+  /** For `invalid_config`: every problem found, never just the first. */
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(code: McpClientErrorCode, message: string, options?: { cause?: unknown; issues?: readonly ConfigIssue[] }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.issues = options?.issues ?? [];
+  }
+}
+
+/** True when `value` is a {@link McpClientError}, across package copies. */
+export function isMcpClientError(value: unknown): value is McpClientError {
+  return value instanceof McpClientError || (value instanceof Error && value.name === 'McpClientError' && typeof (value as { code?: unknown }).code === 'string');
+}

@@ -1,0 +1,132 @@
+import type { ConfigIssue } from './errors.js';
+import { formatConfigPath } from './config.js';
+
+/** Config file formats {@link importMcpServers} understands. */
+export type ImportFormat = 'auto' | 'claude' | 'cursor' | 'vscode';
+
+export interface ImportOptions {
+  /** `auto` (default) reads `mcpServers` (Claude Desktop, Claude Code `.mcp.json`, Cursor) or `servers` (VS Code). */
+  readonly format?: ImportFormat;
+  /**
+   * Variables for `${NAME}`, `${NAME:-default}` (Claude Code) and `${env:NAME}` (Cursor, VS Code)
+   * references. Without it references stay as written and each one is reported as a warning.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Value of Cursor's `${userHome}`. */
+  readonly home?: string;
+  /** Value of `${workspaceFolder}`. */
+  readonly workspaceFolder?: string;
+}
+
+/** One server entry in this package's config shape, ready to put under `servers` and validate. */
+export type ImportedServer = Record<string, unknown> & { name: string };
+
+/** What {@link importMcpServers} found: entries to validate, warnings for what was ignored, and errors. */
+export interface ImportResult {
+  readonly servers: readonly ImportedServer[];
+  readonly warnings: readonly ConfigIssue[];
+  readonly issues: readonly ConfigIssue[];
+}
+
+const TYPE_MAP: Record<string, string> = {
+  stdio: 'stdio',
+  sse: 'sse',
+  http: 'http',
+  'streamable-http': 'http',
+  streamablehttp: 'http',
+  streamable_http: 'http',
+};
+const COPIED = ['command', 'args', 'env', 'cwd', 'url', 'headers'] as const;
+const IGNORED_WITH_REASON: Record<string, string> = {
+  autoApprove: 'approval is set in risk_profiles (auto_approve)',
+  alwaysAllow: 'approval is set in risk_profiles (auto_approve)',
+  envFile: 'env files are not read; put the variables in env',
+  description: 'not used',
+};
+const REFERENCE = /\$\{(userHome|workspaceFolder)\}|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Reads the MCP server list of Claude Desktop (`claude_desktop_config.json`), Claude Code (`.mcp.json`),
+ * Cursor (`mcp.json`) or VS Code (`.vscode/mcp.json`) into this package's server entries.
+ *
+ * The result is not yet validated: put `servers` into a config and run {@link validateMcpConfig}, which
+ * applies every rule (refused env keys, timeouts, URLs). Keys with no equivalent are reported as
+ * warnings, never silently dropped.
+ *
+ * @example
+ * const imported = importMcpServers(JSON.parse(readFileSync('.mcp.json', 'utf8')), { env: process.env });
+ * const { config } = parseMcpConfig({ servers: imported.servers, bundles: { all: { servers: imported.servers.map((s) => s.name) } } });
+ */
+export function importMcpServers(input: unknown, options: ImportOptions = {}): ImportResult {
+  const warnings: ConfigIssue[] = [];
+  const issues: ConfigIssue[] = [];
+  const servers: ImportedServer[] = [];
+  const format = options.format ?? 'auto';
+  if (!isRecord(input)) return { servers, warnings, issues: [{ path: '(root)', message: 'must be a JSON object' }] };
+
+  const key = format === 'vscode' ? 'servers' : format === 'auto' && !('mcpServers' in input) && 'servers' in input ? 'servers' : 'mcpServers';
+  const table = input[key];
+  if (table === undefined) return { servers, warnings, issues: [{ path: key, message: 'is missing: no MCP servers in this file' }] };
+  if (!isRecord(table)) return { servers, warnings, issues: [{ path: key, message: 'must be an object keyed by server name' }] };
+
+  const expand = (value: string, path: string): string =>
+    value.replace(REFERENCE, (whole, special: string | undefined, name: string | undefined, fallback: string | undefined) => {
+      if (special === 'userHome' && options.home !== undefined) return options.home;
+      if (special === 'workspaceFolder' && options.workspaceFolder !== undefined) return options.workspaceFolder;
+      if (special !== undefined) {
+        issues.push({ path, message: `uses \${${special}}, which was not provided` });
+        return whole;
+      }
+      if (options.env === undefined) {
+        warnings.push({ path, message: `references \${${name}}; pass env to expand it` });
+        return whole;
+      }
+      const found = options.env[name!];
+      if (found !== undefined) return found;
+      if (fallback !== undefined) return fallback;
+      issues.push({ path, message: `references the unset environment variable ${name}` });
+      return whole;
+    });
+
+  const expandDeep = (value: unknown, path: readonly PropertyKey[]): unknown => {
+    if (typeof value === 'string') return expand(value, formatConfigPath(path));
+    if (Array.isArray(value)) return value.map((item, index) => expandDeep(item, [...path, index]));
+    if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandDeep(v, [...path, k])]));
+    return value;
+  };
+
+  for (const [name, entry] of Object.entries(table)) {
+    const at = (...rest: PropertyKey[]) => formatConfigPath([key, name, ...rest]);
+    if (!isRecord(entry)) {
+      issues.push({ path: at(), message: 'must be an object' });
+      continue;
+    }
+    const server: ImportedServer = { name };
+    for (const field of COPIED) {
+      if (entry[field] !== undefined) server[field] = expandDeep(entry[field], [key, name, field]);
+    }
+    if (entry.type !== undefined) {
+      const mapped = typeof entry.type === 'string' ? TYPE_MAP[entry.type.toLowerCase()] : undefined;
+      if (mapped === undefined) issues.push({ path: at('type'), message: "must be 'stdio', 'sse', 'http' or 'streamable-http'" });
+      else server.transport = mapped;
+    }
+    if (entry.disabled !== undefined) {
+      if (typeof entry.disabled === 'boolean') server.enabled = !entry.disabled;
+      else issues.push({ path: at('disabled'), message: 'must be a boolean' });
+    }
+    if (entry.timeout !== undefined) {
+      if (typeof entry.timeout === 'number') server.tool_timeout_secs = entry.timeout;
+      else issues.push({ path: at('timeout'), message: 'must be a number of seconds' });
+    }
+    for (const field of Object.keys(entry)) {
+      if ((COPIED as readonly string[]).includes(field) || ['type', 'disabled', 'timeout'].includes(field)) continue;
+      warnings.push({ path: at(field), message: `ignored: ${IGNORED_WITH_REASON[field] ?? 'no equivalent in capnode'}` });
+    }
+    servers.push(server);
+  }
+  return { servers, warnings, issues };
+}

@@ -1,0 +1,58 @@
+export type { McpClientErrorCode, ConfigIssue } from './errors.js';
+export { McpClientError, isMcpClientError } from './errors.js';
+export type {
+  McpTransportKind,
+  AutonomyLevel,
+  McpServerConfig,
+  McpBundleConfig,
+  McpAgentConfig,
+  RiskProfile,
+  McpConfig,
+  McpConfigValidation,
+} from './config.js';
+export {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_CONNECT_TIMEOUT_SECS,
+  DEFAULT_TOOL_TIMEOUT_SECS,
+  MAX_TIMEOUT_SECS,
+  isRefusedEnvKey,
+  formatConfigPath,
+  validateMcpConfig,
+  parseMcpConfig,
+  normalizeRiskProfile,
+  formatConfigIssues,
+} from './config.js';
+export type { ImportFormat, ImportOptions, ImportedServer, ImportResult } from './importers.js';
+export { importMcpServers } from './importers.js';
+export type { Provenance } from './provenance.js';
+export { MAX_CONTEXT_TEXT, wrapUntrusted } from './provenance.js';
+export { REDACTED, MAX_ERROR_TEXT, maskSecret, redactServerConfig, redactConfig, collectSecrets, createSecretScrubber, capText } from './redact.js';
+export type { ServerToolNames, NamedTool, ToolNaming } from './naming.js';
+export { MAX_SERVER_PART, MAX_TOOL_NAME, NAME_SEPARATOR, toServerPart, assignToolNames } from './naming.js';
+export type { AgentGrant } from './grants.js';
+export { resolveAgentGrant } from './grants.js';
+export type { ToolPolicy, ToolPolicyOptions, ApprovalRequest, Approver, PolicyHookOptions } from './policy.js';
+export { createToolPolicy, createPolicyHook } from './policy.js';
+export type { ImageMimeType, ModelTextContent, ImageAttachment, ModelToolResult, BinaryStore, ModelResultOptions } from './results.js';
+export {
+  MAX_BINARY_ITEMS,
+  MAX_BINARY_TOTAL_BYTES,
+  MAX_BINARY_FILE_BYTES,
+  mimeEssence,
+  sniffImageType,
+  estimateDecodedSize,
+  toModelResult,
+} from './results.js';
+export type {
+  Logger,
+  McpConnection,
+  ConnectRequest,
+  McpConnector,
+  ServerState,
+  ServerDiagnostic,
+  McpTool,
+  McpRuntimeOptions,
+  McpRuntime,
+  PinnedResource,
+} from './runtime.js';
+export { defaultLogger } from './runtime.js';

@@ -1,0 +1,38 @@
+import type { McpConfig } from './config.js';
+import { nodeConnector } from './internal/connect.js';
+import { createUploadStore } from './internal/uploadStore.js';
+import { createRuntime, type McpConnector, type McpRuntime, type McpRuntimeOptions } from './runtime.js';
+
+export { createUploadStore } from './internal/uploadStore.js';
+export { loadCaBundle, MAX_CA_FILE_BYTES } from './internal/caFile.js';
+
+export interface NodeMcpRuntimeOptions extends McpRuntimeOptions {
+  /**
+   * The session workspace. Binary tool output (images, resource blobs) is saved under
+   * `<workspace>/uploads/` and referenced by path; without it binary items become
+   * `[attachment unavailable: …]` markers.
+   */
+  readonly workspace?: string;
+  /** Replaces the built-in stdio/HTTP connector (tests, custom transports). */
+  readonly connector?: McpConnector;
+}
+
+/**
+ * Starts the MCP client runtime for one agent session: connects the agent's granted servers in
+ * parallel (each within its connect timeout), lists their tools and builds the catalog. A server
+ * that fails, hangs or crashes becomes a diagnostic; it never blocks or throws into the others.
+ * Rejects only when `signal` aborts startup.
+ *
+ * @example
+ * const { config } = parseMcpConfig(settings.mcp);
+ * await using runtime = await createMcpRuntime(config, { agent: 'assistant', workspace: sessionDir });
+ * const tools = await runtime.tools();
+ * const result = await tools['everything__echo']!.execute({ message: 'hi' });
+ */
+export function createMcpRuntime(config: McpConfig, options: NodeMcpRuntimeOptions = {}): Promise<McpRuntime> {
+  const { workspace, connector, ...rest } = options;
+  return createRuntime(config, rest, {
+    connector: connector ?? nodeConnector,
+    ...(workspace === undefined ? {} : { store: createUploadStore(workspace) }),
+  });
+}

@@ -1,0 +1,35 @@
+import { expect, test } from 'vitest';
+import { parseMcpConfig } from './config.js';
+import { capText, collectSecrets, createSecretScrubber, REDACTED, redactConfig } from './redact.js';
+
+const { config } = parseMcpConfig({
+  servers: [
+    { name: 'gh', command: 'x', env: { GITHUB_TOKEN: 'tok-1234567890', FLAG: '0' } },
+    { name: 'web', url: 'https://x', headers: { Authorization: 'Bearer abcdefghijklmnop' } },
+  ],
+});
+
+test('redactConfig keeps names and hides every env and header value', () => {
+  const text = JSON.stringify(redactConfig(config));
+  expect(text).toContain('GITHUB_TOKEN');
+  expect(text).toContain('Authorization');
+  expect(text).not.toContain('tok-1234567890');
+  expect(text).not.toContain('abcdefghijklmnop');
+  expect(config.servers[0]!.env.GITHUB_TOKEN).toBe('tok-1234567890');
+});
+
+test('the scrubber removes configured secrets (also URL-encoded and bare bearer tokens) and common credential shapes', () => {
+  const scrub = createSecretScrubber(collectSecrets(config.servers));
+  expect(scrub('failed with tok-1234567890 and abcdefghijklmnop')).toBe(`failed with ${REDACTED} and ${REDACTED}`);
+  expect(scrub(`url?key=${encodeURIComponent('tok-1234567890')}`)).not.toContain('tok-1234567890');
+  expect(scrub('flag is 0 of 10')).toBe('flag is 0 of 10');
+  expect(scrub('Authorization: Bearer zzzzzzzzzzzzzzzz')).toBe(`Authorization: ${REDACTED}`);
+  expect(scrub('api_key=sk-abcdefghijklmnopqrstuv&x=1')).toBe(`api_key=${REDACTED}&x=1`);
+  expect(scrub('{"password": "hunter22"}')).toBe(`{"password": "${REDACTED}"}`);
+  expect(scrub('token ghp_abcdefghijklmnopqrstuvwxyz0123')).toBe(`token ${REDACTED}`);
+});
+
+test('capText caps at 500 characters by default', () => {
+  expect(capText('x'.repeat(600))).toHaveLength(500);
+  expect(capText('short')).toBe('short');
+});

@@ -1,0 +1,95 @@
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseMcpConfig, type Logger, type McpConfig } from '@capnode/mcp-client';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const requireFromPackage = createRequire(join(here, '../../packages/mcp-client/package.json'));
+
+export const FIXTURE = join(here, 'fixtures/stdioServer.mjs');
+
+/** Path of a real server's entry script from npm (run with `node`, not npx, to keep tests fast). */
+export function realServer(name: 'server-everything' | 'server-filesystem' | 'server-memory'): string {
+  return join(dirname(requireFromPackage.resolve(`@modelcontextprotocol/${name}/package.json`)), 'dist/index.js');
+}
+
+/** A server entry running the misbehaving fixture in `mode`. */
+export function fixtureServer(name: string, mode = 'ok', extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, command: process.execPath, args: [FIXTURE, mode], ...extra };
+}
+
+/** A config granting every listed server to agent `test`, with full autonomy unless a profile is given. */
+export function grantAll(servers: Record<string, unknown>[], profile: Record<string, unknown> = { autonomy: 'full' }, extra: Record<string, unknown> = {}): McpConfig {
+  return parseMcpConfig({
+    servers,
+    bundles: { all: { servers: servers.map((s) => s.name) } },
+    agents: { test: { mcp_bundles: ['all'] } },
+    risk_profiles: { test: profile },
+    ...extra,
+  }).config;
+}
+
+export interface MemoryLogger extends Logger {
+  readonly lines: string[];
+  text(): string;
+}
+
+/** A logger that keeps every line (tests assert on what was, and was not, logged). */
+export function memoryLogger(): MemoryLogger {
+  const lines: string[] = [];
+  const push = (level: string) => (message: string) => void lines.push(`${level} ${message}`);
+  return { lines, debug: push('debug'), info: push('info'), warn: push('warn'), error: push('error'), text: () => lines.join('\n') };
+}
+
+/** A temporary directory removed by the returned disposer. */
+export function tempDir(prefix = 'capnode-mcp-'): { path: string; [Symbol.dispose](): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Lines a fixture appended to its FIXTURE_LOG file. */
+export function readLog(path: string): string[] {
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** Polls until `check` is truthy or `timeoutMs` passes (generous by default for loaded machines). */
+export async function waitFor<T>(check: () => T | undefined | false, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('waitFor timed out');
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** True while a process with this pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A free loopback port (for servers that cannot listen on port 0 and report it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The text of a model result, joined. */
+export function textOf(result: { content: readonly { text: string }[] }): string {
+  return result.content.map((item) => item.text).join('\n');
+}
