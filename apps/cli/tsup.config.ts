@@ -7,5 +7,8 @@ export default defineConfig({
   target: 'node20',
   splitting: true,
   sourcemap: false,
+  // The fast path (--list-tools, --command) is one file: the dependency-free paths module is bundled
+  // in; the host, the MCP server and the SDK stay external and load only for serve / mcp / token.
+  noExternal: ['@capnode/host/paths'],
   banner: { js: '#!/usr/bin/env node' },
 });

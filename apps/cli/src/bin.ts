@@ -1,1 +1,119 @@
-console.log('capnode');
+import { createRequire } from 'node:module';
+import { parseArgs, type FlagSpec } from './args.js';
+import { createContext, type Context } from './context.js';
+import { CliError, ExitCode } from './errors.js';
+import { callCommand, listTools } from './commands/tools.js';
+
+const FLAGS: FlagSpec = {
+  help: 'switch',
+  version: 'switch',
+  json: 'switch',
+  url: 'value',
+  token: 'value',
+  'list-tools': 'switch',
+  command: 'value',
+  params: 'value',
+  port: 'value',
+  host: 'value',
+  always: 'switch',
+  name: 'value',
+};
+
+/** Flags each command accepts beside --help. */
+const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  '': ['json', 'url', 'token', 'list-tools', 'command', 'params', 'version'],
+  serve: ['port', 'host'],
+  mcp: [],
+  status: ['json', 'url', 'token'],
+  token: [],
+  approvals: ['json', 'url', 'always'],
+  config: ['json', 'url', 'name'],
+};
+
+const HELP = `capnode — expose this machine's capabilities to AI agents over MCP
+
+Usage:
+  capnode serve [--port N] [--host 127.0.0.1]   run the host (MCP over loopback HTTP) in the foreground
+  capnode mcp                                   serve MCP over stdio (for clients that spawn a command)
+  capnode --list-tools                          list the running host's tools
+  capnode --command <name> [--params '<json>']  call one tool
+  capnode status                                the running host's state (app.status)
+  capnode token show|path|rotate                the MCP bearer token
+  capnode approvals list                        pending exec approvals (system.run in ask mode)
+  capnode approvals allow <id> [--always]       allow once, or always (adds to the allowlist)
+  capnode approvals deny <id>
+  capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
+
+Options:
+  --url <url>      MCP endpoint (default: the running host's, else http://127.0.0.1:8765/; env CAPNODE_URL)
+  --token <token>  bearer token (default: read from the token file; env CAPNODE_TOKEN)
+  --json           raw JSON output
+  -h, --help       this help;  -V, --version  the version
+
+Config directory: CAPNODE_HOME, else the platform default (e.g. ~/.config/capnode).
+Exit codes: 0 ok, 1 failed (tool error, unknown tool, refused), 2 usage, 3 no host, 4 token refused, 130 interrupted.`;
+
+function version(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+}
+
+async function run(context: Context): Promise<number> {
+  const { args } = context;
+  const name = args.positionals[0] ?? '';
+  const allowed = ALLOWED[name];
+  if (allowed === undefined) throw new CliError('usage', `unknown command '${name}' — see capnode --help`);
+  for (const key of args.flags.keys()) {
+    if (key !== 'help' && !allowed.includes(key)) throw new CliError('usage', `--${key} does not apply to ${name ? `capnode ${name}` : 'this command'} — see capnode --help`);
+  }
+  if (args.flags.has('help')) {
+    context.out(HELP);
+    return 0;
+  }
+  switch (name) {
+    case '':
+      if (args.flags.has('version')) {
+        context.out(`capnode ${version()}`);
+        return 0;
+      }
+      if (args.flags.has('list-tools')) {
+        if (args.flags.has('command')) throw new CliError('usage', 'use either --list-tools or --command, not both');
+        return listTools(context);
+      }
+      if (args.flags.has('command')) return callCommand(context);
+      if (args.flags.has('params')) throw new CliError('usage', '--params needs --command <name>');
+      context.out(HELP);
+      return args.flags.size === 0 ? 0 : ExitCode.usage;
+    case 'serve':
+      return (await import('./commands/serve.js')).serve(context, version());
+    case 'mcp':
+      return (await import('./commands/serve.js')).serveStdio(context, version());
+    case 'status':
+      return (await import('./commands/status.js')).status(context);
+    case 'token':
+      return (await import('./commands/token.js')).token(context);
+    case 'approvals':
+      return (await import('./commands/approvals.js')).approvals(context);
+    case 'config':
+      return (await import('./commands/config.js')).config(context);
+    default:
+      throw new CliError('usage', `unknown command '${name}' — see capnode --help`);
+  }
+}
+
+async function main(): Promise<void> {
+  let code: number;
+  try {
+    code = await run(createContext(parseArgs(process.argv.slice(2), FLAGS)));
+  } catch (error) {
+    if (error instanceof CliError) {
+      if (error.code !== 'interrupted') process.stderr.write(`capnode: ${error.message}\n`);
+      code = error.exitCode;
+    } else {
+      process.stderr.write(`capnode: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+      code = ExitCode.failure;
+    }
+  }
+  process.exitCode = code;
+}
+
+void main();

@@ -1,1 +1,13 @@
-export {};
+export type { HostErrorCode } from './errors.js';
+export { HostError, isHostError } from './errors.js';
+export type { HostPaths, ResolveHomeOptions, RuntimeState } from './paths.js';
+export { HOME_ENV, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveHome, hostPaths, readRuntimeState, listRuntimeStates, defaultMcpUrl, formatUrl } from './paths.js';
+export type { Settings, SettingsStore } from './settings.js';
+export { settingsSchema, defaultSettings, parseSettings, loadSettings, createSettingsStore } from './settings.js';
+export type { AuditRecord, AuditLogOptions, AuditLog } from './audit.js';
+export { createAuditLog } from './audit.js';
+export type { AdminApiOptions } from './adminApi.js';
+export { createAdminHandler } from './adminApi.js';
+export { createAppCapability } from './appStatus.js';
+export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './host.js';
+export { createHost } from './host.js';

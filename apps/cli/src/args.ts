@@ -1,0 +1,72 @@
+import { CliError } from './errors.js';
+import { closeNames } from './suggest.js';
+
+/** Flags a command accepts: name (without dashes) → whether it takes a value. */
+export type FlagSpec = Readonly<Record<string, 'value' | 'switch'>>;
+
+export interface ParsedArgs {
+  readonly positionals: readonly string[];
+  readonly flags: ReadonlyMap<string, string | true>;
+}
+
+const SHORT: Readonly<Record<string, string>> = { h: 'help', V: 'version', c: 'command', p: 'params' };
+
+/**
+ * Parses `argv` against `spec`: `--name value`, `--name=value`, switches, the short aliases
+ * `-h -V -c -p`, and `--` to end flags. Unknown flags and missing values are usage errors that
+ * suggest the closest known flag.
+ */
+export function parseArgs(argv: readonly string[], spec: FlagSpec): ParsedArgs {
+  const positionals: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    let name: string;
+    let inline: string | undefined;
+    if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+      inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    } else if (arg.length > 1 && arg.startsWith('-') && !/^-\d/.test(arg)) {
+      const alias = SHORT[arg.slice(1)];
+      if (alias === undefined) throw new CliError('usage', `unknown option ${arg} — see capnode --help`);
+      name = alias;
+    } else {
+      positionals.push(arg);
+      continue;
+    }
+    const kind = spec[name];
+    if (kind === undefined) {
+      const hint = closeNames(name, Object.keys(spec), 1)[0];
+      throw new CliError('usage', `unknown option --${name}${hint ? ` (did you mean --${hint}?)` : ''} — see capnode --help`);
+    }
+    if (kind === 'switch') {
+      if (inline !== undefined) throw new CliError('usage', `--${name} takes no value`);
+      flags.set(name, true);
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new CliError('usage', `--${name} needs a value`);
+    flags.set(name, value);
+  }
+  return { positionals, flags };
+}
+
+/** The string value of a value flag, or `undefined`. */
+export function flag(args: ParsedArgs, name: string): string | undefined {
+  const value = args.flags.get(name);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Parses a TCP port flag (0 picks a free port). */
+export function portFlag(args: ParsedArgs, name = 'port'): number | undefined {
+  const value = flag(args, name);
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new CliError('usage', `--${name} must be a port number 0-65535, got '${value}'`);
+  return port;
+}

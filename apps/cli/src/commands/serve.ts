@@ -1,0 +1,110 @@
+import { flag, portFlag } from '../args.js';
+import type { Context } from '../context.js';
+import { CliError } from '../errors.js';
+import type { Host } from '@capnode/host';
+
+type HostModule = typeof import('@capnode/host');
+
+async function loadHost(): Promise<HostModule> {
+  return import('@capnode/host');
+}
+
+function logger(context: Context) {
+  const debug = Boolean(context.env.CAPNODE_DEBUG);
+  return (level: string, message: string) => {
+    if (level !== 'debug' || debug) context.err(`capnode ${level}: ${message}`);
+  };
+}
+
+function hostFailure(error: unknown, host: HostModule): never {
+  if (host.isHostError(error)) throw new CliError('failure', error.message, { cause: error });
+  throw error;
+}
+
+/**
+ * `capnode serve`: runs the host in the foreground until SIGINT/SIGTERM, then drains in-flight
+ * requests. The last startup line is `capnode ready: MCP on <url> (token: <path>)`.
+ */
+export async function serve(context: Context, version: string): Promise<number> {
+  const hostModule = await loadHost();
+  const port = portFlag(context.args);
+  const address = flag(context.args, 'host');
+  let host: Host;
+  try {
+    host = hostModule.createHost({
+      env: context.env,
+      version,
+      ...(port === undefined ? {} : { port }),
+      ...(address === undefined ? {} : { host: address }),
+      onLog: logger(context),
+    });
+  } catch (error) {
+    hostFailure(error, hostModule);
+  }
+  let status;
+  try {
+    status = await host.start();
+  } catch (error) {
+    await host.close();
+    hostFailure(error, hostModule);
+  }
+  if (status.mcp.state === 'disabled' || status.mcp.url === undefined) {
+    await host.close();
+    throw new CliError('failure', `the MCP server is disabled in ${status.settingsPath} (mcp.enabled: false) — set it to true, then run capnode serve again`);
+  }
+  context.out(`capnode ${version} (pid ${process.pid})`);
+  context.out(`  MCP endpoint:   ${status.mcp.url}`);
+  context.out(`  token file:     ${status.mcp.tokenPath}   (show it: capnode token show)`);
+  context.out(`  settings:       ${status.settingsPath}`);
+  context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals list|allow|deny)' : ''}`);
+  context.out(`  tools:          ${status.capabilities.commands}   (list them: capnode --list-tools)`);
+  context.out(`capnode ready: MCP on ${status.mcp.url} (token: ${status.mcp.tokenPath})`);
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        context.err('capnode: forced exit');
+        process.exit(130);
+      }
+      stopping = true;
+      context.err(`capnode: ${signal} received, draining in-flight requests (press Ctrl-C again to force)`);
+      void host.close().then(
+        () => {
+          context.err('capnode: stopped');
+          resolve(0);
+        },
+        (error: unknown) => {
+          context.err(`capnode: shutdown failed: ${(error as Error).message}`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+/**
+ * `capnode mcp`: serves MCP over stdio for a client that spawns the CLI. stdout carries protocol
+ * messages only; logs go to stderr.
+ */
+export async function serveStdio(context: Context, version: string): Promise<number> {
+  const hostModule = await loadHost();
+  let host: Host;
+  try {
+    host = hostModule.createHost({ env: context.env, version, onLog: logger(context) });
+  } catch (error) {
+    hostFailure(error, hostModule);
+  }
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await host.serveStdio({ signal: controller.signal });
+  } finally {
+    await host.close();
+  }
+  return 0;
+}

@@ -1,0 +1,31 @@
+/** Process exit codes; stable so scripts can branch on them. */
+export const ExitCode = {
+  ok: 0,
+  /** The tool reported an error, the tool does not exist, or the host refused the request. */
+  failure: 1,
+  /** Bad command line: unknown flag, missing value, invalid JSON. */
+  usage: 2,
+  /** No host answered at the URL. */
+  unreachable: 3,
+  /** The host refused the token (HTTP 401). */
+  unauthorized: 4,
+  /** Interrupted with Ctrl-C. */
+  interrupted: 130,
+} as const;
+
+export type CliErrorCode = keyof typeof ExitCode;
+
+/** The one local error class of the CLI: `message` is printed as is and should name the fix. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  readonly code: CliErrorCode;
+
+  constructor(code: CliErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+
+  get exitCode(): number {
+    return ExitCode[this.code];
+  }
+}

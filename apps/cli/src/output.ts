@@ -1,0 +1,54 @@
+/** An MCP tool as `tools/list` returns it (the fields the CLI shows). */
+export interface ToolInfo {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema?: Record<string, unknown>;
+}
+
+/** A `tools/call` result (the fields the CLI shows). */
+export interface CallResult {
+  readonly content?: readonly Record<string, unknown>[];
+  readonly structuredContent?: unknown;
+  readonly isError?: boolean;
+}
+
+function firstLine(text: string | undefined): string {
+  return (text ?? '').split('\n')[0]!.trim();
+}
+
+/** Two aligned columns: tool name and the first line of its description. */
+export function formatToolTable(tools: readonly ToolInfo[]): string {
+  const width = Math.min(40, Math.max(4, ...tools.map((tool) => tool.name.length)));
+  const lines = tools.map((tool) => `${tool.name.padEnd(width)}  ${firstLine(tool.description)}`.trimEnd());
+  lines.push('', `${tools.length} tool${tools.length === 1 ? '' : 's'}; call one with: capnode --command <name> --params '<json>'`);
+  return lines.join('\n');
+}
+
+function byteSize(base64: unknown): string {
+  const bytes = typeof base64 === 'string' ? Math.floor((base64.length * 3) / 4) : 0;
+  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+/** Human text for tool result content: text as is, binary content as a one-line summary. */
+export function formatContent(content: readonly Record<string, unknown>[]): string {
+  return content
+    .map((item) => {
+      switch (item.type) {
+        case 'text':
+          return String(item.text ?? '');
+        case 'image':
+        case 'audio':
+          return `[${item.type} ${String(item.mimeType ?? '')}, ${byteSize(item.data)}] (use --json for the data)`;
+        case 'resource': {
+          const resource = (item.resource ?? {}) as Record<string, unknown>;
+          if (typeof resource.text === 'string') return resource.text;
+          return `[resource ${String(resource.uri ?? '')} ${String(resource.mimeType ?? '')}, ${byteSize(resource.blob)}] (use --json for the data)`;
+        }
+        case 'resource_link':
+          return `[link ${String(item.uri ?? '')}]`;
+        default:
+          return JSON.stringify(item);
+      }
+    })
+    .join('\n');
+}

@@ -1,0 +1,26 @@
+/** Why a host operation failed. */
+export type HostErrorCode =
+  /** `settings.json` is not valid JSON or does not match the schema. */
+  | 'invalid_settings'
+  /** A file in the config directory could not be read or written. */
+  | 'io'
+  /** The MCP listener could not start (port in use, bad address). */
+  | 'listen_failed'
+  /** The host was closed. */
+  | 'closed';
+
+/** The one local error class of `@capnode/host`; `message` is meant for the user and names the fix. */
+export class HostError extends Error {
+  override readonly name = 'HostError';
+  readonly code: HostErrorCode;
+
+  constructor(code: HostErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
+/** True when `value` is a {@link HostError}, across package copies. */
+export function isHostError(value: unknown): value is HostError {
+  return value instanceof HostError || (value instanceof Error && value.name === 'HostError' && typeof (value as { code?: unknown }).code === 'string');
+}

@@ -1,0 +1,352 @@
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  createApprovalBroker,
+  createExecApprovalHook,
+  createInvoker,
+  createRegistry,
+  type ApprovalBroker,
+  type Capability,
+  type Invoker,
+  type PendingApproval,
+  type Registry,
+} from '@capnode/capabilities';
+import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
+import { generateToken, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
+import { createAdminHandler } from './adminApi.js';
+import { createAppCapability } from './appStatus.js';
+import { createAuditLog, type AuditLog } from './audit.js';
+import { HostError } from './errors.js';
+import { writeFileAtomic } from './internal/atomicWrite.js';
+import { HOME_ENV, formatUrl, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
+import { createSettingsStore, type SettingsStore } from './settings.js';
+
+export type HostLogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+export interface HostOptions {
+  /** Config directory; default `CAPNODE_HOME`, else the platform default (see `resolveHome`). */
+  readonly home?: string;
+  /** Environment for `CAPNODE_HOME` and the platform default. Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Address to bind for this run instead of `settings.mcp.host` (not persisted). */
+  readonly host?: string;
+  /** Port for this run instead of `settings.mcp.port` (not persisted); 0 picks a free one. */
+  readonly port?: number;
+  /** Register the built-in capabilities (device, system). Default true. */
+  readonly builtins?: boolean;
+  /** More capabilities to register (plugins, tests). */
+  readonly capabilities?: readonly Capability[];
+  /** How long an exec approval waits for an answer before it counts as denied. Default 120 s. */
+  readonly approvalTimeoutMs?: number;
+  /** Version reported as MCP server info and in `host.json`. */
+  readonly version?: string;
+  /** Host log lines (approvals needed, errors; `debug` for listener chatter). Default: stderr, `debug` only with `CAPNODE_DEBUG` set. Never stdout (stdio mode). */
+  readonly onLog?: (level: HostLogLevel, message: string) => void;
+  /** Aborting closes the host. */
+  readonly signal?: AbortSignal;
+}
+
+export type McpListenerState = 'disabled' | 'stopped' | 'starting' | 'listening' | 'error';
+
+/** The host's real state, as `app.status` and `capnode status` report it. */
+export interface HostStatus {
+  readonly version: string;
+  readonly pid: number;
+  readonly startedAt: string;
+  readonly uptimeSeconds: number;
+  readonly home: string;
+  readonly settingsPath: string;
+  readonly mcp: {
+    readonly state: McpListenerState;
+    /** The endpoint while listening. */
+    readonly url?: string;
+    /** Why the listener is not running, after a failed start. */
+    readonly error?: string;
+    readonly tokenPath: string;
+    readonly inFlight?: number;
+  };
+  readonly stdio: {
+    readonly state: 'stopped' | 'serving';
+    /** Where `capnode approvals` reaches this stdio host (admin routes only, no MCP). */
+    readonly adminUrl?: string;
+  };
+  readonly capabilities: { readonly commands: number; readonly categories: readonly string[] };
+  readonly execApprovals: { readonly mode: string; readonly allowlist: number; readonly pending: number };
+  readonly node: { readonly enabled: boolean; readonly state: 'disabled' | 'unavailable'; readonly detail?: string };
+}
+
+/** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */
+export interface Host {
+  readonly paths: HostPaths;
+  readonly registry: Registry;
+  /** The single invocation pipeline (exec approvals and audit hooks installed). */
+  readonly invoker: Invoker;
+  /** Pending exec approvals; the admin route and the tray answer them. */
+  readonly approvals: ApprovalBroker;
+  readonly settings: SettingsStore;
+  /**
+   * Starts the MCP HTTP listener unless `settings.mcp.enabled` is false (state `disabled`). Creates
+   * the token files on first start and writes `host.json`.
+   * @throws HostError `listen_failed` (the status keeps the error), `closed`.
+   */
+  start(): Promise<HostStatus>;
+  /**
+   * Serves MCP over stdin/stdout until stdin ends or `signal` aborts. Also opens a loopback listener
+   * for the admin routes only (its MCP endpoint takes a random token nobody holds) and publishes it
+   * in `run/stdio-<pid>.json`, so `capnode approvals` answers this host's exec approvals too.
+   */
+  serveStdio(options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /** Writes a new MCP token; a running listener accepts only the new one afterwards. */
+  rotateToken(): Promise<void>;
+  status(): HostStatus;
+  /** Stops the listener (draining in-flight requests), denies pending approvals, removes `host.json`. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const DEFAULT_VERSION = '0.1.0';
+
+function defaultLog(level: HostLogLevel, message: string): void {
+  if (level === 'debug' && !process.env.CAPNODE_DEBUG) return;
+  process.stderr.write(`capnode ${level}: ${message}\n`);
+}
+
+function describeListenError(error: unknown, host: string, port: number): string {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use — is another capnode host running (capnode status)? Stop it, or pick another port: capnode serve --port ${port + 1}`;
+  if (code === 'EACCES') return `not allowed to listen on ${host}:${port} — pick a port above 1024: capnode serve --port 8765`;
+  if (code === 'EADDRNOTAVAIL') return `cannot bind ${host}: the address is not available on this machine — use 127.0.0.1`;
+  return `the MCP listener could not start on ${host}:${port}: ${(error as Error)?.message ?? String(error)}`;
+}
+
+/** Creates the host: loads settings (a bad file throws `HostError` `invalid_settings`), builds the registry and pipeline. Nothing listens until `start`. */
+export function createHost(options: HostOptions = {}): Host {
+  const env = options.env ?? process.env;
+  const paths = hostPaths(resolveHome({ ...(options.home === undefined ? {} : { home: options.home }), env }));
+  const log = options.onLog ?? defaultLog;
+  const version = options.version ?? DEFAULT_VERSION;
+  const serverInfo = { name: 'capnode', version };
+  const started = Date.now();
+
+  const settings = createSettingsStore(paths.settings);
+  try {
+    mkdirSync(paths.home, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new HostError('io', `cannot create the config directory ${paths.home}: ${(error as Error).message}`, { cause: error });
+  }
+
+  const registry = createRegistry();
+  const approvals = createApprovalBroker(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs });
+  const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';
+  approvals.subscribe((event) => {
+    if (event.type === 'requested') log('warning', describePending(event.approval, homeHint));
+    else if (event.settlement !== 'answered') log('info', `approval ${event.approval.id} ${event.settlement === 'timeout' ? 'timed out (denied)' : `ended: ${event.settlement}`}`);
+  });
+
+  const audit: AuditLog = createAuditLog({ path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
+  const invoker = createInvoker({
+    registry,
+    hooks: [createExecApprovalHook({ store: settings.execApprovals, broker: approvals, resolveExecutable: findExecutable }), audit.hook],
+    onInternalError: (error, request) => log('error', `${request.command} failed internally: ${(error as Error)?.stack ?? String(error)}`),
+  });
+
+  if (options.builtins !== false) {
+    for (const capability of createBuiltinCapabilities({ execApprovals: { store: settings.execApprovals, broker: approvals } })) registry.register(capability);
+  }
+  registry.register(createAppCapability(() => host.status()));
+  for (const capability of options.capabilities ?? []) registry.register(capability);
+
+  let state: McpListenerState = settings.get().mcp.enabled ? 'stopped' : 'disabled';
+  let startError: string | undefined;
+  let server: McpHttpServer | undefined;
+  let starting: Promise<HostStatus> | undefined;
+  let stdioServing = false;
+  let stdioAdmin: McpHttpServer | undefined;
+  let closed = false;
+  let closing: Promise<void> | undefined;
+  const stdioController = new AbortController();
+  const onAbort = () => void host.close();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  async function publish(path: string, runtime: RuntimeState): Promise<void> {
+    try {
+      await writeFileAtomic(path, `${JSON.stringify(runtime, null, 2)}\n`);
+    } catch (error) {
+      log('warning', `cannot write ${path} (the CLI will not find this host): ${(error as Error).message}`);
+    }
+  }
+
+  function unpublish(path: string): void {
+    try {
+      const runtime = JSON.parse(readFileSync(path, 'utf8')) as Partial<RuntimeState>;
+      if (runtime.pid === process.pid) rmSync(path, { force: true });
+    } catch {
+      // Already gone.
+    }
+  }
+
+  async function openStdioAdmin(runFile: string): Promise<void> {
+    try {
+      const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+      stdioAdmin = await listen(0, '127.0.0.1', generateToken(), adminToken);
+    } catch (error) {
+      log('warning', `approvals listener failed (${(error as Error).message}); exec approvals of this stdio host cannot be answered and time out as denied`);
+      return;
+    }
+    const adminUrl = new URL('/_capnode/', stdioAdmin.url).href;
+    await publish(runFile, { pid: process.pid, kind: 'stdio', adminUrl, startedAt: new Date(started).toISOString(), version });
+  }
+
+  async function listen(port: number, address: string, token: string, adminToken: string): Promise<McpHttpServer> {
+    const current = settings.get().mcp;
+    return startHttpServer({
+      invoker,
+      host: address,
+      port,
+      token,
+      maxConcurrency: current.maxConcurrency,
+      serverInfo,
+      admin: { token: adminToken, handle: adminHandler },
+      onLog: (level, message) => log(level === 'info' ? 'debug' : level, `mcp ${message}`),
+    });
+  }
+
+  async function startListener(): Promise<HostStatus> {
+    const mcp = settings.get().mcp;
+    if (!mcp.enabled) {
+      state = 'disabled';
+      return host.status();
+    }
+    const address = options.host ?? mcp.host;
+    const port = options.port ?? mcp.port;
+    state = 'starting';
+    startError = undefined;
+    let token: string;
+    let adminToken: string;
+    try {
+      token = (await loadOrCreateToken(paths.mcpToken)).token;
+      adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+    } catch (error) {
+      state = 'error';
+      startError = `cannot read or create the token files in ${paths.home}: ${(error as Error).message}`;
+      throw new HostError('io', startError, { cause: error });
+    }
+    try {
+      server = await listen(port, address, token, adminToken);
+    } catch (error) {
+      state = 'error';
+      startError = describeListenError(error, address, port);
+      throw new HostError('listen_failed', startError, { cause: error });
+    }
+    if (closed) {
+      await server.close();
+      server = undefined;
+      state = 'stopped';
+      throw new HostError('closed', 'the host was closed while starting');
+    }
+    state = 'listening';
+    await publish(paths.runtime, { pid: process.pid, kind: 'http', url: server.url, adminUrl: new URL('/_capnode/', server.url).href, startedAt: new Date(started).toISOString(), version });
+    return host.status();
+  }
+
+  const adminHandler = createAdminHandler({
+    broker: approvals,
+    status: () => host.status(),
+    rotateToken: () => host.rotateToken(),
+  });
+
+  const host: Host = {
+    paths,
+    registry,
+    invoker,
+    approvals,
+    settings,
+    start() {
+      if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
+      if (server) return Promise.resolve(host.status());
+      starting ??= startListener().finally(() => {
+        starting = undefined;
+      });
+      return starting;
+    },
+    async serveStdio(stdioOptions = {}) {
+      if (closed) throw new HostError('closed', 'the host is closed');
+      const { serveStdio } = await import('@capnode/mcp-server/stdio');
+      const signal = stdioOptions.signal ? AbortSignal.any([stdioOptions.signal, stdioController.signal]) : stdioController.signal;
+      stdioServing = true;
+      const runFile = join(paths.runDir, `stdio-${process.pid}.json`);
+      try {
+        await openStdioAdmin(runFile);
+        const connection = await serveStdio({ invoker, serverInfo, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
+        await connection.closed;
+      } finally {
+        stdioServing = false;
+        const admin = stdioAdmin;
+        stdioAdmin = undefined;
+        await admin?.close();
+        unpublish(runFile);
+      }
+    },
+    async rotateToken() {
+      const token = await rotateTokenFile(paths.mcpToken);
+      server?.setToken(token);
+      log('info', `MCP token rotated (${paths.mcpToken}); clients need the new one`);
+    },
+    status() {
+      const current = settings.get();
+      const pending = approvals.list().length;
+      return {
+        version,
+        pid: process.pid,
+        startedAt: new Date(started).toISOString(),
+        uptimeSeconds: Math.round((Date.now() - started) / 1000),
+        home: paths.home,
+        settingsPath: paths.settings,
+        mcp: {
+          state,
+          ...(server && state === 'listening' ? { url: server.url, inFlight: server.inFlight } : {}),
+          ...(startError === undefined ? {} : { error: startError }),
+          tokenPath: paths.mcpToken,
+        },
+        stdio: stdioServing ? { state: 'serving', ...(stdioAdmin ? { adminUrl: new URL('/_capnode/', stdioAdmin.url).href } : {}) } : { state: 'stopped' },
+        capabilities: {
+          commands: registry.commands().length,
+          categories: [...new Set(registry.commands().map((command) => command.category))],
+        },
+        execApprovals: { mode: current.execApprovals.mode, allowlist: current.execApprovals.allowlist.length, pending },
+        node: current.node.enabled
+          ? { enabled: true, state: 'unavailable', detail: 'gateway node mode is not implemented in this version; only local MCP runs' }
+          : { enabled: false, state: 'disabled' },
+      };
+    },
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        options.signal?.removeEventListener('abort', onAbort);
+        stdioController.abort();
+        await approvals.close();
+        if (server) {
+          const running = server;
+          server = undefined;
+          await running.close();
+          if (state === 'listening') state = 'stopped';
+          unpublish(paths.runtime);
+        }
+        await stdioAdmin?.close();
+        await audit.close();
+      })();
+      return closing;
+    },
+    [Symbol.asyncDispose]: () => host.close(),
+  };
+  return host;
+}
+
+function describePending(approval: PendingApproval, homeHint: string): string {
+  const where = approval.cwd ? ` in ${approval.cwd}` : '';
+  const who = approval.caller ? ` (asked by ${approval.caller})` : '';
+  const what = approval.summary ?? `${approval.command} wants to run \`${approval.commandLine}\``;
+  const seconds = Math.max(1, Math.round((approval.expiresAt - approval.createdAt) / 1000));
+  return `approval needed: ${what}${where}${who}. Allow: ${homeHint}capnode approvals allow ${approval.id} [--always] · deny: ${homeHint}capnode approvals deny ${approval.id} · denied automatically in ${seconds} s`;
+}
+

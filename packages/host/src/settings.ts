@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { execApprovalPolicySchema, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
+import { HostError } from './errors.js';
+import { writeFileAtomic } from './internal/atomicWrite.js';
+import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT } from './paths.js';
+
+const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
+
+/** zod schema of `settings.json`; every field has a default, unknown keys are errors (typos show). */
+export const settingsSchema = z.strictObject({
+  $schema: z.string().optional(),
+  mcp: z
+    .strictObject({
+      /** Run the local MCP HTTP listener. */
+      enabled: z.boolean().default(true),
+      /** Loopback address to bind; the listener never serves other interfaces. */
+      host: z.string().regex(LOOPBACK, 'must be a loopback address (127.0.0.1, ::1 or localhost)').default(DEFAULT_MCP_HOST),
+      port: z.int().min(0).max(65535).default(DEFAULT_MCP_PORT),
+      /** Requests handled at once; more get 503 with Retry-After. */
+      maxConcurrency: z.int().min(1).max(1024).default(16),
+    })
+    .prefault({}),
+  node: z
+    .strictObject({
+      /** Connect to an OpenClaw gateway as a node (not implemented yet). */
+      enabled: z.boolean().default(false),
+    })
+    .prefault({}),
+  execApprovals: execApprovalPolicySchema.strict().prefault({}),
+});
+
+/** The validated settings, defaults filled in. */
+export type Settings = z.output<typeof settingsSchema>;
+
+/** Settings with every default, what a missing `settings.json` means. */
+export function defaultSettings(): Settings {
+  return settingsSchema.parse({});
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}
+
+/**
+ * Validates settings text read from `path`. A problem is a {@link HostError} `invalid_settings`
+ * naming the file and the path of the bad value, e.g. `mcp.port: Too big: expected number to be <=65535`.
+ */
+export function parseSettings(text: string, path: string): Settings {
+  let value: unknown;
+  try {
+    value = text.trim() === '' ? {} : JSON.parse(text);
+  } catch (error) {
+    throw new HostError('invalid_settings', `${path} is not valid JSON (${(error as Error).message}); fix it, or delete it to start from the defaults`, { cause: error });
+  }
+  const parsed = settingsSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new HostError('invalid_settings', `${path} has invalid settings: ${describeIssues(parsed.error)}; fix the file, or delete it to start from the defaults`, { cause: parsed.error });
+  }
+  return parsed.data;
+}
+
+/** Reads and validates `settings.json`; a missing file means the defaults. Never writes. */
+export function loadSettings(path: string): Settings {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return defaultSettings();
+    throw new HostError('io', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  return parseSettings(text, path);
+}
+
+/** The live settings of a host, persisted to `settings.json`. */
+export interface SettingsStore {
+  /** The settings as last loaded or written. */
+  get(): Settings;
+  /**
+   * Applies `change` to the settings on disk (re-read first, so edits made meanwhile are kept),
+   * validates the result and writes it atomically with mode 0600. Updates run one at a time.
+   * @throws HostError `invalid_settings` when the file on disk or the result is invalid; nothing is written then.
+   */
+  update(change: (current: Settings) => Settings): Promise<Settings>;
+  /** Re-reads the file. */
+  reload(): Settings;
+  /** The exec approval policy as an {@link ExecApprovalStore} (read from disk on every `get`). */
+  readonly execApprovals: ExecApprovalStore;
+  readonly path: string;
+}
+
+/** Creates the settings store over `path`, loading it now (throws on a bad file). */
+export function createSettingsStore(path: string): SettingsStore {
+  let current = loadSettings(path);
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const store: SettingsStore = {
+    path,
+    get: () => current,
+    reload() {
+      current = loadSettings(path);
+      return current;
+    },
+    update(change) {
+      const run = queue.then(async () => {
+        const next = settingsSchema.safeParse(change(loadSettings(path)));
+        if (!next.success) throw new HostError('invalid_settings', `refusing to write invalid settings to ${path}: ${describeIssues(next.error)}`, { cause: next.error });
+        try {
+          await writeFileAtomic(path, `${JSON.stringify(next.data, null, 2)}\n`);
+        } catch (error) {
+          throw new HostError('io', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
+        }
+        current = next.data;
+        return current;
+      });
+      queue = run.catch(() => undefined);
+      return run;
+    },
+    execApprovals: {
+      get(): ExecApprovalPolicy {
+        return store.reload().execApprovals;
+      },
+      async set(policy) {
+        await store.update((settings) => ({ ...settings, execApprovals: { mode: policy.mode, allowlist: [...policy.allowlist] } }));
+      },
+    },
+  };
+  return store;
+}

@@ -1,0 +1,150 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/** The built CLI; `pnpm test` builds it first (or: pnpm turbo run build --filter capnode...). */
+export const cliPath = join(repoRoot, 'apps/cli/dist/bin.js');
+
+if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing; build first: pnpm turbo run build --filter capnode...`);
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A temporary CAPNODE_HOME, removed on dispose. */
+export function tempHome(): { readonly home: string; [Symbol.dispose](): void } {
+  const home = mkdtempSync(join(tmpdir(), 'capnode-cli-'));
+  return { home, [Symbol.dispose]: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+function childEnv(home: string, env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  delete base.CAPNODE_URL;
+  delete base.CAPNODE_TOKEN;
+  return { ...base, CAPNODE_HOME: home, ...env };
+}
+
+/** Spawns `node apps/cli/dist/bin.js ...args` with `CAPNODE_HOME=home`. */
+export function spawnCli(args: readonly string[], home: string, env?: Record<string, string>): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, [cliPath, ...args], { env: childEnv(home, env), stdio: 'pipe' });
+}
+
+/** Collects a child's output until it exits. */
+export function completion(child: ChildProcessWithoutNullStreams): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolvePromise, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+  });
+}
+
+/** Runs the CLI to completion. */
+export function runCli(args: readonly string[], home: string, env?: Record<string, string>): Promise<CliResult> {
+  const child = spawnCli(args, home, env);
+  child.stdin.end();
+  return completion(child);
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
+  return port;
+}
+
+export interface ServeProcess {
+  readonly url: string;
+  readonly child: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match of `pattern` in stderr. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Sends `signal` and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const READY = /capnode ready: MCP on (\S+) \(token: (.+)\)/;
+
+/** Starts `capnode serve --port 0` and waits for its ready line. */
+export async function startServe(home: string, args: readonly string[] = ['--port', '0'], timeoutMs = 20_000): Promise<ServeProcess> {
+  const child = spawnCli(['serve', ...args], home);
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<number | null>((resolvePromise) => child.on('close', (code) => resolvePromise(code)));
+  const url = await new Promise<string>((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not get ready in ${timeoutMs} ms\nstdout: ${out}\nstderr: ${err}`)), timeoutMs);
+    const check = () => {
+      const match = READY.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise(match[1]!);
+      }
+    };
+    child.stdout.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code} before ready\nstdout: ${out}\nstderr: ${err}`));
+    });
+  });
+  let stopped: Promise<number | null> | undefined;
+  const serve: ServeProcess = {
+    url,
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    waitForStderr(pattern, waitMs = 20_000) {
+      return new Promise((resolvePromise, reject) => {
+        const deadline = setTimeout(() => {
+          child.stderr.off('data', check);
+          reject(new Error(`stderr never matched ${pattern}: ${err}`));
+        }, waitMs);
+        const check = () => {
+          const match = pattern.exec(err);
+          if (match) {
+            clearTimeout(deadline);
+            child.stderr.off('data', check);
+            resolvePromise(match);
+          }
+        };
+        child.stderr.on('data', check);
+        check();
+      });
+    },
+    stop(signal = 'SIGTERM') {
+      if (!stopped) {
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+        stopped = exited;
+      }
+      return stopped;
+    },
+    async [Symbol.asyncDispose]() {
+      await serve.stop();
+    },
+  };
+  return serve;
+}
+
+/** Polls `check` until it returns a value other than `undefined`. */
+export async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
+  }
+}

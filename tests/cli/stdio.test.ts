@@ -1,0 +1,59 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { cliPath, repoRoot, runCli, tempHome, until } from './helpers.js';
+
+// The SDK client is a devDependency of the CLI package; tests/ has no node_modules of its own.
+const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
+const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
+const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
+
+describe('capnode mcp (stdio)', () => {
+  it('serves the registry to a real SDK client with protocol-only stdout', async () => {
+    using dir = tempHome();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cliPath, 'mcp'],
+      env: { ...(process.env as Record<string, string>), CAPNODE_HOME: dir.home },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: 'capnode-cli-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      const names = tools.map((tool) => tool.name);
+      expect(names).toEqual(expect.arrayContaining(['device.info', 'system.run', 'system.which', 'app.status']));
+
+      const which = await client.callTool({ name: 'system.which', arguments: { bins: ['node'] } });
+      expect(which.isError ?? false).toBe(false);
+
+      const status = await client.callTool({ name: 'app.status', arguments: {} });
+      expect(status.structuredContent).toMatchObject({ stdio: { state: 'serving' }, mcp: { state: 'stopped' } });
+
+      const unknown = await client.callTool({ name: 'no.such.tool', arguments: {} });
+      expect(unknown.isError).toBe(true);
+
+      // Exec approvals of a stdio host are answered with the same CLI commands.
+      expect(readdirSync(join(dir.home, 'run'))).toEqual([expect.stringMatching(/^stdio-\d+\.json$/)]);
+      const run = client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', 'console.log(6*7)'] } });
+      const approval = await until(async () => {
+        const listed = JSON.parse((await runCli(['approvals', 'list', '--json'], dir.home)).stdout) as { approvals: { id: string }[] };
+        return listed.approvals[0];
+      }, 'a pending approval from the stdio host');
+      const allowed = await runCli(['approvals', 'allow', approval.id], dir.home);
+      expect(allowed.code, allowed.stderr).toBe(0);
+      const result = await run;
+      expect(result.isError ?? false).toBe(false);
+      expect(result.structuredContent).toMatchObject({ stdout: '42\n', exitCode: 0 });
+      expect(stderr).toContain(`capnode approvals allow ${approval.id}`);
+    } finally {
+      await client.close();
+    }
+    expect(stderr).not.toMatch(/unexpected error/i);
+    // The run file goes away with the process.
+    await until(async () => (readdirSync(join(dir.home, 'run')).length === 0 ? true : undefined), 'the stdio run file to be removed');
+  });
+});
