@@ -340,7 +340,9 @@ class ServerSession {
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
       this.state = this.connectMs === undefined ? 'failed' : 'disconnected';
       const detail = timedOut ? `did not finish connecting within ${server.connect_timeout_secs} s` : this.#host.describe(error);
-      this.lastError = capText(this.#lastTransportError && !timedOut ? `${detail}; ${this.#lastTransportError}` : detail);
+      const transportError = this.#lastTransportError;
+      const sameError = transportError === capText(this.#host.scrub(errorText(error)), 300);
+      this.lastError = capText(transportError && !timedOut && !sameError ? `${detail}; ${transportError}` : detail);
       this.#host.logger.warn(`mcp server '${server.name}' failed to connect: ${this.lastError}`);
       throw new CapabilityError('failed', `MCP server '${server.name}' is not available: ${this.lastError}`, { cause: error });
     }
