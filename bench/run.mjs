@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+// capnode benchmarks; `pnpm bench` builds first, then runs this file. Each measurement has its
+// reference measured in the same run, and each target prints PASS or MISS. Results also go to
+// bench/results.json. Always exits 0 unless the bench itself breaks: a missed target is a finding.
+//
+// Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
+// rounds, default 3), BENCH_WARMUP (seconds, default 1),
+// BENCH_ONLY (comma list of http, stdio, cold, client), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
+// (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { benchColdStart } from './coldStart.mjs';
+import { benchHttp } from './http.mjs';
+import { benchDir, fmt, printTable } from './lib/util.mjs';
+import { benchStdio } from './stdio.mjs';
+
+const num = (name, fallback) => {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+};
+const config = {
+  durationSec: num('BENCH_DURATION', 2),
+  warmupSec: num('BENCH_WARMUP', 1),
+  rounds: num('BENCH_ROUNDS', 3),
+  connections: [8, 64],
+  stdioRounds: 3,
+  stdioCalls: num('BENCH_STDIO_CALLS', 2000),
+  stdioWarmup: 300,
+  coldRuns: num('BENCH_COLD_RUNS', 20),
+};
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client').split(',').map((s) => s.trim()));
+const log = (line) => console.log(line);
+const targets = [];
+const target = (name, value, goal, pass, unit = '') => {
+  targets.push({ name, value, goal, pass });
+  console.log(`${pass ? 'PASS' : 'MISS'}  ${name}: ${value}${unit} (target ${goal})`);
+};
+
+const results = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model,
+  config,
+  http: undefined,
+  stdio: undefined,
+  coldStart: undefined,
+  mcpClient: undefined,
+  skipped: [],
+  targets,
+};
+
+console.log(`capnode bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`);
+
+if (only.has('http')) {
+  console.log(
+    `\n== HTTP tools/call over loopback (autocannon in a forked process; ${config.rounds} interleaved rounds of ${config.durationSec} s per target; medians; ratio = median of per-round ratios) ==`,
+  );
+  const http = await benchHttp({ ...config, log });
+  results.http = http;
+  results.skipped.push(...http.skipped);
+  for (const line of http.skipped) console.log(line);
+  const rows = http.runs.map((run) => {
+    const s = run.stats;
+    return [
+      run.target === 'bare' ? 'bare node:http' : `capnode (${run.mode})`,
+      run.formLabel,
+      run.connections,
+      fmt.int(s.requestsPerSec),
+      fmt.ms(s.p50Ms),
+      fmt.ms(s.p99Ms),
+      s.non2xx + s.errors + s.timeouts,
+      fmt.ratio(run.ratio),
+      fmt.int(s.serverCpuUsPerReq),
+      fmt.ratio(run.cpuRatio),
+      `${Math.round(s.loadgenCpu * 100)}%`,
+    ];
+  });
+  console.log('');
+  printTable(['target', 'request form', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/err', 'ratio vs bare', 'server us/req', 'cpu ratio', 'loadgen cpu'], rows);
+  console.log('ratio vs bare = req/s share of the bare responder (the target); cpu ratio = bare server CPU per request / this server\'s (less sensitive to other load).');
+  if (http.runs.some((r) => r.target === 'bare' && r.stats.loadgenCpu > 0.9)) {
+    console.log('note: the load generator used >90% of a core against the bare responder, so the bare figure is a lower bound and ratios are optimistic.');
+  }
+  for (const run of http.runs) {
+    const codes = Object.entries(run.stats.statusCodes).filter(([code]) => !code.startsWith('2'));
+    if (codes.length || run.stats.errors) {
+      console.log(`note: ${run.target} ${run.formLabel} @${run.connections}: status ${JSON.stringify(run.stats.statusCodes)}, errors ${run.stats.errors}, timeouts ${run.stats.timeouts}`);
+    }
+  }
+  console.log('');
+  for (const run of http.runs.filter((r) => r.target === 'capnode' && r.connections === 8)) {
+    target(`HTTP ${run.formLabel} @8 ratio`, `${fmt.ratio(run.ratio)} (cpu ratio ${fmt.ratio(run.cpuRatio)})`, '>= 0.25', run.ratio >= 0.25);
+    target(`HTTP ${run.formLabel} @8 p99`, fmt.ms(run.stats.p99Ms), '< 5 ms', run.stats.p99Ms < 5, ' ms');
+  }
+  if (!http.runs.some((r) => r.target === 'capnode')) target('HTTP @8 ratio', 'not measured', '>= 0.25', false);
+}
+
+if (only.has('stdio')) {
+  console.log(`\n== stdio tools/call, sequential, SDK v2 client (${config.stdioRounds} alternating rounds x ${config.stdioCalls} calls, median) ==`);
+  const stdio = await benchStdio({ rounds: config.stdioRounds, calls: config.stdioCalls, warmup: config.stdioWarmup, log });
+  results.stdio = stdio;
+  if (stdio.skipped) {
+    results.skipped.push(stdio.skipped);
+    console.log(stdio.skipped);
+    target('stdio ratio vs SDK pair', 'not measured', '>= 0.95', false);
+  } else {
+    console.log('');
+    printTable(
+      ['server', 'calls/s', 'p50 ms', 'p99 ms', 'ratio'],
+      [
+        ['SDK McpServer + StdioServerTransport', fmt.int(stdio.sdk.callsPerSec), fmt.ms(stdio.sdk.p50Ms), fmt.ms(stdio.sdk.p99Ms), '1.000'],
+        ['capnode serveStdio', fmt.int(stdio.capnode.callsPerSec), fmt.ms(stdio.capnode.p50Ms), fmt.ms(stdio.capnode.p99Ms), fmt.ratio(stdio.ratio)],
+      ],
+    );
+    console.log('');
+    target('stdio ratio vs SDK pair', fmt.ratio(stdio.ratio), '>= 0.95', stdio.ratio >= 0.95);
+  }
+}
+
+if (only.has('cold')) {
+  console.log(`\n== cold start: \`capnode --list-tools\` against a running host (${config.coldRuns} runs, alternating with \`node -e 0\`) ==`);
+  const cold = await benchColdStart({ runs: config.coldRuns, log });
+  results.coldStart = cold;
+  if (cold.skipped) {
+    results.skipped.push(cold.skipped);
+    console.log(cold.skipped);
+    target('cold start median', 'not measured', '< 150 ms', false);
+  } else {
+    console.log('');
+    printTable(
+      ['command', 'median ms', 'p90 ms', 'min ms'],
+      [
+        ['capnode --list-tools', fmt.ms(cold.cli.medianMs), fmt.ms(cold.cli.p90Ms), fmt.ms(cold.cli.minMs)],
+        ['node -e 0', fmt.ms(cold.node.medianMs), fmt.ms(cold.node.p90Ms), fmt.ms(cold.node.minMs)],
+      ],
+    );
+    console.log(`capnode overhead over bare node: ${fmt.ms(cold.overheadMs)} ms (median); host found via ${cold.discovery}; ${cold.toolsListed} line(s) listed`);
+    console.log('');
+    target('cold start median', fmt.ms(cold.cli.medianMs), '< 150 ms', cold.cli.medianMs < 150, ' ms');
+  }
+}
+
+if (only.has('client')) {
+  console.log('\n== MCP client runtime (@capnode/mcp-client; bench/mcpClient.mjs) ==');
+  let client;
+  try {
+    const { benchMcpClient } = await import('./mcpClient.mjs');
+    client = await benchMcpClient({ log: (line) => console.log(`  ${line}`) });
+  } catch (error) {
+    client = { skipped: `mcp-client: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+  results.mcpClient = client;
+  if (client.skipped) {
+    results.skipped.push(client.skipped);
+    console.log(client.skipped);
+  } else {
+    console.log('');
+    target('client connect fan-out ratio', fmt.ratio(client.connect.ratio), '<= 1.5', client.connect.ratio <= 1.5);
+    target('client catalog rebuild', fmt.ms(client.catalog.medianMs), '< 20 ms', client.catalog.medianMs < 20, ' ms');
+    target('client call overhead ratio', fmt.ratio(client.calls.ratio), '<= 1.1', client.calls.ratio <= 1.1);
+  }
+}
+
+writeFileSync(join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+const passed = targets.filter((t) => t.pass).length;
+console.log(`\nbench: ${passed}/${targets.length} targets met; results in bench/results.json`);
