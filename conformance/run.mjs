@@ -49,11 +49,6 @@ export const KNOWN_DEVIATIONS = {
     reason:
       'the spec refuses every request that carries an Origin header (403), loopback origins included; the suite expects 2xx for Origin http://127.0.0.1:<port>. The rebinding check itself (evil Host/Origin -> 4xx) passes',
   },
-  'json-schema-2020-12': {
-    checks: ['json-schema-2020-12-$schema'],
-    reason:
-      'the capability registry strips "$schema" from inputSchema on purpose (asserted in packages/capabilities/src/registry.test.ts); $defs and additionalProperties are preserved. The scenario is in the suite\'s pending set',
-  },
 };
 
 /** Scenarios outside capnode's surface, with the reason; reported, never required. */

@@ -109,7 +109,7 @@ describe('createRegistry', () => {
     const registry = createRegistry([demo, app]);
     const schema = registry.resolve('demo.echo')!.inputSchema;
     expect(schema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
-    expect(schema).not.toHaveProperty('$schema');
+    expect(schema).toHaveProperty('$schema', 'https://json-schema.org/draft/2020-12/schema');
     expect(registry.resolve('demo.echo')!.inputSchema).toBe(schema);
     expect(registry.resolve('app.secret')!.inputSchema).toEqual({ type: 'object', additionalProperties: true });
   });

@@ -55,7 +55,6 @@ const PERMISSIVE_SCHEMA: InputJsonSchema = { type: 'object', additionalPropertie
 export function toInputJsonSchema(input: z.ZodType | undefined): InputJsonSchema {
   if (input === undefined) return PERMISSIVE_SCHEMA;
   const schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete schema.$schema;
   if (schema.type !== 'object') return { ...PERMISSIVE_SCHEMA };
   return schema as InputJsonSchema;
 }
