@@ -1,1 +1,3 @@
-export {};
+export type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions, McpFetchOptions } from './capnodeMcp.js';
+export { createCapnodeMcp, supportedProtocolVersions } from './capnodeMcp.js';
+export { toMcpTool, toCallToolResult } from './tools.js';

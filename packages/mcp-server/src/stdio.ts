@@ -1,1 +1,2 @@
-export {};
+export type { ServeStdioOptions, StdioServer } from './stdioServer.js';
+export { serveStdio } from './stdioServer.js';

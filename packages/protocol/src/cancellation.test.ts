@@ -55,6 +55,17 @@ describe('createCancellationTracker: active calls', () => {
     expect(second.signal.aborted).toBe(true);
   });
 
+  it("aborts one call for the transport's own reason without touching others that share its key", () => {
+    const { tracker } = setup();
+    const first = tracker.register(key(9));
+    const second = tracker.register(key(9));
+    first.abort('deadline');
+    expect(first.signal.aborted).toBe(true);
+    expect(first.signal.reason).toBe('deadline');
+    expect(second.signal.aborted).toBe(false);
+    expect(tracker.stats().active).toBe(2);
+  });
+
   it('keeps string and numeric ids apart, and matches equivalent spellings', () => {
     const { tracker } = setup();
     const numeric = tracker.register(requestIdKeyFromMessage(1, '{"id":1}'));

@@ -28,6 +28,11 @@ export interface CallRegistration {
    * aborted and the call must answer "cancelled" without starting execution.
    */
   readonly cancelledEarly: boolean;
+  /**
+   * Aborts this call's signal for a reason of the transport's own (request deadline, client gone,
+   * shutdown), without touching other calls that share its key.
+   */
+  abort(reason?: unknown): void;
   /** Marks the call finished (idempotent) and guards its key against late cancellations for a while. */
   complete(): void;
   /** Same as {@link complete}, for `using`. */
@@ -150,6 +155,7 @@ export function createCancellationTracker(options: CancellationTrackerOptions = 
           return controller.signal;
         },
         cancelledEarly: tombstone !== undefined,
+        abort: (abortReason?: unknown) => call.cancel(abortReason),
         complete,
         [Symbol.dispose]: complete,
       };

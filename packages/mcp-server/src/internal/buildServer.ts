@@ -1,0 +1,61 @@
+import type { Invoker } from '@capnode/capabilities';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type Implementation,
+  type JSONRPCRequest,
+  type jsonSchemaValidator,
+  type ListToolsResult,
+  type Result,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { runToolCall, type CallScope } from './toolCall.js';
+
+/** What every SDK server instance capnode builds shares. */
+export interface ServerWiring {
+  readonly serverInfo: Implementation;
+  readonly instructions?: string | undefined;
+  readonly invoker: Invoker;
+  readonly toolsList: () => ListToolsResult;
+  readonly onError: (error: unknown) => void;
+}
+
+/** The capnode server never validates elicitation answers; this keeps AJV out of every instance. */
+const NO_SCHEMA_VALIDATION: jsonSchemaValidator = {
+  getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }),
+};
+
+const EMPTY_LISTS: Readonly<Record<string, Result>> = {
+  'resources/list': { resources: [] },
+  'resources/templates/list': { resourceTemplates: [] },
+  'prompts/list': { prompts: [] },
+};
+
+/**
+ * Builds one low-level SDK `Server` over the live registry. The SDK owns the protocol (initialize,
+ * ping, versions, logging/setLevel, framing, errors); capnode answers `tools/list` from the registry
+ * cache and `tools/call` through the pipeline.
+ *
+ * `tools/call` is served from the fallback handler so that malformed params reach capnode and come
+ * back as tool errors (model-correctable) instead of the SDK's `-32602`. `resources/*` and
+ * `prompts/list` answer empty lists for clients that ask regardless of capabilities.
+ */
+export function buildServer(wiring: ServerWiring, scopeOf: (ctx: ServerContext) => CallScope, listChanged: boolean): Server {
+  const server = new Server(wiring.serverInfo, {
+    capabilities: { tools: { listChanged }, logging: {} },
+    jsonSchemaValidator: NO_SCHEMA_VALIDATION,
+    ...(wiring.instructions === undefined ? {} : { instructions: wiring.instructions }),
+  });
+  server.setRequestHandler('tools/list', () => wiring.toolsList());
+  server.fallbackRequestHandler = async (request: JSONRPCRequest, ctx: ServerContext): Promise<Result> => {
+    if (request.method === 'tools/call') {
+      return runToolCall(wiring.invoker, request.params, ctx, scopeOf(ctx), wiring.onError) as Promise<Result>;
+    }
+    const empty = EMPTY_LISTS[request.method];
+    if (empty !== undefined) return empty;
+    throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+  };
+  server.onerror = wiring.onError;
+  return server;
+}

@@ -1,0 +1,307 @@
+import { createCancellationTracker } from '@capnode/protocol';
+import {
+  CLIENT_INFO_META_KEY,
+  createMcpHandler,
+  isJsonContentType,
+  readRequestBody,
+  type InboundHttpRequest,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+  type McpRequestContext,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions } from '../capnodeMcp.js';
+import { createToolsListCache } from '../tools.js';
+import { hookFromSignal, linkSignal, type AbortHook } from './abortLatch.js';
+import { buildServer, type ServerWiring } from './buildServer.js';
+import { classifyPost } from './classify.js';
+import { Exchange } from './exchange.js';
+import { jsonRpcErrorResponse } from './responses.js';
+import { SessionlessTransport } from './sessionlessTransport.js';
+import type { CallScope } from './toolCall.js';
+import { supportedProtocolVersions } from './versions.js';
+
+const DEFAULT_SERVER_INFO = { name: 'capnode', version: '0.1.0' };
+const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+const MAX_BATCH = 100;
+const KEEP_ALIVE_MS = 15_000;
+const MODERN_POOL_SIZE = 64;
+
+interface ModernRequestInfo {
+  readonly lifetime: AbortHook | undefined;
+  readonly canStream: boolean;
+}
+
+const NOOP = (): void => {};
+
+function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}
+
+function acceptsEventStream(request: Request): boolean {
+  return request.headers.get('accept')?.includes('text/event-stream') ?? false;
+}
+
+function echoId(body: unknown): string | number | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { id, method } = body as { id?: unknown; method?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : null;
+}
+
+/** The answer to a request naming a protocol version this server does not serve. */
+function unsupportedVersion(requested: string, body: unknown): Response {
+  const message = `Unsupported protocol version: ${requested} (supported: ${supportedProtocolVersions.join(', ')})`;
+  return jsonRpcErrorResponse(400, -32022, message, { supported: supportedProtocolVersions, requested }, echoId(body));
+}
+
+function clientNameOf(ctx: ServerContext, server: Server | undefined): string | undefined {
+  const info = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+  if (typeof info?.name === 'string') return info.name;
+  const name = server?.getClientVersion()?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+function isRequestMessage(message: unknown): message is JSONRPCRequest {
+  return typeof message === 'object' && message !== null && 'method' in message && 'id' in message;
+}
+
+function isNotificationMessage(message: unknown): message is JSONRPCNotification {
+  return typeof message === 'object' && message !== null && 'method' in message && !('id' in message);
+}
+
+/** What the Node HTTP layer hands the core per request: the parsed body and a cheap abort hook. */
+export interface ServeOptions {
+  readonly parsedBody?: unknown;
+  readonly rawBody?: string | undefined;
+  readonly lifetime?: AbortHook | undefined;
+}
+
+/** The public face plus the hot-path entry the Node HTTP layer uses. */
+export interface McpCore {
+  readonly mcp: CapnodeMcp;
+  serve(request: Request, options: ServeOptions): Promise<Response>;
+}
+
+/** Builds the MCP core behind `createCapnodeMcp`, plus the hot-path `serve` the Node HTTP layer calls. */
+export function createMcpCore(options: CapnodeMcpOptions): McpCore {
+  const { invoker } = options;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const reportError = (error: unknown): void => {
+    try {
+      options.onError?.(toError(error));
+    } catch {
+      // Reporting must never break serving.
+    }
+  };
+  const toolsList = createToolsListCache(invoker.registry);
+  const toolsJson = new WeakMap<object, string>();
+  const resultJson = (result: unknown): string | undefined => {
+    if (result !== toolsList()) return undefined;
+    let json = toolsJson.get(result as object);
+    if (json === undefined) {
+      json = JSON.stringify(result);
+      toolsJson.set(result as object, json);
+    }
+    return json;
+  };
+  const wiring: ServerWiring = {
+    serverInfo: { ...(options.serverInfo ?? DEFAULT_SERVER_INFO) },
+    instructions: options.instructions,
+    invoker,
+    toolsList,
+    onError: reportError,
+  };
+
+  const sessions = new Set<Server>();
+  const createServer = (serverOptions: CreateServerOptions = {}): Server => {
+    const transport = serverOptions.transport ?? 'mcp-stdio';
+    let server: Server | undefined;
+    const scopeOf = (ctx: ServerContext): CallScope => ({
+      transport,
+      signal: ctx.mcpReq.signal,
+      canStream: true,
+      caller: clientNameOf(ctx, server),
+      requestId: String(ctx.mcpReq.id),
+    });
+    server = buildServer(wiring, scopeOf, true);
+    const instance = server;
+    sessions.add(instance);
+    instance.onclose = () => {
+      sessions.delete(instance);
+    };
+    return instance;
+  };
+
+  const tracker = createCancellationTracker();
+  const sessionless = new SessionlessTransport(tracker, resultJson);
+  const sessionlessServer = buildServer(
+    wiring,
+    (ctx) => {
+      const call = sessionless.call(ctx.mcpReq.id);
+      return {
+        transport: 'mcp-http',
+        signal: call?.signal ?? ctx.mcpReq.signal,
+        canStream: call?.canStream ?? false,
+        requestId: call?.requestId ?? String(ctx.mcpReq.id),
+      };
+    },
+    false,
+  );
+  const connected = sessionlessServer.connect(sessionless);
+  connected.catch(reportError);
+
+  const modernRequests = new WeakMap<Request, ModernRequestInfo>();
+  const modernScope = (ctx: ServerContext): CallScope => {
+    const request = ctx.http?.req;
+    const info = request === undefined ? undefined : modernRequests.get(request);
+    const signal = info?.lifetime === undefined ? ctx.mcpReq.signal : linkSignal(ctx.mcpReq.signal, info.lifetime);
+    return {
+      transport: 'mcp-http',
+      signal,
+      canStream: info?.canStream ?? false,
+      caller: clientNameOf(ctx, undefined),
+      requestId: String(ctx.mcpReq.id),
+    };
+  };
+  // The per-request handler asks for an instance per request; idle instances are reused (an instance
+  // is idle again once its single-exchange transport closed). `subscriptions/listen` is answered
+  // without connecting the instance, so those requests get a fresh one that is simply dropped.
+  const modernPool: Server[] = [];
+  const unpooled = new WeakSet<Request>();
+  const modernFactory = (context: McpRequestContext): Server => {
+    if (context.requestInfo !== undefined && unpooled.has(context.requestInfo)) return buildServer(wiring, modernScope, true);
+    const server = modernPool.pop() ?? buildServer(wiring, modernScope, true);
+    server.onclose = () => {
+      if (modernPool.length < MODERN_POOL_SIZE) modernPool.push(server);
+    };
+    return server;
+  };
+  const modern = createMcpHandler(modernFactory, { legacy: 'reject', onerror: reportError });
+
+  let pendingListChange = false;
+  const unsubscribe = invoker.registry.subscribe(() => {
+    if (pendingListChange) return;
+    pendingListChange = true;
+    queueMicrotask(() => {
+      pendingListChange = false;
+      modern.notify.toolsChanged();
+      for (const server of sessions) {
+        if (server.transport === undefined || server.getNegotiatedProtocolVersion() === undefined) continue;
+        server.sendToolListChanged().catch(NOOP);
+      }
+    });
+  });
+
+  let closing: Promise<void> | undefined;
+
+  const serveLegacy = (
+    request: Request,
+    body: unknown,
+    rawBody: string | undefined,
+    lifetime: AbortHook | undefined,
+  ): Response | Promise<Response> => {
+    const batch = Array.isArray(body);
+    const messages = batch ? (body as unknown[]) : [body];
+    const exchange = new Exchange({ batch, canStream: acceptsEventStream(request), keepAliveMs: KEEP_ALIVE_MS });
+    exchange.onCancel = () => sessionless.abortExchange(exchange, new Error('the client stopped reading the response'));
+    const text = batch ? undefined : rawBody;
+    for (const message of messages) {
+      if (isRequestMessage(message)) {
+        exchange.expect();
+        sessionless.dispatchRequest(exchange, message, text, lifetime);
+      } else if (isNotificationMessage(message)) {
+        sessionless.dispatchNotification(message, text);
+      }
+    }
+    exchange.dispatched();
+    return exchange.response;
+  };
+
+  const handle = async (request: Request, fetchOptions: ServeOptions): Promise<Response> => {
+    if (request.method !== 'POST') {
+      return jsonRpcErrorResponse(405, -32000, 'Method not allowed: this endpoint serves JSON-RPC over POST and offers no SSE stream or session.', undefined, null, {
+        allow: 'POST',
+      });
+    }
+    let body = fetchOptions.parsedBody;
+    let rawBody = fetchOptions.rawBody;
+    if (body === undefined) {
+      if (!isJsonContentType(request.headers.get('content-type'))) {
+        return jsonRpcErrorResponse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      }
+      const read = await readRequestBody(request, maxBodyBytes);
+      if (read.tooLarge) return jsonRpcErrorResponse(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`);
+      rawBody = read.text;
+      try {
+        body = JSON.parse(read.text);
+      } catch {
+        return jsonRpcErrorResponse(400, -32700, 'Parse error: the body is not valid JSON');
+      }
+    }
+    if (Array.isArray(body) && body.length > MAX_BATCH) {
+      return jsonRpcErrorResponse(400, -32600, `Invalid Request: a batch may carry at most ${MAX_BATCH} messages`);
+    }
+    const inbound: { -readonly [K in keyof InboundHttpRequest]: InboundHttpRequest[K] } = { httpMethod: 'POST', body };
+    const versionHeader = request.headers.get('mcp-protocol-version')?.trim();
+    if (versionHeader !== undefined) {
+      if (!supportedProtocolVersions.includes(versionHeader)) return unsupportedVersion(versionHeader, body);
+      inbound.protocolVersionHeader = versionHeader;
+    }
+    const methodHeader = request.headers.get('mcp-method');
+    if (methodHeader !== null) inbound.mcpMethodHeader = methodHeader;
+    const nameHeader = request.headers.get('mcp-name');
+    if (nameHeader !== null) inbound.mcpNameHeader = nameHeader;
+    const outcome = classifyPost(inbound);
+    switch (outcome.kind) {
+      case 'reject':
+        return jsonRpcErrorResponse(outcome.httpStatus, outcome.code, outcome.message, outcome.data, echoId(body));
+      case 'modern':
+      case 'modern-entry':
+        if ((outcome.kind === 'modern-entry' ? outcome.method : outcome.message.method) === 'subscriptions/listen') unpooled.add(request);
+        modernRequests.set(request, { lifetime: fetchOptions.lifetime, canStream: acceptsEventStream(request) });
+        return modern.fetch(request, { parsedBody: body });
+      case 'legacy':
+        return serveLegacy(request, body, rawBody, fetchOptions.lifetime);
+    }
+  };
+
+  const serve = async (request: Request, serveOptions: ServeOptions): Promise<Response> => {
+    if (closing !== undefined) return jsonRpcErrorResponse(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
+    try {
+      return await handle(request, serveOptions);
+    } catch (error) {
+      reportError(error);
+      return jsonRpcErrorResponse(500, -32603, 'Internal server error', undefined, echoId(serveOptions.parsedBody));
+    }
+  };
+
+  const mcp: CapnodeMcp = {
+    fetch(request, fetchOptions = {}) {
+      return serve(request, {
+        parsedBody: fetchOptions.parsedBody,
+        rawBody: fetchOptions.rawBody,
+        lifetime: fetchOptions.signal === undefined ? undefined : hookFromSignal(fetchOptions.signal),
+      });
+    },
+    createServer,
+    get inFlight() {
+      return sessionless.activeCount;
+    },
+    close() {
+      closing ??= (async () => {
+        unsubscribe();
+        await modern.close().catch(reportError);
+        await sessionless.close().catch(reportError);
+        await sessionlessServer.close().catch(reportError);
+        await Promise.all([...sessions].map((server) => server.close().catch(reportError)));
+        sessions.clear();
+      })();
+      return closing;
+    },
+    [Symbol.asyncDispose]() {
+      return this.close();
+    },
+  };
+  return { mcp, serve };
+}

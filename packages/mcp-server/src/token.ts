@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
+/** A fresh bearer token: 32 CSPRNG bytes, base64url without padding (43 characters). */
+export function generateToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+async function readToken(path: string): Promise<string | undefined> {
+  try {
+    const text = (await readFile(path, 'utf8')).trim();
+    return text.length > 0 ? text : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Writes `token` to `path` with mode 0600 via a temporary file and a rename, so readers never see half a token. */
+async function writeToken(path: string, token: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, `${token}\n`, { mode: FILE_MODE, flag: 'wx' });
+    await chmod(temporary, FILE_MODE);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Reads the bearer token stored at `path`, creating it on first use. The token persists across
+ * restarts and is regenerated only when the file is missing or empty. The file gets mode 0600 and a
+ * directory this call creates gets 0700 (the modes have no effect on Windows, where the user
+ * profile's ACL protects the file).
+ *
+ * @example
+ * const { token, created } = await loadOrCreateToken(join(configDir, 'mcp-token'));
+ */
+export async function loadOrCreateToken(path: string): Promise<{ token: string; created: boolean }> {
+  const existing = await readToken(path);
+  if (existing !== undefined) return { token: existing, created: false };
+  const token = generateToken();
+  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+  try {
+    // Exclusive create: when two processes start at once, exactly one token wins and both use it.
+    await writeFile(path, `${token}\n`, { mode: FILE_MODE, flag: 'wx' });
+    return { token, created: true };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const raced = await readToken(path);
+  if (raced !== undefined) return { token: raced, created: false };
+  await writeToken(path, token);
+  return { token, created: true };
+}
+
+/** Replaces the token at `path` with a fresh one and returns it; clients holding the old token get 401. */
+export async function rotateToken(path: string): Promise<string> {
+  const token = generateToken();
+  await writeToken(path, token);
+  return token;
+}

@@ -1,0 +1,53 @@
+import type { CommandResult, RegisteredCommand, Registry } from '@capnode/capabilities';
+import type { CallToolResult, ListToolsResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
+
+/**
+ * Maps a registered command to the MCP `Tool` that `tools/list` advertises: the command name, its
+ * description, the JSON Schema computed at registration, and the annotations as MCP hints.
+ */
+export function toMcpTool(command: RegisteredCommand): Tool {
+  const { description, annotations } = command.definition;
+  const tool: Tool = { name: command.name, description, inputSchema: command.inputSchema as Tool['inputSchema'] };
+  if (annotations === undefined) return tool;
+  const hints: ToolAnnotations = {};
+  if (annotations.title !== undefined) hints.title = annotations.title;
+  if (annotations.readOnly !== undefined) hints.readOnlyHint = annotations.readOnly;
+  if (annotations.destructive !== undefined) hints.destructiveHint = annotations.destructive;
+  if (annotations.idempotent !== undefined) hints.idempotentHint = annotations.idempotent;
+  if (annotations.openWorld !== undefined) hints.openWorldHint = annotations.openWorld;
+  if (annotations.title !== undefined) tool.title = annotations.title;
+  if (Object.keys(hints).length > 0) tool.annotations = hints;
+  return tool;
+}
+
+/**
+ * Maps a pipeline result to an MCP `CallToolResult`: content passes through, structured data becomes
+ * `structuredContent`, and a failure becomes `isError: true` with its message as text, so the model
+ * sees the reason and can correct itself (a failure is never a JSON-RPC error).
+ */
+export function toCallToolResult(result: CommandResult): CallToolResult {
+  if (!result.ok) return toolError(result.error.message);
+  const content = result.content as CallToolResult['content'];
+  return result.structured === undefined ? { content } : { content, structuredContent: result.structured };
+}
+
+/** A tool error result carrying `message` as its only text content. */
+export function toolError(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+/**
+ * Returns the `tools/list` result for the registry's current contents, rebuilt only when
+ * `registry.version` changed, so every listing is live yet costs nothing when nothing changed.
+ */
+export function createToolsListCache(registry: Registry): () => ListToolsResult {
+  let version = -1;
+  let result: ListToolsResult = { tools: [] };
+  return () => {
+    if (registry.version !== version) {
+      version = registry.version;
+      result = { tools: registry.commands().map(toMcpTool) };
+    }
+    return result;
+  };
+}
