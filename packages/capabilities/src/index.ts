@@ -47,3 +47,4 @@ export type { ExecutableResolver, ExecApprovalHookOptions, ExecDescription } fro
 export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist } from './execApprovalHook.js';
 export type { ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
 export { createExecApprovalsCapability } from './execApprovalsCapability.js';
+export { isRefusedEnvKey } from './envPolicy.js';

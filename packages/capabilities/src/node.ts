@@ -13,7 +13,6 @@ export { createSystemWhichCommand } from './builtins/systemWhich.js';
 export { createSystemNotifyCommand } from './builtins/systemNotify.js';
 export type { FindExecutableOptions } from './internal/which.js';
 export { findExecutable } from './internal/which.js';
-export { isRefusedEnvKey } from './internal/childEnv.js';
 export { truncationMarker } from './internal/runProcess.js';
 
 export interface BuiltinCapabilitiesOptions extends BuiltinOptions {

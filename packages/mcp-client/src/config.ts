@@ -1,3 +1,4 @@
+import { isRefusedEnvKey } from '@capnode/capabilities';
 import { z } from 'zod';
 import { McpClientError, type ConfigIssue } from './errors.js';
 
@@ -83,35 +84,6 @@ export type McpConfigValidation =
   | { readonly ok: true; readonly config: McpConfig; readonly warnings: readonly ConfigIssue[] }
   | { readonly ok: false; readonly issues: readonly ConfigIssue[]; readonly warnings: readonly ConfigIssue[] };
 
-const REFUSED_ENV_KEYS = new Set([
-  'NODE_OPTIONS',
-  'NODE_REPL_EXTERNAL_MODULE',
-  'NODE_EXTRA_CA_CERTS',
-  'BASH_ENV',
-  'ENV',
-  'PROMPT_COMMAND',
-  'PYTHONSTARTUP',
-  'PYTHONINSPECT',
-  'PERL5OPT',
-  'PERL5DB',
-  'RUBYOPT',
-  'JAVA_TOOL_OPTIONS',
-  '_JAVA_OPTIONS',
-  'JDK_JAVA_OPTIONS',
-  'DOTNET_STARTUP_HOOKS',
-  'GIT_SSH_COMMAND',
-]);
-const REFUSED_ENV_PREFIXES = ['LD_', 'DYLD_'];
-
-/**
- * True for environment keys that let a config entry hijack the spawned runtime (preload a library,
- * inject interpreter options) rather than configure the server: NODE_OPTIONS, LD_*, DYLD_* and the like.
- * Compared case-insensitively, as Windows does.
- */
-export function isRefusedEnvKey(key: string): boolean {
-  const upper = key.toUpperCase();
-  return REFUSED_ENV_KEYS.has(upper) || REFUSED_ENV_PREFIXES.some((prefix) => upper.startsWith(prefix));
-}
 
 const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

@@ -15,7 +15,6 @@ export {
   DEFAULT_CONNECT_TIMEOUT_SECS,
   DEFAULT_TOOL_TIMEOUT_SECS,
   MAX_TIMEOUT_SECS,
-  isRefusedEnvKey,
   formatConfigPath,
   validateMcpConfig,
   parseMcpConfig,

@@ -1,21 +1,11 @@
+import { isRefusedEnvKey } from '../envPolicy.js';
 import { CapabilityError } from '../errors.js';
-
-/** Variables that make a program load code it was not asked to run; callers may never set them. */
-const REFUSED_EXACT = new Set(['NODE_OPTIONS', 'BASH_ENV', 'ENV']);
-const REFUSED_PREFIXES = ['LD_', 'DYLD_'];
-
-/** True when a caller may not set `key` for a child process (compared case-insensitively). */
-export function isRefusedEnvKey(key: string): boolean {
-  const upper = key.toUpperCase();
-  return REFUSED_EXACT.has(upper) || REFUSED_PREFIXES.some((prefix) => upper.startsWith(prefix));
-}
 
 /**
  * Merges caller variables over `base` for a child process. On Windows names are case-insensitive,
  * so an override replaces every differently-cased copy.
  *
- * @throws CapabilityError `invalid_arguments` for refused keys (NODE_OPTIONS, LD_*, DYLD_*, BASH_ENV,
- * ENV) and for names or values a process environment cannot hold.
+ * @throws CapabilityError `invalid_arguments` for refused keys ({@link isRefusedEnvKey}) and for names or values a process environment cannot hold.
  */
 export function buildChildEnv(base: NodeJS.ProcessEnv, overrides: Readonly<Record<string, string>> | undefined, windows: boolean): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
@@ -24,7 +14,7 @@ export function buildChildEnv(base: NodeJS.ProcessEnv, overrides: Readonly<Recor
   if (refused.length) {
     throw new CapabilityError(
       'invalid_arguments',
-      `env may not set ${refused.join(', ')}: these variables make programs load other code (refused: NODE_OPTIONS, LD_*, DYLD_*, BASH_ENV, ENV).`,
+      `env may not set ${refused.join(', ')}: these variables make programs load other code (NODE_OPTIONS, LD_*, DYLD_*, BASH_ENV and the like are refused).`,
     );
   }
   for (const [key, value] of Object.entries(overrides)) {
