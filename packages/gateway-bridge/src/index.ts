@@ -1,0 +1,42 @@
+export type { GatewayErrorCode, GatewayErrorOptions } from './errors.js';
+export { GatewayError, isGatewayError } from './errors.js';
+export type { BackoffOptions } from './backoff.js';
+export { backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
+export type { GatewaySocket, GatewaySocketHandlers, GatewaySocketFactory } from './socket.js';
+export type { DeviceIdentity, DeviceTokenStore } from './identity.js';
+export { createMemoryDeviceTokenStore } from './identity.js';
+export type {
+  GatewayClientInfo,
+  GatewayDeclaration,
+  GatewayLogLevel,
+  GatewayConnectionState,
+  GatewayClientStatus,
+  GatewayClientOptions,
+  GatewayRequestOptions,
+  GatewayClient,
+} from './client.js';
+export { createGatewayClient } from './client.js';
+export type { InvokeAdmission, InvokeSubmission, InvokeTicket, InvokeLedgerOptions, InvokeLedgerStats, InvokeLedger } from './invokeLedger.js';
+export { createInvokeLedger } from './invokeLedger.js';
+export type {
+  NodePairingState,
+  NodePairingRequest,
+  NodePairingInspection,
+  GatewayNodeStatus,
+  NodeTransportOptions,
+  GatewayNode,
+} from './nodeTransport.js';
+export { NODE_BUSY_MESSAGE, nodeDeclaration, toInvokeResult, createNodeTransport } from './nodeTransport.js';
+export type {
+  ChannelConversation,
+  ChannelEvent,
+  ChannelEventFilter,
+  ChannelEventGap,
+  PendingGatewayApproval,
+  GatewayApprovalDecision,
+  ChannelNotification,
+  ChannelBridgeOptions,
+  ChannelBridge,
+} from './channelBridge.js';
+export { CHANNEL_QUEUE_LIMIT, PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS, createChannelBridge, toConversation, firstText, messageAttachments } from './channelBridge.js';
+export { CHANNEL_TOOL_NAMES, createChannelCapability } from './channelTools.js';

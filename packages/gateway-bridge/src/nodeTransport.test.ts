@@ -1,0 +1,109 @@
+import { createInvoker, createRegistry, defineCapability, defineCommand, json, text } from '@capnode/capabilities';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
+import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
+import { createNodeTransport, nodeDeclaration, toInvokeResult } from './nodeTransport.js';
+
+function fixture() {
+  let aborted = false;
+  const registry = createRegistry([
+    defineCapability({
+      category: 'demo',
+      commands: [
+        defineCommand({ name: 'demo.echo', description: 'echo', input: z.object({ v: z.string() }), execute: (args) => json({ v: args.v }) }),
+        defineCommand({ name: 'demo.big', description: 'big', execute: () => text('b'.repeat(10_000)) }),
+        defineCommand({
+          name: 'demo.wait',
+          description: 'waits until cancelled',
+          execute: (_args, context) =>
+            new Promise((_, reject) =>
+              context.signal.addEventListener('abort', () => {
+                aborted = true;
+                reject(context.signal.reason);
+              }),
+            ),
+        }),
+        defineCommand({ name: 'demo.local', description: 'local', localOnly: true, execute: () => 'x' }),
+      ],
+    }),
+    defineCapability({ category: 'other', commands: [defineCommand({ name: 'other.one', description: 'one', execute: () => 'one' })] }),
+  ]);
+  return { registry, invoker: createInvoker({ registry }), aborted: () => aborted };
+}
+
+describe('node transport helpers', () => {
+  it('declares every command but localOnly ones, categories as caps', () => {
+    const { registry } = fixture();
+    expect(nodeDeclaration(registry)).toEqual({ caps: ['demo', 'other'], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'] });
+  });
+
+  it('maps pipeline outcomes to node.invoke.result params', () => {
+    expect(toInvokeResult('i', 'n', { result: json({ a: 1 }), durationMs: 1 })).toEqual({ id: 'i', nodeId: 'n', ok: true, payload: { a: 1 } });
+    expect(toInvokeResult('i', 'n', { result: text('hi'), durationMs: 1 })).toEqual({ id: 'i', nodeId: 'n', ok: true, payload: { content: [{ type: 'text', text: 'hi' }] } });
+    expect(toInvokeResult('i', 'n', { result: { ok: false, error: { code: 'invalid_arguments', message: 'bad' } }, durationMs: 1 })).toEqual({
+      id: 'i',
+      nodeId: 'n',
+      ok: false,
+      error: { code: 'INVALID_ARGUMENTS', message: 'bad' },
+    });
+  });
+});
+
+describe('node transport against a faulty gateway', () => {
+  it('answers malformed and oversized cases with errors instead of failing', async () => {
+    let connection!: FakeConnection;
+    await using gateway = await startFakeGateway(async (c) => {
+      connection = c;
+      await c.handshake({ policy: { maxPayload: 4096 } });
+    });
+    const { invoker, aborted } = fixture();
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createNodeTransport({
+      url: gateway.url,
+      token: 't',
+      invoker,
+      identity,
+      createSocket: createWsSocketFactory(),
+      client: { version: '0', platform: 'linux', deviceFamily: 'Linux' },
+    });
+    await node.ready({ timeoutMs: 10_000 });
+    const connect = connection.received.find((frame) => frame.method === 'connect')!;
+    expect(connect.params).toMatchObject({ role: 'node', caps: ['demo', 'other'], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'], client: { id: 'node-host', mode: 'node' } });
+
+    const invoke = (payload: Record<string, unknown>) => connection.send({ type: 'event', event: 'node.invoke.request', payload: { nodeId: identity.deviceId, ...payload } });
+    const resultFor = (id: string) => connection.next((frame) => frame.method === 'node.invoke.result' && frame.params.id === id);
+    const answer = async (id: string) => {
+      const frame = await resultFor(id);
+      connection.respond(frame.id, { ok: true });
+      return frame.params;
+    };
+
+    invoke({ id: 'a', command: 'demo.echo', paramsJSON: '{"v":"x"}', idempotencyKey: 'k-a' });
+    expect(await answer('a')).toEqual({ id: 'a', nodeId: identity.deviceId, ok: true, payload: { v: 'x' } });
+
+    invoke({ id: 'b', command: 'demo.echo', paramsJSON: '{not json' });
+    expect(await answer('b')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: 'paramsJSON is not valid JSON' } });
+
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'c', nodeId: identity.deviceId } });
+    expect(await answer('c')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+
+    invoke({ id: 'd', command: 'demo.big', params: {} });
+    expect(await answer('d')).toMatchObject({ ok: false, error: { code: 'PAYLOAD_TOO_LARGE' } });
+
+    invoke({ id: 'e', command: 'demo.echo', paramsJSON: '{"v":"other"}', idempotencyKey: 'k-a' });
+    expect(await answer('e')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('idempotencyKey') } });
+
+    invoke({ id: 'f', command: 'demo.wait', params: {} });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    connection.send({ type: 'event', event: 'node.invoke.cancel', payload: { invokeId: 'f', nodeId: identity.deviceId } });
+    expect(await answer('f')).toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
+    expect(aborted()).toBe(true);
+
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'g', nodeId: 'someone-else', command: 'demo.echo', paramsJSON: '{"v":"x"}' } });
+    invoke({ id: 'h', command: 'other.one' });
+    expect(await answer('h')).toMatchObject({ ok: true });
+    expect(connection.received.some((frame) => frame.method === 'node.invoke.result' && frame.params.id === 'g')).toBe(false);
+    expect(node.status().connection.state).toBe('connected');
+  });
+});

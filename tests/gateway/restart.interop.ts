@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { GatewayClient, GatewayClientStatus, GatewayNode } from '@capnode/gateway-bridge';
+import { NODE_IDENTITY_FILE, approveNodePairing, createGatewayNode } from '@capnode/gateway-bridge/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectOperator, createNodeFixture, INTEROP_ALLOW, invokeNode, type NodeFixture } from './fixtures.js';
+import { eventually, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+
+const skipReason = interopSkipReason();
+if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
+
+describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
+  let gateway: RealGateway;
+  let fixture: NodeFixture;
+  let node: GatewayNode;
+  let operator: GatewayClient;
+  const states: GatewayClientStatus['state'][] = [];
+
+  beforeAll(async () => {
+    gateway = await startGateway({ allowCommands: INTEROP_ALLOW });
+    fixture = createNodeFixture();
+    node = createGatewayNode({
+      url: gateway.url,
+      token: gateway.token,
+      invoker: fixture.invoker,
+      identityPath: join(fixture.home, NODE_IDENTITY_FILE),
+      // Quick first retries keep the test short; the defaults are 1 s doubling to 30 s.
+      backoff: { initialMs: 500, maxMs: 2_000 },
+      onStatus: (status) => {
+        if (states.at(-1) !== status.connection.state) states.push(status.connection.state);
+      },
+    });
+    await node.ready({ timeoutMs: 30_000 });
+    operator = await connectOperator(gateway.url, gateway.token, fixture.home);
+    await eventually('the pairing request', async () => (await approveNodePairing(operator, node.nodeId)).length > 0);
+    await eventually('the approval to reach the node', () => node.status().pairing.state === 'approved');
+  });
+
+  afterAll(async () => {
+    await operator?.close();
+    await node?.close();
+    fixture?.[Symbol.dispose]();
+    await gateway?.[Symbol.asyncDispose]();
+  });
+
+  it('the node comes back by itself and a retried invoke is not executed twice', async () => {
+    const key = randomUUID();
+    const connIdBefore = node.status().connection.server?.connId;
+    const inFlight = invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'restart' }, { idempotencyKey: key, timeoutMs: 90_000 });
+    await eventually('the invoke to run on the node', () => fixture.executions.get('restart') === 1);
+
+    // A crash, not a graceful stop: a SIGTERM'd gateway drains in-flight invokes first.
+    await gateway.stop({ crash: true });
+    const lost = await inFlight;
+    expect(lost.ok).toBe(false);
+    await eventually('the node to notice', () => node.status().connection.state !== 'connected');
+
+    // The command finishes while the gateway is down; its result is kept for the idempotency key.
+    fixture.gate('restart').open();
+    await eventually('the run to finish', () => node.status().invocations.running === 0);
+
+    await gateway.start();
+    const hello = await node.ready({ timeoutMs: 60_000 }).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}\n--- gateway output ---\n${gateway.output().slice(-3000)}`);
+    });
+    expect(hello.server.connId).not.toBe(connIdBefore);
+    expect(states).toEqual(expect.arrayContaining(['connected', 'waiting', 'connecting']));
+    expect(node.status().connection).toMatchObject({ state: 'connected', attempt: 0 });
+
+    // The operator retries with the same idempotency key: the node answers from its ledger.
+    const retried = await eventually('the retried invoke to be accepted', async () => {
+      const result = await invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'restart' }, { idempotencyKey: key, timeoutMs: 30_000 });
+      return result.ok ? result : undefined;
+    }, 60_000);
+    expect(retried).toMatchObject({ ok: true, payload: { payload: { tag: 'restart', executions: 1 } } });
+    expect(fixture.executions.get('restart')).toBe(1);
+    expect(node.status().invocations.replayed).toBeGreaterThanOrEqual(1);
+
+    // Still fully usable after the restart.
+    const echo = await invokeNode(operator, node.nodeId, 'interop.echo', { value: 'after restart' });
+    expect(echo).toMatchObject({ ok: true, payload: { payload: { echo: 'after restart' } } });
+  });
+});
