@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseArgs, portFlag } from './args.js';
+import { flagValues, parseArgs, portFlag } from './args.js';
 import { CliError } from './errors.js';
 import { parseParams } from './commands/tools.js';
 import { closeNames } from './suggest.js';
@@ -22,6 +22,16 @@ describe('parseArgs', () => {
     const parsed = parseArgs(['serve', '--json', '--url=http://x/', '-c', 'a.b', '--params', '{"a":1}', '--', '--not-a-flag'], spec);
     expect(parsed.positionals).toEqual(['serve', '--not-a-flag']);
     expect(Object.fromEntries(parsed.flags)).toEqual({ json: true, url: 'http://x/', command: 'a.b', params: '{"a":1}' });
+  });
+
+  it('keeps every value of a repeated flag and the arguments after -- verbatim', () => {
+    const parsed = parseArgs(['servers', 'add', 'x', '--url', 'http://a/', '--url=http://b/', '--command', '-y', '--', '--json', 'b'], spec);
+    expect(flagValues(parsed, 'url')).toEqual(['http://a/', 'http://b/']);
+    expect(parsed.flags.get('url')).toBe('http://b/');
+    expect(parsed.flags.get('command')).toBe('-y');
+    expect(flagValues(parsed, 'json')).toEqual([]);
+    expect(parsed.rest).toEqual(['--json', 'b']);
+    expect(parsed.positionals).toEqual(['servers', 'add', 'x', '--json', 'b']);
   });
 
   it('rejects unknown flags with a suggestion and missing values', () => {

@@ -5,8 +5,14 @@ import { closeNames } from './suggest.js';
 export type FlagSpec = Readonly<Record<string, 'value' | 'switch'>>;
 
 export interface ParsedArgs {
+  /** Every non-flag argument, those after `--` included. */
   readonly positionals: readonly string[];
+  /** Each flag's last value (`true` for switches). */
   readonly flags: ReadonlyMap<string, string | true>;
+  /** Every value of each value flag, in order (`--env A=1 --env B=2`). */
+  readonly values: ReadonlyMap<string, readonly string[]>;
+  /** The arguments after `--`, verbatim. */
+  readonly rest: readonly string[];
 }
 
 const SHORT: Readonly<Record<string, string>> = { h: 'help', V: 'version', c: 'command', p: 'params' };
@@ -19,10 +25,13 @@ const SHORT: Readonly<Record<string, string>> = { h: 'help', V: 'version', c: 'c
 export function parseArgs(argv: readonly string[], spec: FlagSpec): ParsedArgs {
   const positionals: string[] = [];
   const flags = new Map<string, string | true>();
+  const values = new Map<string, string[]>();
+  let rest: readonly string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') {
-      positionals.push(...argv.slice(i + 1));
+      rest = argv.slice(i + 1);
+      positionals.push(...rest);
       break;
     }
     let name: string;
@@ -52,14 +61,20 @@ export function parseArgs(argv: readonly string[], spec: FlagSpec): ParsedArgs {
     const value = inline ?? argv[++i];
     if (value === undefined) throw new CliError('usage', `--${name} needs a value`);
     flags.set(name, value);
+    values.set(name, [...(values.get(name) ?? []), value]);
   }
-  return { positionals, flags };
+  return { positionals, flags, values, rest };
 }
 
 /** The string value of a value flag, or `undefined`. */
 export function flag(args: ParsedArgs, name: string): string | undefined {
   const value = args.flags.get(name);
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Every value given for a repeatable value flag, in order. */
+export function flagValues(args: ParsedArgs, name: string): readonly string[] {
+  return args.values.get(name) ?? [];
 }
 
 /** Parses a TCP port flag (0 picks a free port). */

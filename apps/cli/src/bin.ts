@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module';
 import { parseArgs, type FlagSpec } from './args.js';
 import { createContext, type Context } from './context.js';
 import { CliError, ExitCode } from './errors.js';
 import { callCommand, listTools } from './commands/tools.js';
+import { version } from './version.js';
 
 const FLAGS: FlagSpec = {
   help: 'switch',
@@ -17,6 +17,12 @@ const FLAGS: FlagSpec = {
   host: 'value',
   always: 'switch',
   name: 'value',
+  all: 'switch',
+  args: 'value',
+  env: 'value',
+  header: 'value',
+  transport: 'value',
+  cwd: 'value',
 };
 
 /** Flags each command accepts beside --help. */
@@ -28,6 +34,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   token: [],
   approvals: ['json', 'url', 'always'],
   config: ['json', 'url', 'name'],
+  servers: ['json', 'command', 'args', 'url', 'env', 'header', 'transport', 'cwd'],
+  tools: ['json', 'url', 'token', 'all'],
+  call: ['json', 'url', 'token', 'params'],
 };
 
 const HELP = `capnode — expose this machine's capabilities to AI agents over MCP
@@ -44,6 +53,17 @@ Usage:
   capnode approvals deny <id>
   capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
 
+Tools from other MCP servers (settings.json "mcpClient"):
+  capnode servers list                          configured servers (secrets masked)
+  capnode servers add <name> --command <cmd> [--args '<json array>' | -- <args…>] [--env K=V …] [--cwd <dir>]
+  capnode servers add <name> --url <url> [--header K=V …] [--transport http|sse]
+  capnode servers remove <name>
+  capnode servers test [<name>…]                connect each server: time, tools, diagnostic (exit 1 if any failed)
+  capnode servers import <file>                 add the servers of a .mcp.json / Claude Desktop / Cursor / VS Code file
+  capnode servers reexport on|off               serve their tools through the host as <server>__<tool>
+  capnode tools [--all]                         the host's tools; --all adds the imported ones
+  capnode call <server>__<tool> [--params '<json>']   call a tool (through the host, else directly)
+
 Options:
   --url <url>      MCP endpoint (default: the running host's, else http://127.0.0.1:8765/; env CAPNODE_URL)
   --token <token>  bearer token (default: read from the token file; env CAPNODE_TOKEN)
@@ -52,10 +72,6 @@ Options:
 
 Config directory: CAPNODE_HOME, else the platform default (e.g. ~/.config/capnode).
 Exit codes: 0 ok, 1 failed (tool error, unknown tool, refused), 2 usage, 3 no host, 4 token refused, 130 interrupted.`;
-
-function version(): string {
-  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
-}
 
 async function run(context: Context): Promise<number> {
   const { args } = context;
@@ -95,6 +111,12 @@ async function run(context: Context): Promise<number> {
       return (await import('./commands/approvals.js')).approvals(context);
     case 'config':
       return (await import('./commands/config.js')).config(context);
+    case 'servers':
+      return (await import('./commands/servers.js')).servers(context);
+    case 'tools':
+      return (await import('./commands/imported.js')).tools(context);
+    case 'call':
+      return (await import('./commands/imported.js')).call(context);
     default:
       throw new CliError('usage', `unknown command '${name}' — see capnode --help`);
   }

@@ -16,11 +16,16 @@ function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!.trim();
 }
 
-/** Two aligned columns: tool name and the first line of its description. */
-export function formatToolTable(tools: readonly ToolInfo[]): string {
+/** Two aligned columns, tool name and the first line of its description, each line prefixed by `indent`. */
+export function formatToolRows(tools: readonly ToolInfo[], indent = ''): string[] {
   const width = Math.min(40, Math.max(4, ...tools.map((tool) => tool.name.length)));
-  const lines = tools.map((tool) => `${tool.name.padEnd(width)}  ${firstLine(tool.description)}`.trimEnd());
-  lines.push('', `${tools.length} tool${tools.length === 1 ? '' : 's'}; call one with: capnode --command <name> --params '<json>'`);
+  return tools.map((tool) => `${indent}${tool.name.padEnd(width)}  ${firstLine(tool.description)}`.trimEnd());
+}
+
+/** The tool table with a count and how to call one (`call` is the command shown). */
+export function formatToolTable(tools: readonly ToolInfo[], call = 'capnode --command <name>'): string {
+  const lines = formatToolRows(tools);
+  lines.push('', `${tools.length} tool${tools.length === 1 ? '' : 's'}; call one with: ${call} --params '<json>'`);
   return lines.join('\n');
 }
 

@@ -16,6 +16,7 @@ import { generateToken, loadOrCreateToken, rotateToken as rotateTokenFile, start
 import { createAdminHandler } from './adminApi.js';
 import { createAppCapability } from './appStatus.js';
 import { createAuditLog, type AuditLog } from './audit.js';
+import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, formatUrl, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
@@ -73,6 +74,8 @@ export interface HostStatus {
   readonly capabilities: { readonly commands: number; readonly categories: readonly string[] };
   readonly execApprovals: { readonly mode: string; readonly allowlist: number; readonly pending: number };
   readonly node: { readonly enabled: boolean; readonly state: 'disabled' | 'unavailable'; readonly detail?: string };
+  /** Tools imported from other MCP servers (`mcpClient` in settings.json) and each server's diagnostic. */
+  readonly mcpClient: ImportedToolsStatus;
 }
 
 /** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */
@@ -85,8 +88,14 @@ export interface Host {
   readonly approvals: ApprovalBroker;
   readonly settings: SettingsStore;
   /**
+   * Resolves once the imported MCP servers (`mcpClient.reexport`) have all connected or failed;
+   * `start()` and `serveStdio()` never wait for them. Resolves at once when re-export is off.
+   */
+  importsReady(): Promise<void>;
+  /**
    * Starts the MCP HTTP listener unless `settings.mcp.enabled` is false (state `disabled`). Creates
-   * the token files on first start and writes `host.json`.
+   * the token files on first start and writes `host.json`. With `mcpClient.reexport` on, also starts
+   * connecting the configured MCP servers in the background (see `status().mcpClient`).
    * @throws HostError `listen_failed` (the status keeps the error), `closed`.
    */
   start(): Promise<HostStatus>;
@@ -99,7 +108,7 @@ export interface Host {
   /** Writes a new MCP token; a running listener accepts only the new one afterwards. */
   rotateToken(): Promise<void>;
   status(): HostStatus;
-  /** Stops the listener (draining in-flight requests), denies pending approvals, removes `host.json`. Idempotent. */
+  /** Stops the listener (draining in-flight requests), denies pending approvals, closes imported MCP servers (their processes end), removes `host.json`. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -155,6 +164,8 @@ export function createHost(options: HostOptions = {}): Host {
   }
   registry.register(createAppCapability(() => host.status()));
   for (const capability of options.capabilities ?? []) registry.register(capability);
+
+  const imports = createImportedTools({ settings, invoker, approvals, log, version });
 
   let state: McpListenerState = settings.get().mcp.enabled ? 'stopped' : 'disabled';
   let startError: string | undefined;
@@ -245,6 +256,7 @@ export function createHost(options: HostOptions = {}): Host {
       throw new HostError('closed', 'the host was closed while starting');
     }
     state = 'listening';
+    imports.start();
     await publish(paths.runtime, { pid: process.pid, kind: 'http', url: server.url, adminUrl: new URL('/_capnode/', server.url).href, startedAt: new Date(started).toISOString(), version });
     return host.status();
   }
@@ -261,6 +273,7 @@ export function createHost(options: HostOptions = {}): Host {
     invoker,
     approvals,
     settings,
+    importsReady: () => imports.ready(),
     start() {
       if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
       if (server) return Promise.resolve(host.status());
@@ -274,6 +287,7 @@ export function createHost(options: HostOptions = {}): Host {
       const { serveStdio } = await import('@capnode/mcp-server/stdio');
       const signal = stdioOptions.signal ? AbortSignal.any([stdioOptions.signal, stdioController.signal]) : stdioController.signal;
       stdioServing = true;
+      imports.start();
       const runFile = join(paths.runDir, `stdio-${process.pid}.json`);
       try {
         await openStdioAdmin(runFile);
@@ -317,6 +331,7 @@ export function createHost(options: HostOptions = {}): Host {
         node: current.node.enabled
           ? { enabled: true, state: 'unavailable', detail: 'gateway node mode is not implemented in this version; only local MCP runs' }
           : { enabled: false, state: 'disabled' },
+        mcpClient: imports.status(),
       };
     },
     close() {
@@ -333,6 +348,7 @@ export function createHost(options: HostOptions = {}): Host {
           unpublish(paths.runtime);
         }
         await stdioAdmin?.close();
+        await imports.close();
         await audit.close();
       })();
       return closing;

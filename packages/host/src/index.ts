@@ -2,8 +2,22 @@ export type { HostErrorCode } from './errors.js';
 export { HostError, isHostError } from './errors.js';
 export type { HostPaths, ResolveHomeOptions, RuntimeState } from './paths.js';
 export { HOME_ENV, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveHome, hostPaths, readRuntimeState, listRuntimeStates, defaultMcpUrl, formatUrl } from './paths.js';
-export type { Settings, SettingsStore } from './settings.js';
-export { settingsSchema, defaultSettings, parseSettings, loadSettings, createSettingsStore } from './settings.js';
+export type { Settings, SettingsStore, McpClientSettings, McpServerEntry, McpClientSetup } from './settings.js';
+export {
+  settingsSchema,
+  defaultSettings,
+  parseSettings,
+  loadSettings,
+  createSettingsStore,
+  DEFAULT_MCP_CLIENT_AGENT,
+  mcpClientSettingsSchema,
+  resolveMcpClientSettings,
+  mcpServerEntries,
+  addMcpServers,
+  removeMcpServer,
+  setMcpReexport,
+} from './settings.js';
+export type { ImportedToolsState, ImportedToolsStatus } from './importedTools.js';
 export type { AuditRecord, AuditLogOptions, AuditLog } from './audit.js';
 export { createAuditLog } from './audit.js';
 export type { AdminApiOptions } from './adminApi.js';

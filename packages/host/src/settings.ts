@@ -3,7 +3,21 @@ import { z } from 'zod';
 import { execApprovalPolicySchema, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
+import { mcpClientSettingsSchema } from './mcpClientSettings.js';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT } from './paths.js';
+
+export type { HostErrorCode } from './errors.js';
+export { HostError, isHostError } from './errors.js';
+export type { McpClientSettings, McpServerEntry, McpClientSetup } from './mcpClientSettings.js';
+export {
+  DEFAULT_MCP_CLIENT_AGENT,
+  mcpClientSettingsSchema,
+  resolveMcpClientSettings,
+  mcpServerEntries,
+  addMcpServers,
+  removeMcpServer,
+  setMcpReexport,
+} from './mcpClientSettings.js';
 
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
 
@@ -28,6 +42,8 @@ export const settingsSchema = z.strictObject({
     })
     .prefault({}),
   execApprovals: execApprovalPolicySchema.strict().prefault({}),
+  /** MCP servers whose tools capnode imports (see {@link mcpClientSettingsSchema}); absent means none. */
+  mcpClient: mcpClientSettingsSchema.optional(),
 });
 
 /** The validated settings, defaults filled in. */
@@ -38,11 +54,15 @@ export function defaultSettings(): Settings {
   return settingsSchema.parse({});
 }
 
+/** Most problems listed in one message. */
+const MAX_LISTED_ISSUES = 20;
+
 function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
-    .join('; ');
+  const listed = error.issues
+    .slice(0, MAX_LISTED_ISSUES)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
+  const more = error.issues.length - listed.length;
+  return `${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
 }
 
 /**

@@ -103,6 +103,6 @@ export async function approvals(context: Context): Promise<number> {
     throw new CliError('failure', `${String(answers[0]?.value.error ?? `no pending approval '${id}'`)} — see pending ones with: capnode approvals list`);
   }
   if (context.json) context.out(JSON.stringify(answered.value, null, 2));
-  else context.out(`${decision === 'deny' ? 'denied' : decision === 'allow-always' ? 'allowed (and added to the allowlist)' : 'allowed once'}: ${id}`);
+  else context.out(`${decision === 'deny' ? 'denied' : decision === 'allow-always' ? 'allowed, and from now on without asking (saved in settings.json)' : 'allowed once'}: ${id}`);
   return 0;
 }

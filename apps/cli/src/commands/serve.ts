@@ -58,6 +58,11 @@ export async function serve(context: Context, version: string): Promise<number> 
   context.out(`  settings:       ${status.settingsPath}`);
   context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals list|allow|deny)' : ''}`);
   context.out(`  tools:          ${status.capabilities.commands}   (list them: capnode --list-tools)`);
+  const imports = status.mcpClient;
+  if (imports.reexport) {
+    const count = imports.servers.length;
+    context.out(`  MCP servers:    re-exporting ${count} server${count === 1 ? '' : 's'} as <server>__<tool>; connecting in the background (state: capnode status)`);
+  }
   context.out(`capnode ready: MCP on ${status.mcp.url} (token: ${status.mcp.tokenPath})`);
 
   return new Promise<number>((resolve) => {

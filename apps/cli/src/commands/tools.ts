@@ -6,7 +6,8 @@ import { formatContent, formatToolTable, type CallResult, type ToolInfo } from '
 import { peekNextId, rpcCall, rpcNotify, type RpcNotification } from '../rpc.js';
 import { closeNames } from '../suggest.js';
 
-async function fetchTools(endpoint: Endpoint): Promise<ToolInfo[]> {
+/** Every tool the host at `endpoint` lists (all pages). */
+export async function fetchTools(endpoint: Endpoint): Promise<ToolInfo[]> {
   const tools: ToolInfo[] = [];
   let cursor: string | undefined;
   do {
@@ -79,12 +80,19 @@ function errorText(result: CallResult): string {
   return formatContent(result.content ?? []).trim() || 'the tool reported an error without a message';
 }
 
+/** What {@link callCommand} does when the host does not offer the tool (or no host answers). */
+export interface CallFallback {
+  /** Runs instead of failing; `reason` says why the host could not take the call. */
+  (reason: 'unknown' | 'unreachable', args: Record<string, unknown>): Promise<number>;
+}
+
 /**
- * `capnode --command <name> --params '<json>'`: calls one tool and prints its content (or the raw
- * result with `--json`). Ctrl-C sends `notifications/cancelled` so the host stops the work.
+ * `capnode --command <name> --params '<json>'` (and `capnode call`): calls one tool on the host and
+ * prints its content (or the raw result with `--json`). Ctrl-C sends `notifications/cancelled` so
+ * the host stops the work. With `fallback`, an unknown tool or an unreachable host hands over to it.
  */
-export async function callCommand(context: Context): Promise<number> {
-  const name = flag(context.args, 'command');
+export async function callCommand(context: Context, toolName?: string, fallback?: CallFallback): Promise<number> {
+  const name = toolName ?? flag(context.args, 'command');
   if (!name) throw new CliError('usage', '--command needs a tool name, e.g. capnode --command device.info');
   const args = parseParams(flag(context.args, 'params'));
   const endpoint = mcpEndpoint(context);
@@ -110,6 +118,10 @@ export async function callCommand(context: Context): Promise<number> {
       { signal: controller.signal, onNotification: reporter.report },
     )) as CallResult;
   } catch (error) {
+    if (fallback && !interrupted && error instanceof CliError && error.code === 'unreachable') {
+      process.off('SIGINT', onSigint);
+      return fallback('unreachable', args);
+    }
     if (!interrupted) throw error;
   } finally {
     reporter.clear();
@@ -121,6 +133,7 @@ export async function callCommand(context: Context): Promise<number> {
   }
 
   if (result.isError && /^unknown tool\b/i.test(errorText(result))) {
+    if (fallback) return fallback('unknown', args);
     const tools = await fetchTools(endpoint).catch(() => [] as ToolInfo[]);
     const close = closeNames(name, tools.map((tool) => tool.name));
     const hint = close.length ? `did you mean: ${close.join(', ')}? ` : '';

@@ -36,6 +36,11 @@ async function connectStdio(request: ConnectRequest): Promise<McpConnection> {
   } catch (error) {
     await transport.close().catch(() => {});
     const tail = transport.stderrTail;
+    const exit = transport.exitStatus;
+    if (exit !== undefined && !signal.aborted && error instanceof Error && !(error instanceof SdkError) && !error.message.startsWith('server process exited')) {
+      // Same text as the transport reports for an exit, so the runtime does not repeat it.
+      error.message = `server process exited (${exit})${tail.length > 0 ? `; stderr: ${tail.join(' | ')}` : ''}`;
+    }
     if (tail.length > 0 && error instanceof Error && !error.message.includes('stderr:')) error.message = `${error.message}; stderr: ${tail.join(' | ')}`;
     throw error;
   }

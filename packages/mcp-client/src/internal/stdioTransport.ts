@@ -84,6 +84,7 @@ export class ProcessStdioTransport implements Transport {
   #overflow: { head: string; tail: Buffer } | undefined;
   #stderrPartial = '';
   #stderrDropping = false;
+  #exit: string | undefined;
 
   constructor(options: StdioTransportOptions) {
     this.#options = options;
@@ -92,6 +93,11 @@ export class ProcessStdioTransport implements Transport {
   /** The child's pid (also its process group id), once started. */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /** How the child ended (`code 3`, `SIGKILL`) once it has exited, else `undefined`. */
+  get exitStatus(): string | undefined {
+    return this.#exit;
   }
 
   /** The last few stderr lines (scrubbed), for diagnostics when the server fails. */
@@ -112,7 +118,12 @@ export class ProcessStdioTransport implements Transport {
         shell: false,
       });
       this.#child = child;
-      this.#exited = new Promise((done) => child.once('exit', () => done()));
+      this.#exited = new Promise((done) =>
+        child.once('exit', (code, signal) => {
+          this.#exit = signal ?? `code ${code}`;
+          done();
+        }),
+      );
       child.once('error', (error) => {
         reject(error);
         this.onerror?.(error);
@@ -138,7 +149,10 @@ export class ProcessStdioTransport implements Transport {
         }
         this.#notifyClosed();
       });
-      child.stdin?.on('error', (error) => this.onerror?.(error));
+      // EPIPE on stdin only means the child is gone; its exit is reported with the exit status.
+      child.stdin?.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') this.onerror?.(error);
+      });
       child.stdout?.on('data', (chunk: Buffer) => this.#onStdout(chunk));
       child.stdout?.on('error', (error) => this.onerror?.(error));
       child.stderr?.on('data', (chunk: Buffer) => this.#onStderr(chunk));

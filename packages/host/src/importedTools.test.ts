@@ -1,0 +1,155 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHost, type HostLogLevel } from './host.js';
+
+const everythingScript = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js');
+
+function everythingServer(): Record<string, unknown> {
+  return { name: 'everything', command: process.execPath, args: [everythingScript, 'stdio'] };
+}
+
+/** A stdio server that writes its pid to `pidFile` and never answers. */
+function hangingServer(name: string, pidFile: string, connectTimeoutSecs: number): Record<string, unknown> {
+  return {
+    name,
+    command: process.execPath,
+    args: ['-e', 'require("node:fs").writeFileSync(process.env.PID_FILE, String(process.pid)); setInterval(() => {}, 1000);'],
+    env: { PID_FILE: pidFile },
+    connect_timeout_secs: connectTimeoutSecs,
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+let home: string;
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), 'capnode-host-imports-'));
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+function writeSettings(mcpClient: Record<string, unknown>): void {
+  writeFileSync(join(home, 'settings.json'), JSON.stringify({ mcpClient }));
+}
+
+async function rpc(url: string, method: string, params: Record<string, unknown> = {}) {
+  const token = readFileSync(join(home, 'mcp-token'), 'utf8').trim();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { result: Record<string, unknown> }).result;
+}
+
+describe('host re-export of imported MCP tools', () => {
+  it('is off by default: nothing is spawned and the status says so', async () => {
+    writeSettings({ servers: [everythingServer()] });
+    await using host = createHost({ home, port: 0, builtins: false });
+    const status = await host.start();
+    await host.importsReady();
+    expect(status.mcpClient).toMatchObject({ reexport: false, state: 'off', servers: [], toolCount: 0 });
+    expect(host.registry.commands().some((command) => command.name.includes('__'))).toBe(false);
+  });
+
+  it('serves <server>__<tool> beside built-ins through the same pipeline, and close() ends the server', async () => {
+    writeSettings({
+      reexport: true,
+      servers: [everythingServer(), { name: 'broken', command: process.execPath, args: ['-e', 'process.exit(3)'] }],
+      risk_profiles: { capnode: { auto_approve: ['everything__echo'] } },
+    });
+    const logs: string[] = [];
+    const host = createHost({ home, port: 0, onLog: (level: HostLogLevel, message) => logs.push(`${level}: ${message}`) });
+    const status = await host.start();
+    const url = status.mcp.url!;
+    await host.importsReady();
+
+    const imports = host.status().mcpClient;
+    expect(imports).toMatchObject({ reexport: true, state: 'ready', agent: 'capnode' });
+    const everything = imports.servers.find((server) => server.server === 'everything')!;
+    expect(everything).toMatchObject({ state: 'connected', transport: 'stdio' });
+    expect(everything.toolCount).toBeGreaterThan(5);
+    expect(everything.connectMs).toBeGreaterThan(0);
+    const broken = imports.servers.find((server) => server.server === 'broken')!;
+    expect(broken.state).toBe('failed');
+    expect(broken.error).toContain('exited (code 3)');
+    expect(logs.join('\n')).toMatch(/imported MCP tools ready: \d+ tools from 1 of 2 servers/);
+
+    const listed = (await rpc(url, 'tools/list')).tools as { name: string }[];
+    const names = listed.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['device.info', 'app.status', 'everything__echo', 'everything__get-sum']));
+
+    // Auto-approved by the host agent's risk profile.
+    const echoed = await rpc(url, 'tools/call', { name: 'everything__echo', arguments: { message: 'through the host' } });
+    expect(echoed.isError ?? false).toBe(false);
+    expect(JSON.stringify(echoed.content)).toContain('Echo: through the host');
+
+    // Not auto-approved: asked through the host's approval broker, where a denial refuses it.
+    const sum = rpc(url, 'tools/call', { name: 'everything__get-sum', arguments: { a: 1, b: 2 } });
+    const pending = await until(async () => host.approvals.list()[0], 'an approval request');
+    expect(pending.command).toBe('everything__get-sum');
+    expect(pending.summary).toContain("tool 'get-sum' of MCP server 'everything'");
+    expect(logs.join('\n')).toContain(`capnode approvals allow ${pending.id}`);
+    host.approvals.resolve(pending.id, 'deny');
+    const denied = await sum;
+    expect(denied.isError).toBe(true);
+    expect(JSON.stringify(denied.content)).toMatch(/not approved/);
+
+    // allow-always answers once and saves the tool in auto_approve.
+    const again = rpc(url, 'tools/call', { name: 'everything__get-sum', arguments: { a: 1, b: 2 } });
+    const second = await until(async () => host.approvals.list()[0], 'a second approval request');
+    host.approvals.resolve(second.id, 'allow-always');
+    expect(JSON.stringify((await again).content)).toContain('3');
+    const saved = JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'));
+    expect(saved.mcpClient.risk_profiles.capnode.auto_approve).toEqual(['everything__echo', 'everything__get-sum']);
+    const third = await rpc(url, 'tools/call', { name: 'everything__get-sum', arguments: { a: 2, b: 2 } });
+    expect(JSON.stringify(third.content)).toContain('4');
+
+    const audit = readFileSync(join(home, 'audit.log'), 'utf8');
+    expect(audit).toContain('"command":"everything__echo"');
+    expect(audit).toContain('"outcome":"denied"');
+
+    const appStatus = await rpc(url, 'tools/call', { name: 'app.status', arguments: {} });
+    expect(appStatus.structuredContent).toMatchObject({ mcpClient: { reexport: true, state: 'ready' } });
+
+    await host.close();
+    expect(host.status().mcpClient.state).toBe('closed');
+    expect(host.registry.commands().some((command) => command.name.includes('__'))).toBe(false);
+  });
+
+  it('starts at once beside a server that never answers, reports it as connecting, and close() kills it', async () => {
+    const pidFile = join(home, 'hang.pid');
+    writeSettings({ reexport: true, servers: [hangingServer('hang', pidFile, 300)] });
+    const host = createHost({ home, port: 0, builtins: false, onLog: () => {} });
+    const status = await host.start();
+    expect(status.mcp.state).toBe('listening');
+    expect(status.mcpClient.state).toBe('starting');
+    expect(status.mcpClient.servers).toEqual([expect.objectContaining({ server: 'hang', state: 'connecting' })]);
+    const pid = await until(async () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined), 'the hanging server to start');
+    expect(isAlive(pid)).toBe(true);
+
+    await host.close();
+    expect(host.status().mcpClient.state).toBe('closed');
+    await until(async () => (isAlive(pid) ? undefined : true), 'the hanging server to be gone');
+  });
+});
