@@ -208,6 +208,24 @@ describe('HTTP request deadline', () => {
     await waitFor(() => fixture.probe.aborted === 1);
     await waitFor(() => server.inFlight === 0);
   });
+
+  it('aborts a 2026-07-28 per-request call past the deadline too, and keeps serving that form', async () => {
+    await using ctx = await startFixtureServer({ requestTimeoutMs: 400 });
+    const { server, fixture } = ctx;
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const call = (id: number, name: string, args: unknown) =>
+      postJson(
+        server.url,
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: meta } },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
+      );
+    expect((await call(10, 'fixture.slow', { ms: 10_000, steps: 2 })).status).toBe(408);
+    await waitFor(() => fixture.probe.aborted === 1);
+    await waitFor(() => server.inFlight === 0);
+    const again = await call(11, 'fixture.whoami', {});
+    expect(again.status).toBe(200);
+    expect(JSON.parse(again.body).result.structuredContent.requestId).toBe('11');
+  });
 });
 
 describe('authentication switched off explicitly', () => {

@@ -105,30 +105,49 @@ export function createInvoker(options: InvokerOptions): Invoker {
     }
 
     const timeoutMs = clampTimeout(request.timeoutMs ?? defaultTimeoutMs);
-    // One controller and one timer per call: AbortSignal.timeout/any cost several times more on the hot path.
-    const controller = new AbortController();
-    const deadline = setTimeout(() => controller.abort(new DOMException(`${command.name} timed out after ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs);
+    // AbortSignals are costly to create in Node, and most commands never look at theirs: the call's
+    // abort state is kept here and its signal is made on first access (already aborted if need be).
+    let isAborted = false;
+    let abortReason: unknown;
+    let controller: AbortController | undefined;
+    let rejectAborted: ((error: CapabilityError) => void) | undefined;
+    const abort = (reason: unknown): void => {
+      if (isAborted) return;
+      isAborted = true;
+      abortReason = reason;
+      controller?.abort(reason);
+      rejectAborted?.(new CapabilityError('cancelled', 'aborted'));
+    };
+    const signalOf = (): AbortSignal => {
+      if (controller === undefined) {
+        controller = new AbortController();
+        if (isAborted) controller.abort(abortReason);
+      }
+      return controller.signal;
+    };
+    const deadline = setTimeout(() => abort(new DOMException(`${command.name} timed out after ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs);
     (deadline as { unref?: () => void }).unref?.();
     const outer = invokeOptions.signal;
-    const onOuterAbort = () => controller.abort(outer?.reason);
+    const onOuterAbort = () => abort(outer?.reason);
     if (outer?.aborted) onOuterAbort();
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
-    const signal = controller.signal;
-    const invocation: Invocation = { request, command, args, signal };
+    const invocation: Invocation = {
+      request,
+      command,
+      args,
+      get signal() {
+        return signalOf();
+      },
+    };
 
     const abortedResult = (): CommandResult =>
       invokeOptions.signal?.aborted
         ? fail('cancelled', `${command.name} was cancelled.`)
         : fail('timeout', `${command.name} timed out after ${timeoutMs} ms.`);
 
-    let removeAbort = NOOP;
     const aborted = new Promise<never>((_, reject) => {
-      const onAbort = () => reject(new CapabilityError('cancelled', 'aborted'));
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener('abort', onAbort, { once: true });
-        removeAbort = () => signal.removeEventListener('abort', onAbort);
-      }
+      if (isAborted) reject(new CapabilityError('cancelled', 'aborted'));
+      else rejectAborted = reject;
     });
     aborted.catch(NOOP);
 
@@ -137,28 +156,30 @@ export function createInvoker(options: InvokerOptions): Invoker {
     const { onProgress, onLog } = invokeOptions;
     try {
       for (const hook of hooks) {
-        if (signal.aborted) break;
+        if (isAborted) break;
         if (hook.beforeInvoke) await Promise.race([hook.beforeInvoke(invocation), aborted]);
       }
       // Never start the command once the call is over, whichever way it ended.
-      if (signal.aborted) return [invocation, done(abortedResult(), command.name)];
+      if (isAborted) return [invocation, done(abortedResult(), command.name)];
       const context: CommandContext = {
-        signal,
+        get signal() {
+          return signalOf();
+        },
         request,
         progress: onProgress ? (update) => void (settled || onProgress(update)) : NOOP,
         log: onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
       };
       const output = await Promise.race([Promise.resolve().then(() => command.definition.execute(args, context)), aborted]);
-      if (signal.aborted) return [invocation, done(abortedResult(), command.name)];
+      if (isAborted) return [invocation, done(abortedResult(), command.name)];
       return [invocation, done(toCommandResult(output), command.name)];
     } catch (error) {
-      if (signal.aborted) return [invocation, done(abortedResult(), command.name)];
+      if (isAborted) return [invocation, done(abortedResult(), command.name)];
       if (isCapabilityError(error)) return [invocation, done(fail(error.code, error.message, error.data), command.name)];
       options.onInternalError?.(error, request);
       return [invocation, done(fail('internal', `${command.name} failed with an internal error.`), command.name)];
     } finally {
       settled = true;
-      removeAbort();
+      rejectAborted = undefined;
       clearTimeout(deadline);
       outer?.removeEventListener('abort', onOuterAbort);
     }

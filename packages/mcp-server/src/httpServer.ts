@@ -1,15 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Invoker } from '@capnode/capabilities';
-import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { isJsonContentType } from '@modelcontextprotocol/server';
-import { Hono } from 'hono';
-import { createMcpCore } from './internal/mcpCore.js';
-import { AbortLatch } from './internal/abortLatch.js';
+import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
 import { Admission } from './internal/admission.js';
 import { browserHeader, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './internal/gates.js';
+import { createMcpCore } from './internal/mcpCore.js';
+import { writeAnswer } from './internal/nodeWrite.js';
 import { readBody } from './internal/readBody.js';
-import { jsonRpcErrorResponse } from './internal/responses.js';
+import { jsonRpcErrorReply, noSessionReply, textReply, type Reply } from './internal/responses.js';
 
 /** Severity of a server log line. */
 export type HttpLogLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -75,20 +74,18 @@ const DEFAULTS = {
 
 const PROBE_TEXT = 'capnode MCP server: send JSON-RPC with POST to this URL (Content-Type: application/json).\n';
 const ADMIN_PREFIX = '/_capnode/';
+const UNAUTHORIZED: Reply = { status: 401, headers: { 'www-authenticate': 'Bearer realm="capnode"' }, body: null };
 
-type Bindings = { Bindings: HttpBindings };
-
-interface LiveRequest {
-  readonly latch: AbortLatch;
+/** One admitted request: the abort source of the calls it starts, its deadline, and whether it was answered. */
+class LiveRequest extends AbortLatch {
   readonly outgoing: ServerResponse;
-}
+  timer: ReturnType<typeof setTimeout> | undefined;
+  answered = false;
 
-function textResponse(status: number, text: string, headers?: Record<string, string>): Response {
-  return new Response(text, { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } });
-}
-
-function emptyResponse(status: number, headers?: Record<string, string>): Response {
-  return new Response(null, headers === undefined ? { status } : { status, headers });
+  constructor(outgoing: ServerResponse) {
+    super();
+    this.outgoing = outgoing;
+  }
 }
 
 function pathOf(url: string | undefined): string {
@@ -103,8 +100,39 @@ function timeoutError(message: string): Error {
   return error;
 }
 
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /**
- * Starts the hardened loopback MCP server (Hono on `@hono/node-server`).
+ * A minimal web `Request` view over a Node request for the SDK's per-request entry, which reads only
+ * `method`, `url` and `headers.get` on the serving path (the body is handed over parsed). It has no
+ * `signal`: the request's lifetime reaches the SDK by closing the exchange instead.
+ */
+function requestView(incoming: IncomingMessage, origin: string): Request {
+  const headers = incoming.headers;
+  const view = {
+    method: incoming.method ?? 'POST',
+    url: origin + (incoming.url ?? '/'),
+    headers: {
+      get: (name: string): string | null => headerText(headers[name.toLowerCase()]) ?? null,
+      has: (name: string): boolean => headers[name.toLowerCase()] !== undefined,
+    },
+    signal: undefined,
+  };
+  return view as unknown as Request;
+}
+
+function webHeaders(incoming: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers)) {
+    if (value !== undefined && name !== 'content-length' && name !== 'transfer-encoding') headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return headers;
+}
+
+/**
+ * Starts the hardened loopback MCP server on `node:http`.
  *
  * Every request passes these gates in order: non-loopback peer → 403; concurrency cap → 503 with
  * Retry-After; any Origin, Referer or browser fetch-metadata header (a lone `Sec-Fetch-Mode: cors`,
@@ -113,6 +141,9 @@ function timeoutError(message: string): Error {
  * any method dispatch; `GET` → 200 text probe; verbs other than GET/POST/DELETE → 405; Content-Type
  * not `application/json` → 415; body over the limit → 413; past the deadline → 408. No
  * Access-Control-* header is ever sent, so a browser's CORS preflight always fails.
+ *
+ * The gates and the body read run on Node's own request and response objects; a web `Request` is
+ * built only for the admin handler and, as a minimal view, for the SDK's per-request entry.
  *
  * @example
  * const { token } = await loadOrCreateToken(tokenPath);
@@ -153,108 +184,140 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   const admission = new Admission(maxConcurrency, DEFAULTS.admissionWaitMs);
   const live = new Set<LiveRequest>();
   let closing = false;
+  let origin = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`;
 
-  /** Gates after admission, then routing; `latch` aborts the calls this request started. */
-  const dispatch = async (request: Request, incoming: IncomingMessage, latch: AbortLatch): Promise<Response> => {
-    const headers = incoming.headers;
-    const browser = browserHeader(headers);
-    if (browser !== undefined) return textResponse(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
-    if (!isAllowedHost(headers.host)) return textResponse(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
-    const path = pathOf(incoming.url);
-    const isAdmin = path.startsWith(ADMIN_PREFIX);
-    const check = isAdmin ? checkAdmin : checkToken;
-    if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) {
-      return emptyResponse(401, { 'www-authenticate': 'Bearer realm="capnode"' });
-    }
-    const method = request.method;
-    if (isAdmin) return serveAdmin(request, incoming, method);
-    if (method === 'GET') {
-      if (headers.accept?.includes('text/event-stream')) return core.serve(request, {});
-      return textResponse(200, PROBE_TEXT);
-    }
-    if (method === 'DELETE') return core.serve(request, {});
-    if (method !== 'POST') {
-      return jsonRpcErrorResponse(405, -32000, `Method not allowed: ${method}`, undefined, null, { allow: 'GET, POST, DELETE' });
-    }
-    if (!isJsonContentType(headers['content-type'])) {
-      return jsonRpcErrorResponse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    }
-    const read = await readBounded(incoming);
-    if (read instanceof Response) return read;
-    let body: unknown;
-    try {
-      body = JSON.parse(read);
-    } catch {
-      return jsonRpcErrorResponse(400, -32700, 'Parse error: the body is not valid JSON');
-    }
-    return core.serve(request, { parsedBody: body, rawBody: read, lifetime: latch });
-  };
+  const tooLarge = (): Reply =>
+    jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`, undefined, null, { connection: 'close' });
 
-  const readBounded = async (incoming: IncomingMessage): Promise<string | Response> => {
+  const readBounded = async (incoming: IncomingMessage): Promise<string | Reply> => {
     const declared = Number(incoming.headers['content-length']);
     if (declared > maxBodyBytes) return tooLarge();
     const read = await readBody(incoming, maxBodyBytes);
     if (read.kind === 'too-large') return tooLarge();
-    if (read.kind === 'aborted') return jsonRpcErrorResponse(400, -32700, 'Parse error: the body could not be read', undefined, null, { connection: 'close' });
+    if (read.kind === 'aborted') return jsonRpcErrorReply(400, -32700, 'Parse error: the body could not be read', undefined, null, { connection: 'close' });
     return read.text;
   };
 
-  const tooLarge = (): Response =>
-    jsonRpcErrorResponse(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`, undefined, null, { connection: 'close' });
-
-  const serveAdmin = async (request: Request, incoming: IncomingMessage, method: string): Promise<Response> => {
-    if (admin === undefined) return textResponse(404, 'Not found.\n');
-    if (method === 'GET' || method === 'HEAD') return admin.handle(request);
+  const servePost = async (incoming: IncomingMessage, request: LiveRequest): Promise<Reply | Response> => {
     const read = await readBounded(incoming);
-    if (read instanceof Response) return read;
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(incoming.headers)) {
-      if (value !== undefined && name !== 'content-length' && name !== 'transfer-encoding') headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    if (typeof read !== 'string') return read;
+    let body: unknown;
+    try {
+      body = JSON.parse(read);
+    } catch {
+      return jsonRpcErrorReply(400, -32700, 'Parse error: the body is not valid JSON');
     }
-    return admin.handle(new Request(request.url, { method, headers, body: read }));
+    const headers = incoming.headers;
+    return core.servePost({
+      body,
+      rawBody: read,
+      lifetime: request,
+      header: (name) => headerText(headers[name]),
+      webRequest: (withSignal) => {
+        if (!withSignal) return requestView(incoming, origin);
+        return new Request(origin + (incoming.url ?? '/'), { method: 'POST', headers: webHeaders(incoming), signal: signalFromHook(request) });
+      },
+    });
   };
 
-  const serve = async (request: Request, incoming: IncomingMessage, outgoing: ServerResponse): Promise<Response> => {
-    if (!isLoopbackAddress(incoming.socket.remoteAddress)) return textResponse(403, 'Forbidden: only loopback peers are served.\n');
-    if (closing) return textResponse(503, 'The server is shutting down.\n', { 'retry-after': '1', connection: 'close' });
-    if (!admission.tryAcquire() && !(await admission.acquire())) {
-      return textResponse(503, 'Busy: too many requests in flight; retry shortly.\n', { 'retry-after': '1' });
+  const serveAdmin = async (incoming: IncomingMessage, method: string): Promise<Reply | Response> => {
+    if (admin === undefined) return textReply(404, 'Not found.\n');
+    const url = origin + (incoming.url ?? '/');
+    if (method === 'GET' || method === 'HEAD') return admin.handle(new Request(url, { method, headers: webHeaders(incoming) }));
+    const read = await readBounded(incoming);
+    if (typeof read !== 'string') return read;
+    return admin.handle(new Request(url, { method, headers: webHeaders(incoming), body: read }));
+  };
+
+  /** Gates after admission, then routing; `request` aborts the calls this request started. */
+  const dispatch = (incoming: IncomingMessage, request: LiveRequest): Reply | Promise<Reply | Response> => {
+    const headers = incoming.headers;
+    const browser = browserHeader(headers);
+    if (browser !== undefined) return textReply(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
+    if (!isAllowedHost(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
+    const isAdmin = pathOf(incoming.url).startsWith(ADMIN_PREFIX);
+    const check = isAdmin ? checkAdmin : checkToken;
+    if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return UNAUTHORIZED;
+    const method = incoming.method ?? 'GET';
+    if (isAdmin) return serveAdmin(incoming, method);
+    if (method === 'POST') {
+      if (!isJsonContentType(headers['content-type'])) {
+        return jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      }
+      return servePost(incoming, request);
     }
-    const latch = new AbortLatch();
-    const entry: LiveRequest = { latch, outgoing };
-    live.add(entry);
-    let onDeadline!: (response: Response) => void;
-    const deadline = new Promise<Response>((resolve) => {
-      onDeadline = resolve;
+    if (method === 'GET') return headers.accept?.includes('text/event-stream') ? noSessionReply() : textReply(200, PROBE_TEXT);
+    if (method === 'DELETE') return noSessionReply();
+    return jsonRpcErrorReply(405, -32000, `Method not allowed: ${method}`, undefined, null, { allow: 'GET, POST, DELETE' });
+  };
+
+  const answer = (request: LiveRequest, reply: Reply | Response): void => {
+    if (request.answered) return;
+    request.answered = true;
+    const outgoing = request.outgoing;
+    if (outgoing.destroyed) return;
+    writeAnswer(outgoing, reply)?.catch((error: unknown) => {
+      log('error', `http: failed to write a response: ${String(error)}`);
+      outgoing.destroy();
     });
-    const timer = setTimeout(() => {
-      latch.abort(timeoutError(`request exceeded ${requestTimeoutMs} ms`));
-      if (outgoing.headersSent) outgoing.destroy();
-      else onDeadline(jsonRpcErrorResponse(408, -32000, 'Request Timeout: the request took too long', undefined, null, { connection: 'close' }));
-    }, requestTimeoutMs);
+  };
+
+  const onDeadline = (request: LiveRequest): void => {
+    request.abort(timeoutError(`request exceeded ${requestTimeoutMs} ms`));
+    if (request.answered || request.outgoing.headersSent) request.outgoing.destroy();
+    else answer(request, jsonRpcErrorReply(408, -32000, 'Request Timeout: the request took too long', undefined, null, { connection: 'close' }));
+  };
+
+  const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+    const request = new LiveRequest(outgoing);
+    live.add(request);
+    request.timer = setTimeout(onDeadline, requestTimeoutMs, request);
     outgoing.once('close', () => {
-      clearTimeout(timer);
-      live.delete(entry);
-      if (!outgoing.writableFinished) latch.abort(new Error('client disconnected'));
+      clearTimeout(request.timer);
+      live.delete(request);
+      if (!outgoing.writableFinished) request.abort(new Error('client disconnected'));
       admission.release();
     });
-    return Promise.race([dispatch(request, incoming, latch), deadline]);
+    let reply: Reply | Promise<Reply | Response>;
+    try {
+      reply = dispatch(incoming, request);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    if (!(reply instanceof Promise)) {
+      answer(request, reply);
+      return;
+    }
+    reply.then(
+      (value) => answer(request, value),
+      (error: unknown) => {
+        log('error', `http: unhandled ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+        answer(request, jsonRpcErrorReply(500, -32603, 'Internal server error'));
+      },
+    );
   };
 
-  const app = new Hono<Bindings>();
-  app.all('*', (c) => serve(c.req.raw, c.env.incoming as IncomingMessage, c.env.outgoing as ServerResponse));
-  app.onError((error) => {
-    log('error', `http: unhandled ${error.name}: ${error.message}`);
-    return jsonRpcErrorResponse(500, -32603, 'Internal server error');
-  });
+  const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+    if (!isLoopbackAddress(incoming.socket.remoteAddress)) {
+      void writeAnswer(outgoing, textReply(403, 'Forbidden: only loopback peers are served.\n'));
+      return;
+    }
+    if (closing) {
+      void writeAnswer(outgoing, textReply(503, 'The server is shutting down.\n', { 'retry-after': '1', connection: 'close' }));
+      return;
+    }
+    if (admission.tryAcquire()) {
+      serveAdmitted(incoming, outgoing);
+      return;
+    }
+    void admission.acquire().then((admitted) => {
+      if (admitted) serveAdmitted(incoming, outgoing);
+      else void writeAnswer(outgoing, textReply(503, 'Busy: too many requests in flight; retry shortly.\n', { 'retry-after': '1' }));
+    });
+  };
 
-  const defaultHostname = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  const listener = getRequestListener(app.fetch, {
-    hostname: defaultHostname,
-    errorHandler: () => textResponse(400, 'Bad Request.\n', { connection: 'close' }),
-  });
   // Node would answer a missing Host with 400 itself; the Host gate answers it with 403 in its place in the order.
-  const server = createServer({ requestTimeout: 0, requireHostHeader: false }, (incoming, outgoing) => void listener(incoming, outgoing));
+  const server = createServer({ requestTimeout: 0, requireHostHeader: false }, onRequest);
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => reject(error);
@@ -266,7 +329,8 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   });
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${urlHost}:${address.port}/`;
+  origin = `http://${urlHost}:${address.port}`;
+  const url = `${origin}/`;
   log('info', `listening on ${url}`);
 
   let closed: Promise<void> | undefined;
@@ -277,7 +341,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       server.closeIdleConnections();
       if (!(await admission.idle(drainTimeoutMs))) {
         log('warning', `shutdown: aborting ${admission.active} request(s) still in flight after ${drainTimeoutMs} ms`);
-        for (const entry of live) entry.latch.abort(new Error('server shutting down'));
+        for (const entry of live) entry.abort(new Error('server shutting down'));
         await admission.idle(DEFAULTS.abortGraceMs);
       }
       server.closeAllConnections();

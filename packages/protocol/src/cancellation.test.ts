@@ -55,6 +55,26 @@ describe('createCancellationTracker: active calls', () => {
     expect(second.signal.aborted).toBe(true);
   });
 
+  it('stays ambiguous until a single call is left among three that share an id', () => {
+    const { tracker } = setup();
+    const calls = [tracker.register(key('x')), tracker.register(key('x')), tracker.register(key('x'))];
+    calls[0]?.complete();
+    expect(tracker.cancel(key('x'))).toBe('ambiguous');
+    calls[2]?.complete();
+    expect(tracker.cancel(key('x'), 'stop')).toBe('cancelled');
+    expect(calls[1]?.signal.reason).toBe('stop');
+    expect(tracker.stats().active).toBe(1);
+  });
+
+  it('keeps a pending cancellation for one id while other ids register and complete', () => {
+    const { tracker, clock } = setup();
+    expect(tracker.cancel(key(9), 'early')).toBe('pending');
+    for (let id = 0; id < 5; id++) tracker.register(key(id)).complete();
+    clock.time += 100;
+    expect(tracker.register(key(9)).cancelledEarly).toBe(true);
+    expect(tracker.register(key(10)).cancelledEarly).toBe(false);
+  });
+
   it("aborts one call for the transport's own reason without touching others that share its key", () => {
     const { tracker } = setup();
     const first = tracker.register(key(9));

@@ -91,8 +91,49 @@ interface Tombstone {
   readonly reason: unknown;
 }
 
-interface ActiveCall {
-  cancel(reason: unknown): void;
+/** What the tracker keeps per active call; also the registration handed to the caller. */
+class Registration implements CallRegistration {
+  readonly key: RequestIdKey;
+  readonly cancelledEarly: boolean;
+  readonly #onComplete: (call: Registration) => void;
+  #cancelled: boolean;
+  #reason: unknown;
+  // AbortSignals are costly to create in Node, so the controller is made on first use.
+  #controller: AbortController | undefined;
+  #completed = false;
+
+  constructor(key: RequestIdKey, tombstone: Tombstone | undefined, onComplete: (call: Registration) => void) {
+    this.key = key;
+    this.cancelledEarly = tombstone !== undefined;
+    this.#cancelled = tombstone !== undefined;
+    this.#reason = tombstone?.reason;
+    this.#onComplete = onComplete;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#cancelled) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason?: unknown): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  complete(): void {
+    if (this.#completed) return;
+    this.#completed = true;
+    this.#onComplete(this);
+  }
+
+  [Symbol.dispose](): void {
+    this.complete();
+  }
 }
 
 /** Creates a {@link CancellationTracker}. */
@@ -108,68 +149,51 @@ export function createCancellationTracker(options: CancellationTrackerOptions = 
     capacity: capacity('maxRecentCompletions', options.maxRecentCompletions ?? 1024),
     now,
   });
-  const active = new Map<RequestIdKey, Set<ActiveCall>>();
+  // The common case is one active call per key, kept as is; a Set only when clients share an id.
+  const active = new Map<RequestIdKey, Registration | Set<Registration>>();
   let activeCount = 0;
+  // False while no cancellation is left pending, so registration skips the tombstone lookup.
+  let tombstonesMayExist = false;
+
+  const onComplete = (call: Registration): void => {
+    const key = call.key;
+    const current = active.get(key);
+    if (current === call) {
+      active.delete(key);
+      activeCount -= 1;
+    } else if (current instanceof Set && current.delete(call)) {
+      activeCount -= 1;
+      if (current.size === 1) active.set(key, current.values().next().value as Registration);
+    }
+    recentCompletions.set(key, true);
+  };
 
   return {
     register(key) {
-      const tombstone = tombstones.take(key);
-      // AbortSignals are costly to create in Node, so the controller is made on first use.
-      let controller: AbortController | undefined;
-      let cancelled = tombstone !== undefined;
-      let reason = tombstone?.reason;
-      const call: ActiveCall = {
-        cancel(cancelReason) {
-          if (cancelled) return;
-          cancelled = true;
-          reason = cancelReason;
-          controller?.abort(cancelReason);
-        },
-      };
-      let calls = active.get(key);
-      if (calls === undefined) {
-        calls = new Set();
-        active.set(key, calls);
+      let tombstone: Tombstone | undefined;
+      if (tombstonesMayExist) {
+        tombstone = tombstones.take(key);
+        tombstonesMayExist = tombstones.size > 0;
       }
-      calls.add(call);
+      const call = new Registration(key, tombstone, onComplete);
+      const current = active.get(key);
+      if (current === undefined) active.set(key, call);
+      else if (current instanceof Set) current.add(call);
+      else active.set(key, new Set([current, call]));
       activeCount += 1;
-
-      let completed = false;
-      const complete = (): void => {
-        if (completed) return;
-        completed = true;
-        const current = active.get(key);
-        if (current?.delete(call) === true) {
-          activeCount -= 1;
-          if (current.size === 0) active.delete(key);
-        }
-        recentCompletions.set(key, true);
-      };
-      return {
-        key,
-        get signal() {
-          if (controller === undefined) {
-            controller = new AbortController();
-            if (cancelled) controller.abort(reason);
-          }
-          return controller.signal;
-        },
-        cancelledEarly: tombstone !== undefined,
-        abort: (abortReason?: unknown) => call.cancel(abortReason),
-        complete,
-        [Symbol.dispose]: complete,
-      };
+      return call;
     },
 
     cancel(key, reason) {
-      const calls = active.get(key);
-      if (calls !== undefined && calls.size > 0) {
-        if (calls.size > 1) return 'ambiguous';
-        for (const call of calls) call.cancel(reason);
+      const current = active.get(key);
+      if (current instanceof Set) return 'ambiguous';
+      if (current !== undefined) {
+        current.abort(reason);
         return 'cancelled';
       }
       if (recentCompletions.get(key) !== undefined) return 'ignored';
       tombstones.add(key, { reason });
+      tombstonesMayExist = true;
       return 'pending';
     },
 

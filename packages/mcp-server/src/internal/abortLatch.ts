@@ -11,19 +11,23 @@ export interface AbortHook {
 
 const NOOP = (): void => {};
 
-/** An {@link AbortHook} the owner aborts by calling `abort`. */
+/** An {@link AbortHook} the owner aborts by calling `abort`. Holds its first listener without a Set. */
 export class AbortLatch implements AbortHook {
   aborted = false;
   reason: unknown = undefined;
-  #listeners: Set<(reason: unknown) => void> | undefined;
+  #first: ((reason: unknown) => void) | undefined;
+  #more: Set<(reason: unknown) => void> | undefined;
 
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    const listeners = this.#listeners;
-    this.#listeners = undefined;
-    if (listeners !== undefined) for (const listener of listeners) listener(reason);
+    const first = this.#first;
+    const more = this.#more;
+    this.#first = undefined;
+    this.#more = undefined;
+    first?.(reason);
+    if (more !== undefined) for (const listener of more) listener(reason);
   }
 
   subscribe(listener: (reason: unknown) => void): () => void {
@@ -31,9 +35,15 @@ export class AbortLatch implements AbortHook {
       listener(this.reason);
       return NOOP;
     }
-    (this.#listeners ??= new Set()).add(listener);
+    if (this.#first === undefined) {
+      this.#first = listener;
+      return () => {
+        if (this.#first === listener) this.#first = undefined;
+      };
+    }
+    (this.#more ??= new Set()).add(listener);
     return () => {
-      this.#listeners?.delete(listener);
+      this.#more?.delete(listener);
     };
   }
 }
@@ -59,12 +69,9 @@ export function hookFromSignal(signal: AbortSignal): AbortHook {
   };
 }
 
-/** An AbortSignal aborted by whichever of `signal` and `hook` aborts first. */
-export function linkSignal(signal: AbortSignal, hook: AbortHook): AbortSignal {
+/** An AbortSignal aborted when `hook` aborts, for the rare consumer that needs a real signal. */
+export function signalFromHook(hook: AbortHook): AbortSignal {
   const controller = new AbortController();
-  const abort = (reason: unknown): void => controller.abort(reason);
-  if (signal.aborted) abort(signal.reason);
-  else signal.addEventListener('abort', () => abort(signal.reason), { once: true });
-  hook.subscribe(abort);
+  hook.subscribe((reason) => controller.abort(reason));
   return controller.signal;
 }

@@ -33,6 +33,37 @@ const EMPTY_LISTS: Readonly<Record<string, Result>> = {
 };
 
 /**
+ * The SDK `Server`, with its close hook building the connection-closed error it hands to pending
+ * handlers without a stack trace. A per-request (2026-07-28) exchange closes its instance after
+ * every call, and capturing that stack was a measurable share of each call; the error never reaches
+ * a client. The limit is restored before any other code runs (the instance's own `onclose`).
+ */
+class CapnodeServer extends Server {
+  protected override _onclose(): void {
+    const limit = Error.stackTraceLimit;
+    const onclose = this.onclose;
+    let restored = false;
+    const restore = (): void => {
+      if (restored) return;
+      restored = true;
+      Error.stackTraceLimit = limit;
+      if (onclose === undefined) delete this.onclose;
+      else this.onclose = onclose;
+    };
+    Error.stackTraceLimit = 0;
+    this.onclose = () => {
+      restore();
+      onclose?.();
+    };
+    try {
+      super._onclose();
+    } finally {
+      restore();
+    }
+  }
+}
+
+/**
  * Builds one low-level SDK `Server` over the live registry. The SDK owns the protocol (initialize,
  * ping, versions, logging/setLevel, framing, errors); capnode answers `tools/list` from the registry
  * cache and `tools/call` through the pipeline.
@@ -42,7 +73,7 @@ const EMPTY_LISTS: Readonly<Record<string, Result>> = {
  * `prompts/list` answer empty lists for clients that ask regardless of capabilities.
  */
 export function buildServer(wiring: ServerWiring, scopeOf: (ctx: ServerContext) => CallScope, listChanged: boolean): Server {
-  const server = new Server(wiring.serverInfo, {
+  const server = new CapnodeServer(wiring.serverInfo, {
     capabilities: { tools: { listChanged }, logging: {} },
     jsonSchemaValidator: NO_SCHEMA_VALIDATION,
     ...(wiring.instructions === undefined ? {} : { instructions: wiring.instructions }),

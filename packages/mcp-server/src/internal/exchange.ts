@@ -1,9 +1,9 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { jsonReply, jsonRpcErrorReply, type Reply } from './responses.js';
 
 /** A JSON-RPC response as the SDK hands it to a transport. */
 type ResponseMessage = { result: unknown } | { error: unknown };
 
-const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache, no-transform',
@@ -11,7 +11,7 @@ const SSE_HEADERS = {
 } as const;
 
 const ENCODER = new TextEncoder();
-const SHUTTING_DOWN = { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'The server is shutting down.' } };
+const ACCEPTED: Reply = { status: 202, body: null };
 
 /** Serializes a JSON-RPC response around the client's id token exactly as it was sent. */
 export function serializeResponse(rawId: string, message: ResponseMessage, resultJson?: string): string {
@@ -38,9 +38,9 @@ export interface ExchangeOptions {
  * of its requests (progress, log) arrives before the last result and the client accepts SSE.
  */
 export class Exchange {
-  readonly response: Promise<Response>;
+  readonly response: Promise<Reply>;
   readonly canStream: boolean;
-  #settle!: (response: Response) => void;
+  #settle!: (reply: Reply) => void;
   #pending = 0;
   #parts: string[] = [];
   #batch: boolean;
@@ -67,7 +67,7 @@ export class Exchange {
 
   /** Called once every message of the body has been dispatched. */
   dispatched(): void {
-    if (this.#pending === 0 && this.#parts.length === 0) this.#answer(new Response(null, { status: 202 }));
+    if (this.#pending === 0 && this.#parts.length === 0) this.#answer(ACCEPTED);
     else this.#maybeFinish();
   }
 
@@ -92,7 +92,7 @@ export class Exchange {
     if (this.#closed) return;
     this.#closed = true;
     this.#endStream();
-    this.#answer(Response.json(SHUTTING_DOWN, { status: 503, headers: { 'retry-after': '1' } }));
+    this.#answer(jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' }));
   }
 
   #maybeFinish(): void {
@@ -105,13 +105,13 @@ export class Exchange {
     if (this.#parts.length === 0) return;
     this.#closed = true;
     const body = this.#batch ? `[${this.#parts.join(',')}]` : (this.#parts[0] as string);
-    this.#answer(new Response(body, { status: 200, headers: JSON_HEADERS }));
+    this.#answer(jsonReply(body));
   }
 
-  #answer(response: Response): void {
+  #answer(reply: Reply): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#settle(response);
+    this.#settle(reply);
   }
 
   #upgrade(): void {
@@ -131,7 +131,7 @@ export class Exchange {
     for (const part of this.#parts) this.#write(`event: message\ndata: ${part}\n\n`);
     this.#parts = [];
     if (this.#keepAliveMs > 0) stream.timer = setInterval(() => this.#write(': keepalive\n\n'), this.#keepAliveMs);
-    this.#answer(new Response(body, { status: 200, headers: SSE_HEADERS }));
+    this.#answer({ status: 200, headers: SSE_HEADERS, body });
   }
 
   #write(frame: string): void {

@@ -11,13 +11,13 @@ import {
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions } from '../capnodeMcp.js';
+import type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions, McpFetchOptions } from '../capnodeMcp.js';
 import { createToolsListCache } from '../tools.js';
-import { hookFromSignal, linkSignal, type AbortHook } from './abortLatch.js';
+import { hookFromSignal, type AbortHook } from './abortLatch.js';
 import { buildServer, type ServerWiring } from './buildServer.js';
 import { classifyPost } from './classify.js';
 import { Exchange } from './exchange.js';
-import { jsonRpcErrorResponse } from './responses.js';
+import { jsonRpcErrorReply, noSessionReply, toResponse, type Reply } from './responses.js';
 import { SessionlessTransport } from './sessionlessTransport.js';
 import type { CallScope } from './toolCall.js';
 import { supportedProtocolVersions } from './versions.js';
@@ -39,8 +39,8 @@ function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
 
-function acceptsEventStream(request: Request): boolean {
-  return request.headers.get('accept')?.includes('text/event-stream') ?? false;
+function acceptsEventStream(inbound: PostInbound): boolean {
+  return inbound.header('accept')?.includes('text/event-stream') ?? false;
 }
 
 function echoId(body: unknown): string | number | null {
@@ -50,9 +50,9 @@ function echoId(body: unknown): string | number | null {
 }
 
 /** The answer to a request naming a protocol version this server does not serve. */
-function unsupportedVersion(requested: string, body: unknown): Response {
+function unsupportedVersion(requested: string, body: unknown): Reply {
   const message = `Unsupported protocol version: ${requested} (supported: ${supportedProtocolVersions.join(', ')})`;
-  return jsonRpcErrorResponse(400, -32022, message, { supported: supportedProtocolVersions, requested }, echoId(body));
+  return jsonRpcErrorReply(400, -32022, message, { supported: supportedProtocolVersions, requested }, echoId(body));
 }
 
 function clientNameOf(ctx: ServerContext, server: Server | undefined): string | undefined {
@@ -70,20 +70,30 @@ function isNotificationMessage(message: unknown): message is JSONRPCNotification
   return typeof message === 'object' && message !== null && 'method' in message && !('id' in message);
 }
 
-/** What the Node HTTP layer hands the core per request: the parsed body and a cheap abort hook. */
-export interface ServeOptions {
-  readonly parsedBody?: unknown;
-  readonly rawBody?: string | undefined;
-  readonly lifetime?: AbortHook | undefined;
+/**
+ * One parsed JSON-RPC POST, as whichever HTTP layer received it describes it: the Node layer reads
+ * headers straight off `IncomingMessage` and builds no web `Request` unless the SDK's per-request
+ * entry needs one.
+ */
+export interface PostInbound {
+  readonly body: unknown;
+  /** The body's text, so large numeric ids are echoed and matched exactly. */
+  readonly rawBody: string | undefined;
+  /** Aborts the calls this request started (deadline, client gone, shutdown). */
+  readonly lifetime: AbortHook | undefined;
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  /** The web request handed to the SDK's per-request entry; `withSignal` when it must see disconnects. */
+  webRequest(withSignal: boolean): Request;
 }
 
 /** The public face plus the hot-path entry the Node HTTP layer uses. */
 export interface McpCore {
   readonly mcp: CapnodeMcp;
-  serve(request: Request, options: ServeOptions): Promise<Response>;
+  servePost(inbound: PostInbound): Promise<Reply | Response>;
 }
 
-/** Builds the MCP core behind `createCapnodeMcp`, plus the hot-path `serve` the Node HTTP layer calls. */
+/** Builds the MCP core behind `createCapnodeMcp`, plus the hot-path `servePost` the Node HTTP layer calls. */
 export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const { invoker } = options;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -155,10 +165,9 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const modernScope = (ctx: ServerContext): CallScope => {
     const request = ctx.http?.req;
     const info = request === undefined ? undefined : modernRequests.get(request);
-    const signal = info?.lifetime === undefined ? ctx.mcpReq.signal : linkSignal(ctx.mcpReq.signal, info.lifetime);
     return {
       transport: 'mcp-http',
-      signal,
+      signal: ctx.mcpReq.signal,
       canStream: info?.canStream ?? false,
       caller: clientNameOf(ctx, undefined),
       requestId: String(ctx.mcpReq.id),
@@ -167,12 +176,18 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   // The per-request handler asks for an instance per request; idle instances are reused (an instance
   // is idle again once its single-exchange transport closed). `subscriptions/listen` is answered
   // without connecting the instance, so those requests get a fresh one that is simply dropped.
+  // The request's lifetime (deadline, disconnect, shutdown) closes the instance's exchange, which
+  // aborts the SDK's own per-request signal: the one signal the call runs under.
   const modernPool: Server[] = [];
   const unpooled = new WeakSet<Request>();
   const modernFactory = (context: McpRequestContext): Server => {
-    if (context.requestInfo !== undefined && unpooled.has(context.requestInfo)) return buildServer(wiring, modernScope, true);
+    const request = context.requestInfo;
+    if (request !== undefined && unpooled.has(request)) return buildServer(wiring, modernScope, true);
     const server = modernPool.pop() ?? buildServer(wiring, modernScope, true);
+    const lifetime = request === undefined ? undefined : modernRequests.get(request)?.lifetime;
+    const detach = lifetime === undefined ? NOOP : lifetime.subscribe(() => void server.close().catch(NOOP));
     server.onclose = () => {
+      detach();
       if (modernPool.length < MODERN_POOL_SIZE) modernPool.push(server);
     };
     return server;
@@ -195,94 +210,101 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
 
   let closing: Promise<void> | undefined;
 
-  const serveLegacy = (
-    request: Request,
-    body: unknown,
-    rawBody: string | undefined,
-    lifetime: AbortHook | undefined,
-  ): Response | Promise<Response> => {
+  const serveLegacy = (inbound: PostInbound): Promise<Reply> => {
+    const body = inbound.body;
     const batch = Array.isArray(body);
-    const messages = batch ? (body as unknown[]) : [body];
-    const exchange = new Exchange({ batch, canStream: acceptsEventStream(request), keepAliveMs: KEEP_ALIVE_MS });
+    const exchange = new Exchange({ batch, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS });
     exchange.onCancel = () => sessionless.abortExchange(exchange, new Error('the client stopped reading the response'));
-    const text = batch ? undefined : rawBody;
-    for (const message of messages) {
-      if (isRequestMessage(message)) {
-        exchange.expect();
-        sessionless.dispatchRequest(exchange, message, text, lifetime);
-      } else if (isNotificationMessage(message)) {
-        sessionless.dispatchNotification(message, text);
-      }
+    if (batch) {
+      for (const message of body as unknown[]) dispatchLegacy(exchange, message, undefined, inbound.lifetime);
+    } else {
+      dispatchLegacy(exchange, body, inbound.rawBody, inbound.lifetime);
     }
     exchange.dispatched();
     return exchange.response;
   };
 
-  const handle = async (request: Request, fetchOptions: ServeOptions): Promise<Response> => {
-    if (request.method !== 'POST') {
-      return jsonRpcErrorResponse(405, -32000, 'Method not allowed: this endpoint serves JSON-RPC over POST and offers no SSE stream or session.', undefined, null, {
-        allow: 'POST',
-      });
+  const dispatchLegacy = (exchange: Exchange, message: unknown, text: string | undefined, lifetime: AbortHook | undefined): void => {
+    if (isRequestMessage(message)) {
+      exchange.expect();
+      sessionless.dispatchRequest(exchange, message, text, lifetime);
+    } else if (isNotificationMessage(message)) {
+      sessionless.dispatchNotification(message, text);
     }
+  };
+
+  const handlePost = (inbound: PostInbound): Reply | Promise<Reply | Response> => {
+    const body = inbound.body;
+    if (Array.isArray(body) && body.length > MAX_BATCH) {
+      return jsonRpcErrorReply(400, -32600, `Invalid Request: a batch may carry at most ${MAX_BATCH} messages`);
+    }
+    const classified: { -readonly [K in keyof InboundHttpRequest]: InboundHttpRequest[K] } = { httpMethod: 'POST', body };
+    const versionHeader = inbound.header('mcp-protocol-version')?.trim();
+    if (versionHeader !== undefined) {
+      if (!supportedProtocolVersions.includes(versionHeader)) return unsupportedVersion(versionHeader, body);
+      classified.protocolVersionHeader = versionHeader;
+    }
+    const methodHeader = inbound.header('mcp-method');
+    if (methodHeader !== undefined) classified.mcpMethodHeader = methodHeader;
+    const nameHeader = inbound.header('mcp-name');
+    if (nameHeader !== undefined) classified.mcpNameHeader = nameHeader;
+    const outcome = classifyPost(classified);
+    switch (outcome.kind) {
+      case 'reject':
+        return jsonRpcErrorReply(outcome.httpStatus, outcome.code, outcome.message, outcome.data, echoId(body));
+      case 'modern':
+      case 'modern-entry': {
+        const listen = (outcome.kind === 'modern-entry' ? outcome.method : outcome.message.method) === 'subscriptions/listen';
+        const request = inbound.webRequest(listen);
+        if (listen) unpooled.add(request);
+        modernRequests.set(request, { lifetime: inbound.lifetime, canStream: acceptsEventStream(inbound) });
+        return modern.fetch(request, { parsedBody: body });
+      }
+      case 'legacy':
+        return serveLegacy(inbound);
+    }
+  };
+
+  const servePost = async (inbound: PostInbound): Promise<Reply | Response> => {
+    if (closing !== undefined) return jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
+    try {
+      return await handlePost(inbound);
+    } catch (error) {
+      reportError(error);
+      return jsonRpcErrorReply(500, -32603, 'Internal server error', undefined, echoId(inbound.body));
+    }
+  };
+
+  const fetchFace = async (request: Request, fetchOptions: McpFetchOptions): Promise<Reply | Response> => {
+    if (closing !== undefined) return jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
+    if (request.method !== 'POST') return noSessionReply();
     let body = fetchOptions.parsedBody;
     let rawBody = fetchOptions.rawBody;
     if (body === undefined) {
       if (!isJsonContentType(request.headers.get('content-type'))) {
-        return jsonRpcErrorResponse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+        return jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       }
       const read = await readRequestBody(request, maxBodyBytes);
-      if (read.tooLarge) return jsonRpcErrorResponse(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`);
+      if (read.tooLarge) return jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`);
       rawBody = read.text;
       try {
         body = JSON.parse(read.text);
       } catch {
-        return jsonRpcErrorResponse(400, -32700, 'Parse error: the body is not valid JSON');
+        return jsonRpcErrorReply(400, -32700, 'Parse error: the body is not valid JSON');
       }
     }
-    if (Array.isArray(body) && body.length > MAX_BATCH) {
-      return jsonRpcErrorResponse(400, -32600, `Invalid Request: a batch may carry at most ${MAX_BATCH} messages`);
-    }
-    const inbound: { -readonly [K in keyof InboundHttpRequest]: InboundHttpRequest[K] } = { httpMethod: 'POST', body };
-    const versionHeader = request.headers.get('mcp-protocol-version')?.trim();
-    if (versionHeader !== undefined) {
-      if (!supportedProtocolVersions.includes(versionHeader)) return unsupportedVersion(versionHeader, body);
-      inbound.protocolVersionHeader = versionHeader;
-    }
-    const methodHeader = request.headers.get('mcp-method');
-    if (methodHeader !== null) inbound.mcpMethodHeader = methodHeader;
-    const nameHeader = request.headers.get('mcp-name');
-    if (nameHeader !== null) inbound.mcpNameHeader = nameHeader;
-    const outcome = classifyPost(inbound);
-    switch (outcome.kind) {
-      case 'reject':
-        return jsonRpcErrorResponse(outcome.httpStatus, outcome.code, outcome.message, outcome.data, echoId(body));
-      case 'modern':
-      case 'modern-entry':
-        if ((outcome.kind === 'modern-entry' ? outcome.method : outcome.message.method) === 'subscriptions/listen') unpooled.add(request);
-        modernRequests.set(request, { lifetime: fetchOptions.lifetime, canStream: acceptsEventStream(request) });
-        return modern.fetch(request, { parsedBody: body });
-      case 'legacy':
-        return serveLegacy(request, body, rawBody, fetchOptions.lifetime);
-    }
-  };
-
-  const serve = async (request: Request, serveOptions: ServeOptions): Promise<Response> => {
-    if (closing !== undefined) return jsonRpcErrorResponse(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
-    try {
-      return await handle(request, serveOptions);
-    } catch (error) {
-      reportError(error);
-      return jsonRpcErrorResponse(500, -32603, 'Internal server error', undefined, echoId(serveOptions.parsedBody));
-    }
+    return servePost({
+      body,
+      rawBody,
+      lifetime: fetchOptions.signal === undefined ? undefined : hookFromSignal(fetchOptions.signal),
+      header: (name) => request.headers.get(name) ?? undefined,
+      webRequest: () => request,
+    });
   };
 
   const mcp: CapnodeMcp = {
-    fetch(request, fetchOptions = {}) {
-      return serve(request, {
-        parsedBody: fetchOptions.parsedBody,
-        rawBody: fetchOptions.rawBody,
-        lifetime: fetchOptions.signal === undefined ? undefined : hookFromSignal(fetchOptions.signal),
-      });
+    async fetch(request, fetchOptions = {}) {
+      return toResponse(await fetchFace(request, fetchOptions));
     },
     createServer,
     get inFlight() {
@@ -303,5 +325,5 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       return this.close();
     },
   };
-  return { mcp, serve };
+  return { mcp, servePost };
 }

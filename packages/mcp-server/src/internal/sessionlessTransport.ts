@@ -24,10 +24,23 @@ interface ActiveRequest {
   readonly call: ActiveCall | undefined;
 }
 
-interface ActiveCall {
+/** An active `tools/call`; also what the handler reads through {@link SessionlessTransport.call}. */
+class ActiveCall implements SessionlessCall {
   readonly registration: CallRegistration;
   readonly requestId: string;
   readonly detach: () => void;
+  readonly canStream: boolean;
+
+  constructor(registration: CallRegistration, requestId: string, detach: () => void, canStream: boolean) {
+    this.registration = registration;
+    this.requestId = requestId;
+    this.detach = detach;
+    this.canStream = canStream;
+  }
+
+  get signal(): AbortSignal {
+    return this.registration.signal;
+  }
 }
 
 /** Per-call facts the `tools/call` handler needs on the sessionless path. */
@@ -104,7 +117,7 @@ export class SessionlessTransport implements Transport {
     if (this.#closed) return;
     const id = ++this.#nextId;
     const rawId = idToken(message.id, rawBody);
-    const call = message.method === 'tools/call' ? this.#beginCall(message, rawBody, rawId, lifetime) : undefined;
+    const call = message.method === 'tools/call' ? this.#beginCall(exchange, message, rawBody, rawId, lifetime) : undefined;
     this.#active.set(id, { exchange, rawId, call });
     this.onmessage?.({ ...message, id });
   }
@@ -129,9 +142,7 @@ export class SessionlessTransport implements Transport {
 
   /** The facts of an active `tools/call`, by the internal id the SDK handler sees. */
   call(internalId: RequestId): SessionlessCall | undefined {
-    const active = this.#active.get(internalId as number);
-    if (active?.call === undefined) return undefined;
-    return { signal: active.call.registration.signal, canStream: active.exchange.canStream, requestId: active.call.requestId };
+    return this.#active.get(internalId as number)?.call;
   }
 
   /** Number of requests dispatched and not answered yet. */
@@ -159,7 +170,7 @@ export class SessionlessTransport implements Transport {
     this.onclose?.();
   }
 
-  #beginCall(message: JSONRPCRequest, rawBody: string | undefined, rawId: string, lifetime: AbortHook | undefined): ActiveCall {
+  #beginCall(exchange: Exchange, message: JSONRPCRequest, rawBody: string | undefined, rawId: string, lifetime: AbortHook | undefined): ActiveCall {
     let key;
     try {
       key = requestIdKeyFromMessage(message.id, rawBody ?? '', 'id');
@@ -169,6 +180,6 @@ export class SessionlessTransport implements Transport {
     const registration = this.#tracker.register(key);
     const detach = lifetime === undefined ? NOOP : lifetime.subscribe((reason) => registration.abort(reason));
     const requestId = typeof message.id === 'string' ? message.id : rawId;
-    return { registration, requestId, detach };
+    return new ActiveCall(registration, requestId, detach, exchange.canStream);
   }
 }
