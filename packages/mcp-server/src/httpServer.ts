@@ -8,7 +8,8 @@ import { browserHeader, createBearerCheck, isAllowedHost, isLoopbackAddress, isL
 import { createMcpCore } from './internal/mcpCore.js';
 import { writeAnswer } from './internal/nodeWrite.js';
 import { readBody } from './internal/readBody.js';
-import { jsonRpcErrorReply, noSessionReply, textReply, type Reply } from './internal/responses.js';
+import { jsonRpcErrorReply, textReply, type Reply } from './internal/responses.js';
+import { createRouteListener } from './internal/routes.js';
 
 /** Severity of a server log line. */
 export type HttpLogLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -142,8 +143,10 @@ function webHeaders(incoming: IncomingMessage): Headers {
  * not `application/json` → 415; body over the limit → 413; past the deadline → 408. No
  * Access-Control-* header is ever sent, so a browser's CORS preflight always fails.
  *
- * The gates and the body read run on Node's own request and response objects; a web `Request` is
- * built only for the admin handler and, as a minimal view, for the SDK's per-request entry.
+ * The gates and the MCP POST (body read, parse, SDK dispatch) run on Node's own request and response
+ * objects — the hot path builds no web `Request` or `Response` (the SDK's per-request entry gets a
+ * minimal view). Everything else (probe, admin routes, DELETE, 405) is routed by Hono through
+ * `@hono/node-server`.
  *
  * @example
  * const { token } = await loadOrCreateToken(tokenPath);
@@ -220,17 +223,15 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     });
   };
 
-  const serveAdmin = async (incoming: IncomingMessage, method: string): Promise<Reply | Response> => {
-    if (admin === undefined) return textReply(404, 'Not found.\n');
-    const url = origin + (incoming.url ?? '/');
-    if (method === 'GET' || method === 'HEAD') return admin.handle(new Request(url, { method, headers: webHeaders(incoming) }));
-    const read = await readBounded(incoming);
-    if (typeof read !== 'string') return read;
-    return admin.handle(new Request(url, { method, headers: webHeaders(incoming), body: read }));
-  };
+  const routes = createRouteListener({
+    admin: admin === undefined ? undefined : (request) => admin.handle(request),
+    maxBodyBytes,
+    probeText: PROBE_TEXT,
+    onError: (error) => log('error', `http: unhandled ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`),
+  });
 
   /** Gates after admission, then routing; `request` aborts the calls this request started. */
-  const dispatch = (incoming: IncomingMessage, request: LiveRequest): Reply | Promise<Reply | Response> => {
+  const dispatch = (incoming: IncomingMessage, request: LiveRequest): Reply | Promise<Reply | Response | void> => {
     const headers = incoming.headers;
     const browser = browserHeader(headers);
     if (browser !== undefined) return textReply(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
@@ -238,21 +239,19 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     const isAdmin = pathOf(incoming.url).startsWith(ADMIN_PREFIX);
     const check = isAdmin ? checkAdmin : checkToken;
     if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return UNAUTHORIZED;
-    const method = incoming.method ?? 'GET';
-    if (isAdmin) return serveAdmin(incoming, method);
-    if (method === 'POST') {
+    if (incoming.method === 'POST' && !isAdmin) {
       if (!isJsonContentType(headers['content-type'])) {
         return jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       }
       return servePost(incoming, request);
     }
-    if (method === 'GET') return headers.accept?.includes('text/event-stream') ? noSessionReply() : textReply(200, PROBE_TEXT);
-    if (method === 'DELETE') return noSessionReply();
-    return jsonRpcErrorReply(405, -32000, `Method not allowed: ${method}`, undefined, null, { allow: 'GET, POST, DELETE' });
+    // Everything but the MCP POST: Hono answers it and writes the response itself.
+    request.answered = true;
+    return routes(incoming, request.outgoing);
   };
 
-  const answer = (request: LiveRequest, reply: Reply | Response): void => {
-    if (request.answered) return;
+  const answer = (request: LiveRequest, reply: Reply | Response | void): void => {
+    if (request.answered || reply === undefined) return;
     request.answered = true;
     const outgoing = request.outgoing;
     if (outgoing.destroyed) return;
@@ -278,7 +277,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       if (!outgoing.writableFinished) request.abort(new Error('client disconnected'));
       admission.release();
     });
-    let reply: Reply | Promise<Reply | Response>;
+    let reply: Reply | Promise<Reply | Response | void>;
     try {
       reply = dispatch(incoming, request);
     } catch (error) {
