@@ -3,8 +3,15 @@
 // Run after `pnpm --filter @capnode/mcp-client build`: `node bench/mcpClient.mjs`, or import
 // `benchMcpClient` from bench/run.mjs. Each measurement has its reference measured in the same run.
 //
-// Environment: BENCH_MCP_SERVERS (default 20), BENCH_MCP_TOOLS (default 1000), BENCH_MCP_CALLS (default 500),
-// BENCH_MCP_ROUNDS (default 3).
+// Connect fan-out uses bench/fixtures/mcpStdioLite.sh, a POSIX sh MCP server that starts in about a
+// millisecond: the figure measures the runtime's fan-out (spawn, handshake, listing, catalog), not
+// server start-up cost. The same run also reports (a) the floor: bare spawn of N such processes
+// with one JSON-RPC round trip and no MCP client, and (b) the fan-out with real SDK v2 servers
+// (bench/fixtures/stdioSdk.mjs, one Node process each), which is CPU-bound on a small machine.
+//
+// Environment: BENCH_MCP_SERVERS (default 20), BENCH_MCP_TOOLS (default 1000), BENCH_MCP_CALLS (default 300),
+// BENCH_MCP_ROUNDS (default 5), BENCH_MCP_SDK_SERVERS=0 skips the SDK-server fan-out.
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -12,6 +19,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = { index: join(rootDir, 'packages/mcp-client/dist/index.js'), node: join(rootDir, 'packages/mcp-client/dist/node.js') };
 const fixture = join(rootDir, 'tests/mcp-client/fixtures/stdioServer.mjs');
+const liteServer = { command: '/bin/sh', args: [join(rootDir, 'bench/fixtures/mcpStdioLite.sh')] };
+const sdkServer = { command: process.execPath, args: [join(rootDir, 'bench/fixtures/stdioSdk.mjs')] };
 
 const num = (name, fallback) => {
   const value = Number(process.env[name]);
@@ -19,8 +28,25 @@ const num = (name, fallback) => {
 };
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
-function configFor(parseMcpConfig, count, extra = {}) {
-  const servers = Array.from({ length: count }, (_, i) => ({ name: `s${i}`, command: process.execPath, args: [fixture, 'ok'], ...extra }));
+/** Spawns `count` copies of `server` and waits for each to answer one JSON-RPC request: the floor under any client. */
+async function bareSpawn(server, count) {
+  const one = () =>
+    new Promise((resolve, reject) => {
+      const child = spawn(server.command, server.args, { stdio: ['pipe', 'pipe', 'ignore'] });
+      child.once('error', reject);
+      child.stdout.once('data', () => {
+        child.stdin.end();
+        child.once('exit', resolve);
+      });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`);
+    });
+  const started = performance.now();
+  await Promise.all(Array.from({ length: count }, one));
+  return performance.now() - started;
+}
+
+function configFor(parseMcpConfig, count, server = { command: process.execPath, args: [fixture, 'ok'] }) {
+  const servers = Array.from({ length: count }, (_, i) => ({ name: `s${i}`, ...server }));
   return parseMcpConfig({
     servers,
     bundles: { all: { servers: servers.map((s) => s.name) } },
@@ -54,32 +80,51 @@ export async function benchMcpClient({ log = console.log } = {}) {
   const { createMcpRuntime } = await import(pathToFileURL(dist.node).href);
   const { Client, InMemoryTransport } = await import('@modelcontextprotocol/client');
   const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-  const rounds = num('BENCH_MCP_ROUNDS', 3);
+  const rounds = num('BENCH_MCP_ROUNDS', 5);
   const serverCount = num('BENCH_MCP_SERVERS', 20);
   const toolCount = num('BENCH_MCP_TOOLS', 1000);
-  const calls = num('BENCH_MCP_CALLS', 500);
+  const calls = num('BENCH_MCP_CALLS', 300);
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   const results = {};
 
-  // 1. Connect fan-out: N stdio servers in parallel vs one, alternating.
-  const one = [];
-  const many = [];
-  for (let round = 0; round < rounds; round += 1) {
-    for (const [count, into] of [[1, one], [serverCount, many]]) {
-      const started = performance.now();
-      const runtime = await createMcpRuntime(configFor(parseMcpConfig, count), { agent: 'bench', logger: quiet });
-      into.push(performance.now() - started);
-      const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
-      await runtime.close();
-      if (connected !== count) throw new Error(`only ${connected}/${count} servers connected`);
+  // 1. Connect fan-out: N stdio servers in parallel vs one, interleaved rounds, median of per-round ratios.
+  const fanOut = async (server, label) => {
+    const one = [];
+    const many = [];
+    const ratios = [];
+    for (let round = 0; round <= rounds; round += 1) {
+      const pair = [];
+      for (const count of round % 2 === 0 ? [1, serverCount] : [serverCount, 1]) {
+        const started = performance.now();
+        const runtime = await createMcpRuntime(configFor(parseMcpConfig, count, server), { agent: 'bench', logger: quiet });
+        const elapsed = performance.now() - started;
+        const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
+        await runtime.close();
+        if (connected !== count) throw new Error(`${label}: only ${connected}/${count} servers connected`);
+        pair[count === 1 ? 0 : 1] = elapsed;
+      }
+      if (round === 0) continue; // warm-up
+      one.push(pair[0]);
+      many.push(pair[1]);
+      ratios.push(pair[1] / pair[0]);
     }
+    return { oneMs: median(one), manyMs: median(many), servers: serverCount, ratio: median(ratios) };
+  };
+  const floorOne = [];
+  const floorMany = [];
+  for (let round = 0; round < rounds; round += 1) {
+    floorOne.push(await bareSpawn(liteServer, 1));
+    floorMany.push(await bareSpawn(liteServer, serverCount));
   }
-  results.connect = { oneMs: median(one), manyMs: median(many), servers: serverCount, ratio: median(many) / median(one) };
-  log(`connect: 1 server ${results.connect.oneMs.toFixed(1)} ms, ${serverCount} servers ${results.connect.manyMs.toFixed(1)} ms, ratio ${results.connect.ratio.toFixed(2)} (target <= 1.5)`);
-
+  results.connect = { ...(await fanOut(liteServer, 'lite')), floor: { oneMs: median(floorOne), manyMs: median(floorMany), ratio: median(floorMany) / median(floorOne) } };
+  log(
+    `connect (sh fixture): 1 server ${results.connect.oneMs.toFixed(1)} ms, ${serverCount} servers ${results.connect.manyMs.toFixed(1)} ms, ratio ${results.connect.ratio.toFixed(2)} (target <= 1.5); ` +
+      `floor (bare spawn + 1 round trip, no client): ${results.connect.floor.oneMs.toFixed(1)} / ${results.connect.floor.manyMs.toFixed(1)} ms, ratio ${results.connect.floor.ratio.toFixed(2)}`,
+  );
   // 2. Catalog build: re-list + validate + name + register 1,000 tools from an in-memory server.
   {
     const runtime = await createMcpRuntime(configFor(parseMcpConfig, 1), { agent: 'bench', logger: quiet, connector: memoryConnector(InMemoryTransport, toolCount) });
+    for (let i = 0; i < 5; i += 1) await runtime.refresh();
     const samples = [];
     for (let i = 0; i < 20; i += 1) {
       const started = performance.now();
@@ -92,33 +137,49 @@ export async function benchMcpClient({ log = console.log } = {}) {
     log(`catalog: ${names} tools re-listed and rebuilt in ${results.catalog.medianMs.toFixed(2)} ms (median of 20; target < 20 ms)`);
   }
 
-  // 3. Call overhead: runtime.call vs a bare SDK client, same fixture server, sequential, alternating.
+  // 3. Call overhead: runtime.call vs a bare SDK v2 client, each against its own process of the same
+  // fixture server; warm-up, then interleaved rounds (order alternating), median of per-round ratios.
   {
     const runtime = await createMcpRuntime(configFor(parseMcpConfig, 1), { agent: 'bench', logger: quiet });
     const bare = new Client({ name: 'bench', version: '1' });
     const transport = new StdioClientTransport({ command: process.execPath, args: [fixture, 'ok'], stderr: 'ignore' });
     await bare.connect(transport);
-    const viaRuntime = async () => {
-      for (let i = 0; i < calls; i += 1) await runtime.call('s0__echo', { text: 'x' });
+    const viaRuntime = async (n) => {
+      for (let i = 0; i < n; i += 1) await runtime.call('s0__echo', { text: 'x' });
     };
-    const viaSdk = async () => {
-      for (let i = 0; i < calls; i += 1) await bare.callTool({ name: 'echo', arguments: { text: 'x' } });
+    const viaSdk = async (n) => {
+      for (let i = 0; i < n; i += 1) await bare.callTool({ name: 'echo', arguments: { text: 'x' } });
     };
-    await viaRuntime();
-    await viaSdk();
+    for (let i = 0; i < 3; i += 1) {
+      await viaRuntime(calls);
+      await viaSdk(calls);
+    }
     const rt = [];
     const sdk = [];
-    for (let round = 0; round < rounds; round += 1) {
-      for (const [run, into] of [[viaSdk, sdk], [viaRuntime, rt]]) {
+    const ratios = [];
+    for (let round = 0; round < rounds * 2; round += 1) {
+      const pair = {};
+      for (const [run, key] of round % 2 === 0 ? [[viaSdk, 'sdk'], [viaRuntime, 'rt']] : [[viaRuntime, 'rt'], [viaSdk, 'sdk']]) {
         const started = performance.now();
-        await run();
-        into.push(performance.now() - started);
+        await run(calls);
+        pair[key] = performance.now() - started;
       }
+      sdk.push(pair.sdk);
+      rt.push(pair.rt);
+      ratios.push(pair.rt / pair.sdk);
     }
     await runtime.close();
     await bare.close();
-    results.calls = { calls, sdkMs: median(sdk), runtimeMs: median(rt), ratio: median(rt) / median(sdk) };
-    log(`calls: ${calls} sequential echo calls: bare SDK ${results.calls.sdkMs.toFixed(1)} ms, runtime ${results.calls.runtimeMs.toFixed(1)} ms, ratio ${results.calls.ratio.toFixed(3)} (target <= 1.1)`);
+    results.calls = { calls, sdkMs: median(sdk), runtimeMs: median(rt), ratio: median(ratios), perCallUs: ((median(rt) - median(sdk)) / calls) * 1000 };
+    log(
+      `calls: ${calls} sequential echo calls x ${rounds * 2} interleaved rounds: bare SDK ${results.calls.sdkMs.toFixed(1)} ms, runtime ${results.calls.runtimeMs.toFixed(1)} ms, ` +
+        `median ratio ${results.calls.ratio.toFixed(3)} (target <= 1.1), ~${results.calls.perCallUs.toFixed(0)} us added per call`,
+    );
+  }
+  // 4. Connect fan-out with real SDK v2 servers (one Node process each; CPU-bound on a small machine).
+  if (process.env.BENCH_MCP_SDK_SERVERS !== '0') {
+    results.connectSdk = await fanOut(sdkServer, 'sdk');
+    log(`connect (SDK v2 Node servers, informational): 1 server ${results.connectSdk.oneMs.toFixed(1)} ms, ${serverCount} servers ${results.connectSdk.manyMs.toFixed(1)} ms, ratio ${results.connectSdk.ratio.toFixed(2)}`);
   }
   return results;
 }

@@ -67,7 +67,7 @@ describe('capnode basics', () => {
     writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { enabled: false } }));
     const result = await runCli(['serve', '--port', '0'], dir.home);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('the MCP server is disabled in');
+    expect(result.stderr).toContain('the MCP server is off (mcp.enabled: false in');
     expect(result.stderr).toContain('mcp.enabled');
   });
 

@@ -23,13 +23,16 @@ const FLAGS: FlagSpec = {
   header: 'value',
   transport: 'value',
   cwd: 'value',
+  gateway: 'value',
+  'gateway-token': 'value',
 };
 
 /** Flags each command accepts beside --help. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   '': ['json', 'url', 'token', 'list-tools', 'command', 'params', 'version'],
-  serve: ['port', 'host'],
-  mcp: [],
+  serve: ['port', 'host', 'gateway', 'gateway-token'],
+  mcp: ['gateway', 'gateway-token'],
+  gateway: ['json', 'url', 'gateway', 'gateway-token'],
   status: ['json', 'url', 'token'],
   token: [],
   approvals: ['json', 'url', 'always'],
@@ -52,6 +55,12 @@ Usage:
   capnode approvals allow <id> [--always]       allow once, or always (adds to the allowlist)
   capnode approvals deny <id>
   capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
+
+OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json node.token):
+  capnode serve --gateway <ws://host:port>      also connect this machine to the gateway as a node
+  capnode gateway status                        the node's connection and pairing state (offline: config and identity)
+  capnode gateway pair                          approve this node's pending commands (as a gateway operator)
+  capnode mcp channel [--gateway <url>]         the gateway's conversations, events and approvals as MCP over stdio
 
 Tools from other MCP servers (settings.json "mcpClient"):
   capnode servers list                          configured servers (secrets masked)
@@ -102,7 +111,12 @@ async function run(context: Context): Promise<number> {
     case 'serve':
       return (await import('./commands/serve.js')).serve(context, version());
     case 'mcp':
+      if (args.positionals[1] === 'channel') return (await import('./commands/gateway.js')).channel(context, version());
+      if (args.positionals.length > 1) throw new CliError('usage', `unknown mcp subcommand '${args.positionals[1]}' — capnode mcp, or capnode mcp channel`);
+      if (args.flags.has('gateway') || args.flags.has('gateway-token')) throw new CliError('usage', '--gateway applies to capnode mcp channel (and capnode serve)');
       return (await import('./commands/serve.js')).serveStdio(context, version());
+    case 'gateway':
+      return (await import('./commands/gateway.js')).gateway(context, version());
     case 'status':
       return (await import('./commands/status.js')).status(context);
     case 'token':

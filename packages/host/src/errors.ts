@@ -6,6 +6,8 @@ export type HostErrorCode =
   | 'io'
   /** The MCP listener could not start (port in use, bad address). */
   | 'listen_failed'
+  /** Gateway node mode could not start (bad gateway URL, unreadable identity file). */
+  | 'gateway_failed'
   /** The host was closed. */
   | 'closed';
 

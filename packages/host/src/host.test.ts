@@ -102,12 +102,12 @@ describe('createHost', () => {
     }
   });
 
-  it('honours disabled MCP and reports node mode honestly', async () => {
-    writeFileSync(join(home, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, node: { enabled: true } }));
+  it('honours disabled MCP (node mode: see gatewayMode.test.ts)', async () => {
+    writeFileSync(join(home, 'settings.json'), JSON.stringify({ mcp: { enabled: false } }));
     await using host = createHost({ home, builtins: false });
     const status = await host.start();
     expect(status.mcp.state).toBe('disabled');
-    expect(status.node).toMatchObject({ enabled: true, state: 'unavailable' });
+    expect(status.node).toMatchObject({ enabled: false, state: 'disabled' });
     expect(existsSync(join(home, 'host.json'))).toBe(false);
   });
 

@@ -17,6 +17,7 @@ import { createAdminHandler } from './adminApi.js';
 import { createAppCapability } from './appStatus.js';
 import { createAuditLog, type AuditLog } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
+import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, type GatewayOverride, type NodeModeStatus } from './gatewayMode.js';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, formatUrl, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
@@ -43,6 +44,11 @@ export interface HostOptions {
   readonly version?: string;
   /** Host log lines (approvals needed, errors; `debug` for listener chatter). Default: stderr, `debug` only with `CAPNODE_DEBUG` set. Never stdout (stdio mode). */
   readonly onLog?: (level: HostLogLevel, message: string) => void;
+  /**
+   * Connect to this OpenClaw gateway as a node for this run (not persisted), whatever `node.enabled`
+   * says; the token defaults to `CAPNODE_GATEWAY_TOKEN`, then `node.token`.
+   */
+  readonly gateway?: GatewayOverride;
   /** Aborting closes the host. */
   readonly signal?: AbortSignal;
 }
@@ -73,7 +79,12 @@ export interface HostStatus {
   };
   readonly capabilities: { readonly commands: number; readonly categories: readonly string[] };
   readonly execApprovals: { readonly mode: string; readonly allowlist: number; readonly pending: number };
-  readonly node: { readonly enabled: boolean; readonly state: 'disabled' | 'unavailable'; readonly detail?: string };
+  /** Gateway node mode: the node connection's own state (`connected` only after the gateway's hello). */
+  readonly node: NodeModeStatus;
+  /** The gateway channel tools (`channel.enabled`), served by the local MCP server. */
+  readonly channel: { readonly enabled: boolean };
+  /** Where `capnode approvals` and `capnode gateway status` reach a host running without the MCP listener (node mode only). */
+  readonly admin?: { readonly url: string };
   /** Tools imported from other MCP servers (`mcpClient` in settings.json) and each server's diagnostic. */
   readonly mcpClient: ImportedToolsStatus;
 }
@@ -93,10 +104,14 @@ export interface Host {
    */
   importsReady(): Promise<void>;
   /**
-   * Starts the MCP HTTP listener unless `settings.mcp.enabled` is false (state `disabled`). Creates
-   * the token files on first start and writes `host.json`. With `mcpClient.reexport` on, also starts
-   * connecting the configured MCP servers in the background (see `status().mcpClient`).
-   * @throws HostError `listen_failed` (the status keeps the error), `closed`.
+   * Starts what settings.json enables, each on its own: the MCP HTTP listener unless `mcp.enabled`
+   * is false (state `disabled`), and the gateway node when `node.enabled` or the `gateway` option is
+   * set (it connects in the background; see `status().node`). Creates the token files on first start
+   * and writes `host.json`. Without the listener, node mode opens a loopback listener for the admin
+   * routes only, published in `run/node-<pid>.json`, so exec approvals can be answered. With
+   * `mcpClient.reexport` on, also starts connecting the configured MCP servers in the background.
+   * @throws HostError `listen_failed` (the status keeps the error), `invalid_settings` (node mode
+   * without a gateway URL), `gateway_failed`, `closed`.
    */
   start(): Promise<HostStatus>;
   /**
@@ -166,6 +181,10 @@ export function createHost(options: HostOptions = {}): Host {
   for (const capability of options.capabilities ?? []) registry.register(capability);
 
   const imports = createImportedTools({ settings, invoker, approvals, log, version });
+  const gateway = createGatewayMode({ paths, invoker, registry, version, log });
+  let gatewayConfig: GatewayConnectionConfig | undefined;
+  let nodeAdmin: McpHttpServer | undefined;
+  const nodeRunFile = join(paths.runDir, `node-${process.pid}.json`);
 
   let state: McpListenerState = settings.get().mcp.enabled ? 'stopped' : 'disabled';
   let startError: string | undefined;
@@ -196,16 +215,19 @@ export function createHost(options: HostOptions = {}): Host {
     }
   }
 
-  async function openStdioAdmin(runFile: string): Promise<void> {
+  /** A loopback listener for the admin routes only (its MCP endpoint takes a random token nobody holds), published in `runFile`. */
+  async function openAdminOnly(runFile: string, kind: 'stdio' | 'node'): Promise<McpHttpServer | undefined> {
+    let admin: McpHttpServer;
     try {
       const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
-      stdioAdmin = await listen(0, '127.0.0.1', generateToken(), adminToken);
+      admin = await listen(0, '127.0.0.1', generateToken(), adminToken);
     } catch (error) {
-      log('warning', `approvals listener failed (${(error as Error).message}); exec approvals of this stdio host cannot be answered and time out as denied`);
-      return;
+      log('warning', `approvals listener failed (${(error as Error).message}); exec approvals of this ${kind} host cannot be answered and time out as denied`);
+      return undefined;
     }
-    const adminUrl = new URL('/_capnode/', stdioAdmin.url).href;
-    await publish(runFile, { pid: process.pid, kind: 'stdio', adminUrl, startedAt: new Date(started).toISOString(), version });
+    const adminUrl = new URL('/_capnode/', admin.url).href;
+    await publish(runFile, { pid: process.pid, kind, adminUrl, startedAt: new Date(started).toISOString(), version });
+    return admin;
   }
 
   async function listen(port: number, address: string, token: string, adminToken: string): Promise<McpHttpServer> {
@@ -222,12 +244,27 @@ export function createHost(options: HostOptions = {}): Host {
     });
   }
 
+  async function startAll(): Promise<HostStatus> {
+    const current = settings.get();
+    gatewayConfig = resolveGatewayConfig(current, options.gateway, env);
+    const nodeOn = gatewayConfig !== undefined && (options.gateway?.url !== undefined || current.node.enabled);
+    const channelOn = gatewayConfig !== undefined && current.channel.enabled && current.mcp.enabled;
+    if (gatewayConfig) await gateway.start(gatewayConfig, { node: nodeOn, channel: channelOn });
+    if (current.mcp.enabled) return startListener();
+    state = 'disabled';
+    if (nodeOn && !nodeAdmin) {
+      nodeAdmin = await openAdminOnly(nodeRunFile, 'node');
+      if (closed) {
+        await nodeAdmin?.close();
+        nodeAdmin = undefined;
+        unpublish(nodeRunFile);
+      }
+    }
+    return host.status();
+  }
+
   async function startListener(): Promise<HostStatus> {
     const mcp = settings.get().mcp;
-    if (!mcp.enabled) {
-      state = 'disabled';
-      return host.status();
-    }
     const address = options.host ?? mcp.host;
     const port = options.port ?? mcp.port;
     state = 'starting';
@@ -276,8 +313,8 @@ export function createHost(options: HostOptions = {}): Host {
     importsReady: () => imports.ready(),
     start() {
       if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
-      if (server) return Promise.resolve(host.status());
-      starting ??= startListener().finally(() => {
+      if (server || nodeAdmin) return Promise.resolve(host.status());
+      starting ??= startAll().finally(() => {
         starting = undefined;
       });
       return starting;
@@ -290,7 +327,7 @@ export function createHost(options: HostOptions = {}): Host {
       imports.start();
       const runFile = join(paths.runDir, `stdio-${process.pid}.json`);
       try {
-        await openStdioAdmin(runFile);
+        stdioAdmin = await openAdminOnly(runFile, 'stdio');
         const connection = await serveStdio({ invoker, serverInfo, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
         await connection.closed;
       } finally {
@@ -328,9 +365,9 @@ export function createHost(options: HostOptions = {}): Host {
           categories: [...new Set(registry.commands().map((command) => command.category))],
         },
         execApprovals: { mode: current.execApprovals.mode, allowlist: current.execApprovals.allowlist.length, pending },
-        node: current.node.enabled
-          ? { enabled: true, state: 'unavailable', detail: 'gateway node mode is not implemented in this version; only local MCP runs' }
-          : { enabled: false, state: 'disabled' },
+        node: gateway.status(options.gateway?.url !== undefined || current.node.enabled, gatewayConfig?.url ?? options.gateway?.url ?? current.node.url),
+        channel: { enabled: current.channel.enabled },
+        ...(nodeAdmin ? { admin: { url: new URL('/_capnode/', nodeAdmin.url).href } } : {}),
         mcpClient: imports.status(),
       };
     },
@@ -348,6 +385,12 @@ export function createHost(options: HostOptions = {}): Host {
           unpublish(paths.runtime);
         }
         await stdioAdmin?.close();
+        if (nodeAdmin) {
+          await nodeAdmin.close();
+          nodeAdmin = undefined;
+          unpublish(nodeRunFile);
+        }
+        await gateway.close();
         await imports.close();
         await audit.close();
       })();

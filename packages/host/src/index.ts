@@ -23,5 +23,7 @@ export { createAuditLog } from './audit.js';
 export type { AdminApiOptions } from './adminApi.js';
 export { createAdminHandler } from './adminApi.js';
 export { createAppCapability } from './appStatus.js';
+export type { GatewayConnectionConfig, GatewayOverride, NodeModeState, NodeModeStatus } from './gatewayMode.js';
+export { GATEWAY_TOKEN_ENV, NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig, nodeModeStatus } from './gatewayMode.js';
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './host.js';
 export { createHost } from './host.js';

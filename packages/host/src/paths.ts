@@ -21,7 +21,7 @@ export interface HostPaths {
   readonly adminToken: string;
   /** Runtime state of the running HTTP host (URL, pid); exists only while it runs. */
   readonly runtime: string;
-  /** Runtime state of stdio hosts (`capnode mcp`), one file each, so approvals reach them too. */
+  /** Runtime state of stdio hosts (`capnode mcp`) and listener-less node hosts, one file each, so approvals reach them too. */
   readonly runDir: string;
   /** One JSON line per invocation, without argument values. */
   readonly auditLog: string;
@@ -73,7 +73,8 @@ export function hostPaths(home: string = resolveHome()): HostPaths {
  */
 export interface RuntimeState {
   readonly pid: number;
-  readonly kind: 'http' | 'stdio';
+  /** `node`: a gateway node host running without the MCP listener (admin routes only). */
+  readonly kind: 'http' | 'stdio' | 'node';
   /** MCP endpoint, e.g. `http://127.0.0.1:8765/`; absent for stdio hosts. */
   readonly url?: string;
   /** Admin endpoint base, e.g. `http://127.0.0.1:8765/_capnode/`. */

@@ -29,6 +29,7 @@ describe('settings', () => {
     expect(defaultSettings()).toEqual({
       mcp: { enabled: true, host: '127.0.0.1', port: 8765, maxConcurrency: 16 },
       node: { enabled: false },
+      channel: { enabled: false },
       execApprovals: { mode: 'ask', allowlist: [] },
     });
     expect(loadSettings(path)).toEqual(defaultSettings());

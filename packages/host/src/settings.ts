@@ -19,6 +19,7 @@ export {
   setMcpReexport,
 } from './mcpClientSettings.js';
 
+const GATEWAY_URL = /^wss?:\/\/[^\s/]+/i;
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
 
 /** zod schema of `settings.json`; every field has a default, unknown keys are errors (typos show). */
@@ -37,7 +38,17 @@ export const settingsSchema = z.strictObject({
     .prefault({}),
   node: z
     .strictObject({
-      /** Connect to an OpenClaw gateway as a node (not implemented yet). */
+      /** Connect to an OpenClaw gateway as a node (independent of `mcp.enabled`). */
+      enabled: z.boolean().default(false),
+      /** The gateway's WebSocket URL, e.g. `ws://127.0.0.1:18789`. */
+      url: z.string().regex(GATEWAY_URL, 'must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:18789').optional(),
+      /** The gateway's shared token (a secret: this file is written 0600; `CAPNODE_GATEWAY_TOKEN` overrides it). */
+      token: z.string().min(1).optional(),
+    })
+    .prefault({}),
+  channel: z
+    .strictObject({
+      /** Serve the gateway channel tools (conversations, events, approvals) through the local MCP server; uses `node.url`/`node.token`. */
       enabled: z.boolean().default(false),
     })
     .prefault({}),

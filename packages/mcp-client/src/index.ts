@@ -26,7 +26,7 @@ export { importMcpServers } from './importers.js';
 export type { Provenance } from './provenance.js';
 export { MAX_CONTEXT_TEXT, wrapUntrusted } from './provenance.js';
 export { REDACTED, MAX_ERROR_TEXT, maskSecret, redactServerConfig, redactConfig, collectSecrets, createSecretScrubber, capText } from './redact.js';
-export type { ServerToolNames, NamedTool, ToolNaming } from './naming.js';
+export type { ServerToolNames, NamedTool, ToolNaming, ToolNamingOptions } from './naming.js';
 export { MAX_SERVER_PART, MAX_TOOL_NAME, NAME_SEPARATOR, toServerPart, assignToolNames } from './naming.js';
 export type { AgentGrant } from './grants.js';
 export { resolveAgentGrant } from './grants.js';

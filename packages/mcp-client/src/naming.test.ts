@@ -51,3 +51,32 @@ test('reserved built-in names are never handed out; the result is deterministic'
   expect(first.warnings[0]).toContain('built-in');
   expect(assignToolNames(input, ['SYS__run'])).toEqual(first);
 });
+
+test('a server part never holds "__" nor ends in "_", so tools of different servers cannot collide', () => {
+  expect(toServerPart('a__b')).toBe('a_b');
+  expect(toServerPart('x___y_')).toBe('x_y-');
+  expect(toServerPart(`${'a'.repeat(29)}_b`)).toBe(`${'a'.repeat(29)}-`);
+  const { tools, warnings } = assignToolNames([
+    { server: 'a', tools: ['b__echo', '_x'] },
+    { server: 'a__b', tools: ['echo'] },
+    { server: 'a_', tools: ['x'] },
+  ]);
+  expect(tools.map((t) => t.name)).toEqual(['a__b__echo', 'a___x', 'a_b__echo', 'a-__x']);
+  expect(warnings).toEqual([]);
+});
+
+test('kept names stay with their tools; newcomers that collide get the suffix', () => {
+  const cold = assignToolNames([{ server: 'srv', tools: ['Echo', 'echo'] }]);
+  expect(cold.tools.map((t) => t.name)).toEqual(['srv__Echo', 'srv__echo-2']);
+  // The server re-lists in the other order: names do not swap.
+  const relisted = assignToolNames([{ server: 'srv', tools: ['echo', 'Echo', 'ECHO'] }], [], { keep: cold.tools });
+  expect(relisted.tools).toEqual([
+    { name: 'srv__echo-2', server: 'srv', tool: 'echo' },
+    { name: 'srv__Echo', server: 'srv', tool: 'Echo' },
+    { name: 'srv__ECHO-3', server: 'srv', tool: 'ECHO' },
+  ]);
+  expect(relisted.warnings.join('\n')).toContain("tool 'echo' of server 'srv' is exposed as 'srv__echo-2': 'srv__echo' is already taken by tool 'Echo' of server 'srv'");
+  // A kept name that is now reserved, or whose tool is gone, is not kept.
+  const reserved = assignToolNames([{ server: 'srv', tools: ['echo'] }], ['srv__echo-2'], { keep: cold.tools });
+  expect(reserved.tools.map((t) => t.name)).toEqual(['srv__echo']);
+});

@@ -17,7 +17,7 @@ import { z } from 'zod';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
 import { McpClientError } from './errors.js';
 import { resolveAgentGrant } from './grants.js';
-import { assignToolNames } from './naming.js';
+import { assignToolNames, type NamedTool } from './naming.js';
 import { createPolicyHook, createToolPolicy, type Approver, type ToolPolicy } from './policy.js';
 import { createServerToolCommands, PROMPTS_TOOL, readResource, RESOURCES_TOOL, type ServerAccess } from './internal/serverTools.js';
 import { capText, collectSecrets, createSecretScrubber } from './redact.js';
@@ -120,6 +120,13 @@ export interface McpRuntimeOptions {
   readonly runAllowList?: readonly string[];
   /** How this client introduces itself to servers. */
   readonly clientInfo?: Implementation;
+  /**
+   * Whether `createMcpRuntime` waits until every server has connected or failed (default `true`).
+   * With `false` it resolves at once and each server's tools appear as that server becomes ready;
+   * `runtime.ready()` tells when startup is over. Either way, tools registered into `invoker`'s
+   * registry are published per server as soon as that server is ready.
+   */
+  readonly waitForServers?: boolean;
 }
 
 /** The runtime of one agent session: its connected servers, their tools, and the calls into them. */
@@ -135,6 +142,11 @@ export interface McpRuntime extends AsyncDisposable {
   call(name: string, args?: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
   /** Per-server state, including servers that failed to start. */
   diagnostics(): readonly ServerDiagnostic[];
+  /**
+   * Resolves once every server of the latest startup or `reload()` has connected (tools listed,
+   * pinned resources read) or failed. Never rejects.
+   */
+  ready(options?: { readonly signal?: AbortSignal }): Promise<void>;
   /** True when `deferred_loading` is on: `tools()` then holds `tool_search` and the tools it found. */
   readonly deferred: boolean;
   /** Every imported tool name the agent may use (for a system prompt under deferred loading). */
@@ -587,6 +599,10 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   let byName = new Map<string, CatalogEntry>();
   let catalogDirty = true;
   let namingWarnings: string[] = [];
+  /** Names handed out so far: kept for their tools while those stay listed, whatever order servers arrive in. */
+  let published: readonly NamedTool[] = [];
+  let startup: Promise<void> = Promise.resolve();
+  const startupAbort = new AbortController();
   let capability: Capability | undefined;
   let serverParts = new Map<string, string>();
   let builtins: CommandDefinition[] = [];
@@ -687,7 +703,10 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     const naming = assignToolNames(
       ordered.map((session) => ({ server: session.server.name, tools: session.tools.map((tool) => tool.name) })),
       reserved,
+      { keep: published },
     );
+    published = naming.tools;
+    const known = new Set(namingWarnings);
     namingWarnings = [...naming.warnings];
     serverParts = new Map(naming.serverParts);
     const sessionList = [...sessions.values()];
@@ -697,7 +716,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     ]
       .filter((command) => policy.isAuthorized(command.name))
       .map((command) => ({ ...command, execute: (args: unknown, context) => guarded(() => command.execute(args, context)) }) satisfies CommandDefinition);
-    for (const warning of naming.warnings) logger.warn(`mcp: ${warning}`);
+    for (const warning of naming.warnings) if (!known.has(warning)) logger.warn(`mcp: ${warning}`);
     const toolsByServer = new Map(ordered.map((session) => [session.server.name, new Map(session.tools.map((tool) => [tool.name, tool]))]));
     catalog = naming.tools.flatMap((named) => {
       const tool = toolsByServer.get(named.server)?.get(named.tool);
@@ -807,41 +826,45 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       .map((hit) => hit.entry);
   }
 
-  /** Connects and lists the given sessions in parallel (failures become diagnostics), then reads their pinned resources. */
+  /**
+   * Connects and lists the given sessions in parallel. Each server's tools are published (catalog
+   * rebuilt, registry updated) the moment that server is ready, independent of the others; a server
+   * that fails or hangs becomes a diagnostic. Resolves when every one has settled.
+   */
   async function start(list: readonly ServerSession[], signal: AbortSignal): Promise<void> {
-    await Promise.allSettled(
-      list.map(async (session) => {
-        await session.ensureConnected();
-        await session.ensureTools();
-      }),
-    );
-    await readPinned(list, signal);
-  }
-
-  async function readPinned(list: readonly ServerSession[], signal: AbortSignal): Promise<void> {
-    rebuildCatalog();
-    const servers = access();
     await Promise.all(
       list.map(async (session) => {
-        const uris = session.server.pinned_resources;
-        if (uris.length === 0 || !session.connection) return;
-        const server = servers.find((s) => s.name === session.server.name)!;
-        if (!session.capabilities.resources) {
-          session.pinnedWarnings.push('pinned_resources ignored: the server does not support resources');
+        try {
+          await session.ensureConnected();
+          await session.ensureTools();
+        } catch {
           return;
         }
-        for (const uri of uris) {
-          try {
-            const content = await readResource(server, uri, AbortSignal.any([signal, AbortSignal.timeout(session.server.connect_timeout_secs * 1000)]), 'pinned-resource');
-            const omitted = content.length - 1;
-            const first = content[0] as { text: string };
-            pinned.push({ server: session.server.name, uri, text: omitted > 0 ? `${first.text}\n[${omitted} binary item(s) omitted]` : first.text });
-          } catch (error) {
-            session.pinnedWarnings.push(capText(`pinned resource '${capText(uri, 200)}' could not be read: ${describe(error)}`, 300));
-          }
-        }
+        if (closed || session.closed || signal.aborted) return;
+        rebuildCatalog();
+        await readPinned(session, signal);
       }),
     );
+  }
+
+  async function readPinned(session: ServerSession, signal: AbortSignal): Promise<void> {
+    const uris = session.server.pinned_resources;
+    if (uris.length === 0 || !session.connection) return;
+    const server = access().find((s) => s.name === session.server.name)!;
+    if (!session.capabilities.resources) {
+      session.pinnedWarnings.push('pinned_resources ignored: the server does not support resources');
+      return;
+    }
+    for (const uri of uris) {
+      try {
+        const content = await readResource(server, uri, AbortSignal.any([signal, AbortSignal.timeout(session.server.connect_timeout_secs * 1000)]), 'pinned-resource');
+        const omitted = content.length - 1;
+        const first = content[0] as { text: string };
+        pinned.push({ server: session.server.name, uri, text: omitted > 0 ? `${first.text}\n[${omitted} binary item(s) omitted]` : first.text });
+      } catch (error) {
+        session.pinnedWarnings.push(capText(`pinned resource '${capText(uri, 200)}' could not be read: ${describe(error)}`, 300));
+      }
+    }
   }
 
   const runtime: McpRuntime = {
@@ -881,6 +904,9 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     diagnostics() {
       return [...sessions.values()].map((session) => session.diagnostic());
     },
+    async ready(readyOptions) {
+      await (readyOptions?.signal ? raceAbort(startup, readyOptions.signal) : startup);
+    },
     refresh: (refreshOptions) => refreshAll(refreshOptions?.signal),
     async reload(next, reloadOptions) {
       if (closed) throw new McpClientError('closed', 'The MCP runtime is closed.');
@@ -906,12 +932,16 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       sessions.clear();
       for (const [name, session] of kept) sessions.set(name, session);
       catalogDirty = true;
-      await start(fresh, reloadOptions?.signal ?? new AbortController().signal);
+      rebuildCatalog();
+      const reloaded = start(fresh, reloadOptions?.signal ?? new AbortController().signal);
+      startup = Promise.all([startup, reloaded]).then(() => {});
+      await reloaded;
       rebuildCatalog();
     },
     close() {
       if (closing) return closing;
       closed = true;
+      startupAbort.abort();
       if (refreshTimer) clearTimeout(refreshTimer);
       options.signal?.removeEventListener('abort', onAbort);
       removeHook();
@@ -930,8 +960,10 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   const onAbort = () => void runtime.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const startupAbort = new AbortController();
-  const startup = start([...sessions.values()], startupAbort.signal);
+  startup = start([...sessions.values()], startupAbort.signal).then(() => {
+    if (!closed) rebuildCatalog();
+  });
+  if (options.waitForServers === false) return runtime;
   try {
     await (options.signal ? raceAbort(startup, options.signal) : startup);
   } catch (error) {
@@ -939,7 +971,6 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     await runtime.close();
     throw new McpClientError('aborted', 'MCP runtime startup was aborted.', { cause: error });
   }
-  rebuildCatalog();
   return runtime;
 }
 

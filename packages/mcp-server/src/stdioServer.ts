@@ -1,5 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Invoker } from '@capnode/capabilities';
+import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { StdioServerTransport, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { createCapnodeMcp } from './capnodeMcp.js';
 
@@ -15,12 +17,28 @@ export interface ServeStdioOptions {
   readonly signal?: AbortSignal;
   /** Diagnostics; default writes one line per error to stderr (never stdout). */
   readonly onError?: (error: Error) => void;
+  /**
+   * Experimental capabilities to declare on initialize, e.g. `{ 'claude/channel': {} }` for a
+   * channel server that sends `notifications/claude/channel`.
+   */
+  readonly experimentalCapabilities?: Readonly<Record<string, Record<string, unknown>>>;
+  /**
+   * Handlers for custom (non-spec) notifications from the client, by method, e.g.
+   * `notifications/claude/channel/permission_request`. They get the notification's params object;
+   * a handler's error goes to `onError`.
+   */
+  readonly notificationHandlers?: Readonly<Record<string, (params: Record<string, unknown>) => void | Promise<void>>>;
 }
 
 /** A stdio MCP connection. */
 export interface StdioServer {
   /** Settles when the connection ended: the client closed stdin, or `close()` was called. */
   readonly closed: Promise<void>;
+  /**
+   * Sends a custom notification (e.g. `notifications/claude/channel`) to the connected client.
+   * Rejects before the client's first message or after the connection ended.
+   */
+  notify(method: string, params: Record<string, unknown>): Promise<void>;
   /** Ends the connection: aborts in-flight calls and stops reading stdin. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -64,14 +82,38 @@ export async function serveStdio(options: ServeStdioOptions): Promise<StdioServe
   });
   let markClosed!: () => void;
   const transportClosed = new Promise<void>((resolve) => {
-    markClosed = resolve;
+    markClosed = () => {
+      ended = true;
+      resolve();
+    };
   });
   const transport = new ObservedStdioTransport(options.stdin, options.stdout, () => markClosed());
-  const handle = sdkServeStdio(() => mcp.createServer({ transport: 'mcp-stdio' }), { transport, onerror: onError });
+  const paramsSchema = z.record(z.string(), z.unknown());
+  let current: Server | undefined;
+  let ended = false;
+  const handle = sdkServeStdio(
+    () => {
+      const server = mcp.createServer({ transport: 'mcp-stdio' });
+      if (options.experimentalCapabilities) server.registerCapabilities({ experimental: { ...options.experimentalCapabilities } as NonNullable<ServerCapabilities['experimental']> });
+      for (const [method, handler] of Object.entries(options.notificationHandlers ?? {})) {
+        server.setNotificationHandler(method, { params: paramsSchema }, async (params) => {
+          try {
+            await handler(params);
+          } catch (error) {
+            onError(error instanceof Error ? error : new Error(String(error)));
+          }
+        });
+      }
+      current = server;
+      return server;
+    },
+    { transport, onerror: onError },
+  );
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      ended = true;
       await handle.close().catch(onError);
       await mcp.close();
     })();
@@ -86,5 +128,11 @@ export async function serveStdio(options: ServeStdioOptions): Promise<StdioServe
     await close();
   });
 
-  return { closed, close, [Symbol.asyncDispose]: close };
+  const notify = async (method: string, params: Record<string, unknown>): Promise<void> => {
+    if (ended) throw new Error('the stdio connection has ended');
+    if (!current) throw new Error('no MCP client has connected yet');
+    await current.notification({ method, params });
+  };
+
+  return { closed, notify, close, [Symbol.asyncDispose]: close };
 }

@@ -21,6 +21,15 @@ function hostFailure(error: unknown, host: HostModule): never {
   throw error;
 }
 
+/** `--gateway` / `--gateway-token` for this run (the token also comes from CAPNODE_GATEWAY_TOKEN or settings.json). */
+export function gatewayOverride(context: Context): { url?: string; token?: string } | undefined {
+  const url = flag(context.args, 'gateway');
+  const token = flag(context.args, 'gateway-token');
+  if (url === undefined && token === undefined) return undefined;
+  if (url !== undefined && !/^wss?:\/\/[^\s/]+/i.test(url)) throw new CliError('usage', `--gateway must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:18789 — got '${url}'`);
+  return { ...(url === undefined ? {} : { url }), ...(token === undefined ? {} : { token }) };
+}
+
 /**
  * `capnode serve`: runs the host in the foreground until SIGINT/SIGTERM, then drains in-flight
  * requests. The last startup line is `capnode ready: MCP on <url> (token: <path>)`.
@@ -29,6 +38,7 @@ export async function serve(context: Context, version: string): Promise<number> 
   const hostModule = await loadHost();
   const port = portFlag(context.args);
   const address = flag(context.args, 'host');
+  const gateway = gatewayOverride(context);
   let host: Host;
   try {
     host = hostModule.createHost({
@@ -36,6 +46,7 @@ export async function serve(context: Context, version: string): Promise<number> 
       version,
       ...(port === undefined ? {} : { port }),
       ...(address === undefined ? {} : { host: address }),
+      ...(gateway ? { gateway } : {}),
       onLog: logger(context),
     });
   } catch (error) {
@@ -48,13 +59,25 @@ export async function serve(context: Context, version: string): Promise<number> 
     await host.close();
     hostFailure(error, hostModule);
   }
-  if (status.mcp.state === 'disabled' || status.mcp.url === undefined) {
+  const mcpOn = status.mcp.state === 'listening' && status.mcp.url !== undefined;
+  if (!mcpOn && !status.node.enabled) {
     await host.close();
-    throw new CliError('failure', `the MCP server is disabled in ${status.settingsPath} (mcp.enabled: false) — set it to true, then run capnode serve again`);
+    throw new CliError(
+      'failure',
+      `nothing to serve: the MCP server is off (mcp.enabled: false in ${status.settingsPath}) and gateway node mode is off — set mcp.enabled to true, or connect to an OpenClaw gateway: capnode serve --gateway ws://<host>:18789 (token: CAPNODE_GATEWAY_TOKEN)`,
+    );
   }
   context.out(`capnode ${version} (pid ${process.pid})`);
-  context.out(`  MCP endpoint:   ${status.mcp.url}`);
-  context.out(`  token file:     ${status.mcp.tokenPath}   (show it: capnode token show)`);
+  if (mcpOn) {
+    context.out(`  MCP endpoint:   ${status.mcp.url}`);
+    context.out(`  token file:     ${status.mcp.tokenPath}   (show it: capnode token show)`);
+  } else {
+    context.out(`  MCP server:     off (mcp.enabled: false in settings.json)`);
+  }
+  if (status.node.enabled) {
+    context.out(`  gateway node:   ${status.node.url} as node ${status.node.nodeId ?? '?'} — ${status.node.state}   (state: capnode gateway status)`);
+    context.out(`                  the gateway must approve this node's commands once: capnode gateway pair (or openclaw nodes approve <request id>)`);
+  }
   context.out(`  settings:       ${status.settingsPath}`);
   context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals list|allow|deny)' : ''}`);
   context.out(`  tools:          ${status.capabilities.commands}   (list them: capnode --list-tools)`);
@@ -63,7 +86,8 @@ export async function serve(context: Context, version: string): Promise<number> 
     const count = imports.servers.length;
     context.out(`  MCP servers:    re-exporting ${count} server${count === 1 ? '' : 's'} as <server>__<tool>; connecting in the background (state: capnode status)`);
   }
-  context.out(`capnode ready: MCP on ${status.mcp.url} (token: ${status.mcp.tokenPath})`);
+  if (mcpOn) context.out(`capnode ready: MCP on ${status.mcp.url} (token: ${status.mcp.tokenPath})`);
+  else context.out(`capnode ready: gateway node for ${status.node.url} (MCP server off)`);
 
   return new Promise<number>((resolve) => {
     let stopping = false;
