@@ -136,8 +136,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<RealGa
   let output = '';
   let exited: Promise<void> = Promise.resolve();
 
-  const start = async () => {
-    if (child && child.exitCode === null && child.signalCode === null) return;
+  const startOnce = async () => {
     output = '';
     const proc = spawn(NODE_BIN, [OPENCLAW, 'gateway', 'run', '--bind', 'loopback', '--port', String(port), '--auth', 'token', '--token', GATEWAY_TOKEN], {
       env,
@@ -155,6 +154,19 @@ export async function startGateway(options: GatewayOptions = {}): Promise<RealGa
       if (proc.exitCode !== null) throw new Error(`the gateway exited early (${proc.exitCode}):\n${stripAnsi(output).slice(-2000)}`);
       if (Date.now() > deadline) throw new Error(`the gateway was not ready within 90 s:\n${stripAnsi(output).slice(-2000)}`);
       await delay(200);
+    }
+  };
+
+  // On a loaded machine the gateway itself sometimes gives up during start-up (e.g. "state lease
+  // heartbeat did not become ready") and exits; one more try separates that from a real failure.
+  const start = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) return;
+    try {
+      await startOnce();
+    } catch (error) {
+      if (child?.exitCode === null && child.signalCode === null) throw error;
+      console.warn(`gateway start-up failed, trying once more: ${String(error).slice(0, 300)}`);
+      await startOnce();
     }
   };
 

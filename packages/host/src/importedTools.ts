@@ -138,12 +138,16 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
       logger,
       signal: controller.signal,
       clientInfo: { name: 'capnode', version: options.version },
+      // Each server's tools join the registry as soon as that server is ready; a slow one holds none back.
+      waitForServers: false,
     });
     if (closed) {
       await started.close();
       return;
     }
     runtime = started;
+    await started.ready({ signal: controller.signal });
+    if (closed) return;
     state = 'ready';
     const diagnostics = started.diagnostics();
     for (const diagnostic of diagnostics) {
