@@ -13,12 +13,11 @@
 // conformance/results/<server>/.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { node22Command, runSuite } from './suite.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
 
 /** Scenarios the brief requires to pass: initialize, ping, tools, logging, progress, DNS rebinding. */
 export const REQUIRED = [
@@ -86,17 +85,6 @@ function parseArgs(argv) {
   return args;
 }
 
-function suiteBin() {
-  const pkg = require.resolve('@modelcontextprotocol/conformance/package.json');
-  return join(dirname(pkg), 'dist', 'index.js');
-}
-
-function node22Command() {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return [process.execPath];
-  if (process.env.CONFORMANCE_NODE) return [process.env.CONFORMANCE_NODE];
-  return ['npx', '-y', 'node@22'];
-}
-
 /** Starts a fixture server and resolves with its URL and a stop function. */
 function startServer(which) {
   const script = join(here, which === 'sdk' ? 'sdkServer.mjs' : 'server.mjs');
@@ -138,31 +126,9 @@ function startServer(which) {
   });
 }
 
-function runSuite(url, outDir, scenario, verbose) {
-  const [cmd, ...pre] = node22Command();
+function runServerSuite(url, outDir, scenario, verbose) {
   const suiteArgs = ['server', '--url', url, '-o', outDir, ...(scenario ? ['--scenario', scenario] : ['--suite', 'all'])];
-  const child = spawn(cmd, [...pre, suiteBin(), ...suiteArgs], { stdio: ['ignore', 'pipe', 'pipe'], cwd: here });
-  let log = '';
-  const collect = (chunk) => {
-    log += chunk;
-    if (verbose) process.stdout.write(chunk);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`conformance suite did not finish within 5 minutes\n${log.slice(-4000)}`));
-    }, 300_000);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, log });
-    });
-  });
+  return runSuite(node22Command(), suiteArgs, { verbose, timeoutMs: 300_000 });
 }
 
 /** Reads `<outDir>/server-<scenario>-<timestamp>/checks.json` into a map scenario → checks. */
@@ -195,7 +161,7 @@ async function main() {
   console.log(`conformance: ${args.server} fixture server at ${server.url}`);
   let run;
   try {
-    run = await runSuite(server.url, outDir, args.scenario, args.verbose);
+    run = await runServerSuite(server.url, outDir, args.scenario, args.verbose);
   } finally {
     await server.stop();
   }

@@ -14,14 +14,12 @@
 // runs under the current node. Exit code: 0 when every required scenario passed and every
 // unsupported scenario gave its documented result (else the lists here and the README are stale); 1 otherwise.
 // Raw results: conformance/results/client/<scenario>/.
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { node22Command, runSuite } from './suite.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
 const CLIENT = join(here, 'client.mjs');
 const SCENARIO_TIMEOUT_MS = 30_000;
 
@@ -57,46 +55,6 @@ function parseArgs(argv) {
     else throw new Error(`unknown argument '${arg}' (use --scenario NAME, --required, --verbose)`);
   }
   return args;
-}
-
-function suiteBin() {
-  const pkg = require.resolve('@modelcontextprotocol/conformance/package.json');
-  return join(dirname(pkg), 'dist', 'index.js');
-}
-
-/** The Node 22 command for the suite; `npx -y node@22` is resolved once to its binary so each scenario starts fast. */
-function node22Command() {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return [process.execPath];
-  if (process.env.CONFORMANCE_NODE) return [process.env.CONFORMANCE_NODE];
-  const probe = spawnSync('npx', ['-y', 'node@22', '-p', 'process.execPath'], { encoding: 'utf8', timeout: 300_000 });
-  const path = probe.status === 0 ? probe.stdout.trim().split('\n').at(-1) : '';
-  return path && existsSync(path) ? [path] : ['npx', '-y', 'node@22'];
-}
-
-function runSuite(node, suiteArgs, { verbose = false, timeoutMs = 120_000 } = {}) {
-  const [cmd, ...pre] = node;
-  const child = spawn(cmd, [...pre, suiteBin(), ...suiteArgs], { stdio: ['ignore', 'pipe', 'pipe'], cwd: here });
-  let log = '';
-  const collect = (chunk) => {
-    log += chunk;
-    if (verbose) process.stdout.write(chunk);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`conformance suite did not finish within ${timeoutMs / 1000} s\n${log.slice(-4000)}`));
-    }, timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, log });
-    });
-  });
 }
 
 async function listClientScenarios(node) {
