@@ -1,14 +1,52 @@
-import { defineConfig } from 'tsup';
+import { readdirSync, readFileSync } from 'node:fs';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
-  entry: ['src/bin.ts'],
-  format: ['esm'],
-  clean: true,
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+
+/** The subcommands `bin.ts` loads with `import()`; every module in src/commands is an entry. */
+const commands = readdirSync('src/commands')
+  .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
+  .map((name) => name.slice(0, -'.ts'.length));
+
+const shared: Options = {
   target: 'node20',
-  splitting: true,
   sourcemap: false,
-  // The fast path (--list-tools, --command) is one file: the dependency-free paths module is bundled
-  // in; the host, the MCP server and the SDK stay external and load only for serve / mcp / token.
+  define: { __CAPNODE_VERSION__: JSON.stringify(version) },
+  // The dependency-free paths module is bundled in; the host, the MCP server and the SDK stay
+  // external and load only for serve / mcp / token and the other lazily imported commands.
   noExternal: ['@capnode/host/paths'],
-  banner: { js: '#!/usr/bin/env node' },
-});
+};
+
+export default defineConfig([
+  {
+    // The fast path (--help, --version, --list-tools, --command) is ONE CommonJS file with no chunks:
+    // Node 20's ESM loader and several chunk files cost ~20 ms of cold start. Its `import()`s of
+    // ./commands/*.js stay dynamic and point at the ESM builds below.
+    ...shared,
+    entry: { bin: 'src/bin.ts' },
+    format: ['cjs'],
+    outExtension: () => ({ js: '.js' }),
+    splitting: false,
+    clean: ['!commands/**'],
+    banner: { js: '#!/usr/bin/env node' },
+    esbuildPlugins: [
+      {
+        name: 'lazy-commands',
+        setup(build) {
+          build.onResolve({ filter: /^\.\/commands\/[^/]+\.js$/ }, (args) =>
+            args.kind === 'dynamic-import' ? { path: args.path.replace(/\.js$/, '.mjs'), external: true } : undefined,
+          );
+        },
+      },
+    ],
+  },
+  {
+    ...shared,
+    entry: Object.fromEntries(commands.map((name) => [name, `src/commands/${name}.ts`])),
+    outDir: 'dist/commands',
+    format: ['esm'],
+    outExtension: () => ({ js: '.mjs' }),
+    splitting: true,
+    clean: true,
+  },
+]);

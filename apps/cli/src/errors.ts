@@ -15,10 +15,21 @@ export const ExitCode = {
 
 export type CliErrorCode = keyof typeof ExitCode;
 
+const brand = Symbol.for('capnode.CliError');
+
 /** The one local error class of the CLI: `message` is printed as is and should name the fix. */
 export class CliError extends Error {
+  /**
+   * True for a CliError from any copy of this module: the fast path (dist/bin.js) and the lazily
+   * imported commands (dist/commands/*.mjs) are separate bundles, each with its own copy.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && brand in value;
+  }
+
   override readonly name = 'CliError';
   readonly code: CliErrorCode;
+  readonly [brand] = true;
 
   constructor(code: CliErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });

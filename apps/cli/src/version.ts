@@ -1,6 +1,7 @@
-import { createRequire } from 'node:module';
+/** Inlined by tsup (`define`) from package.json, so printing the version reads no file. */
+declare const __CAPNODE_VERSION__: string;
 
-/** The CLI's version, from its package.json. */
+/** The CLI's version. */
 export function version(): string {
-  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+  return __CAPNODE_VERSION__;
 }
