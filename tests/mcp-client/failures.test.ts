@@ -76,6 +76,18 @@ describe('calls', () => {
     expect(textOf(await runtime.call('fx__echo', { text: 'not paused' }))).toBe('not paused');
   });
 
+  test("aborting a call made through the host's pipeline (not runtime.call) also sends notifications/cancelled", async () => {
+    using dir = tempDir();
+    const log = join(dir.path, 'log');
+    await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'ok', { env: { FIXTURE_LOG: log } })]), { agent: 'test' });
+    const controller = new AbortController();
+    const pending = runtime.invoker.invoke({ command: 'fx__hang', transport: 'mcp-http' }, { signal: controller.signal });
+    const hangId = await waitFor(() => readLog(log).find((line) => line.startsWith('hang '))?.split(' ')[1]);
+    controller.abort();
+    expect((await pending).result).toMatchObject({ ok: false, error: { code: 'cancelled' } });
+    await waitFor(() => readLog(log).includes(`cancelled ${hangId}`));
+  });
+
   test('three consecutive failures pause the server for 60 s with the retry time; a success resets the count', async () => {
     await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'ok', { env: { SECRET_TOKEN: 'sekret-token-value' } })]), { agent: 'test' });
     const first = await runtime.call('fx__fail');

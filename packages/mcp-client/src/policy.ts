@@ -99,15 +99,17 @@ export interface PolicyHookOptions {
 export function createPolicyHook(options: PolicyHookOptions): InvocationHook {
   const { policy, lookup, approve } = options;
   return {
-    async beforeInvoke(invocation) {
+    // Synchronous unless an approver is asked: no promise on the common path of every call.
+    beforeInvoke(invocation) {
       const name = invocation.command.name;
       const target = lookup(name);
       if (!target) return;
       if (!policy.isAuthorized(name)) throw new CapabilityError('denied', `${name} is not allowed by this agent's risk profile.`);
       if (!policy.needsApproval(name)) return;
       if (!approve) throw new CapabilityError('denied', `${name} needs approval and no approver is configured (add it to auto_approve to allow it without asking).`);
-      const approved = await approve({ name, server: target.server, tool: target.tool, args: invocation.args, signal: invocation.signal });
-      if (!approved) throw new CapabilityError('denied', `${name} was not approved.`);
+      return Promise.resolve(approve({ name, server: target.server, tool: target.tool, args: invocation.args, signal: invocation.signal })).then((approved) => {
+        if (!approved) throw new CapabilityError('denied', `${name} was not approved.`);
+      });
     },
   };
 }

@@ -4,15 +4,17 @@ import {
   isCapabilityError,
   createRegistry,
   type Capability,
+  type CommandContext,
   type CommandDefinition,
   type CommandResult,
   type Content,
   type InputJsonSchema,
   type InvocationHook,
+  type InvocationRequest,
   type Invoker,
   type Registry,
 } from '@capnode/capabilities';
-import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode, type Implementation, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
 import { McpClientError } from './errors.js';
@@ -194,7 +196,34 @@ const SEARCH_TOOL = 'tool_search';
 const SEARCH_RESULTS = 10;
 
 const listPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
-const callResultSchema = z.looseObject({ content: z.array(z.unknown()).optional(), structuredContent: z.unknown().optional(), isError: z.boolean().optional() });
+/** What the runtime reads from a `tools/call` result; other fields pass through untouched. */
+interface CallResult {
+  readonly content?: unknown[];
+  readonly structuredContent?: unknown;
+  readonly isError?: boolean;
+  readonly [extra: string]: unknown;
+}
+
+/**
+ * The shape check for `tools/call` results, as a hand-written Standard Schema: it runs on every call,
+ * and a zod object parse (which also copies the result) costs several times more for the same check.
+ */
+const callResultSchema: StandardSchemaV1<unknown, CallResult> = {
+  '~standard': {
+    version: 1,
+    vendor: 'capnode',
+    validate(value) {
+      if (!isRecord(value)) return { issues: [{ message: `Invalid input: expected object, received ${describeType(value)}` }] };
+      if (value.content !== undefined && !Array.isArray(value.content)) return { issues: [{ message: `Invalid input: expected array, received ${describeType(value.content)}`, path: ['content'] }] };
+      if (value.isError !== undefined && typeof value.isError !== 'boolean') return { issues: [{ message: `Invalid input: expected boolean, received ${describeType(value.isError)}`, path: ['isError'] }] };
+      return { value: value as CallResult };
+    },
+  },
+};
+
+function describeType(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+}
 
 interface ListedTool {
   readonly name: string;
@@ -257,6 +286,8 @@ class ServerSession {
   readonly abort = new AbortController();
   #connecting: Promise<McpConnection> | undefined;
   #listing: Promise<void> | undefined;
+  /** Rejecters of the calls in flight, failed at once when the session closes. */
+  readonly #calls = new Set<(error: Error) => void>();
   #lastTransportError: string | undefined;
   readonly #host: SessionHost;
 
@@ -488,8 +519,38 @@ class ServerSession {
     this.#host.track(connection.close());
   }
 
+  /**
+   * Resolves or rejects as `call` does, but rejects with the closed error as soon as the session
+   * closes (the connection's own close may wait for a slow process to exit).
+   */
+  settleOnClose<T>(call: Promise<T>): Promise<T> {
+    if (this.closed) {
+      call.catch(() => {});
+      return Promise.reject(this.#host.closedError());
+    }
+    return new Promise<T>((resolve, reject) => {
+      const calls = this.#calls;
+      calls.add(reject);
+      call.then(
+        (value) => {
+          calls.delete(reject);
+          resolve(value);
+        },
+        (error: unknown) => {
+          calls.delete(reject);
+          reject(error as Error);
+        },
+      );
+    });
+  }
+
   async close(): Promise<void> {
     this.abort.abort();
+    if (this.#calls.size > 0) {
+      const error = this.#host.closedError();
+      for (const reject of this.#calls) reject(error);
+      this.#calls.clear();
+    }
     const connection = this.connection;
     this.connection = undefined;
     this.state = 'closed';
@@ -627,36 +688,54 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   const invoker: Invoker = options.invoker ?? createInvoker({ registry, hooks: [policyHook, ...(options.hooks ?? [])] });
   const removeHook = options.invoker ? options.invoker.use(policyHook) : () => {};
 
-  async function callServer(serverName: string, toolName: string, args: unknown, signal: AbortSignal): Promise<CommandResult> {
+  /**
+   * Calls that came in through `runtime.call`, keyed by their request: the caller's own signal and
+   * the pipeline's deadline. While the SDK's timeout ends a call before that deadline, the caller's
+   * signal cancels it just as the pipeline's would, so no per-call AbortSignal has to be made.
+   */
+  const directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number }>();
+
+  /** The signal that cancels one tools/call (the SDK sends notifications/cancelled when it aborts). */
+  function callSignal(context: CommandContext, timeoutMs: number): AbortSignal | undefined {
+    const direct = directCalls.get(context.request);
+    if (direct && direct.deadline - performance.now() >= timeoutMs) return direct.signal;
+    return context.signal;
+  }
+
+  async function callServer(serverName: string, toolName: string, args: unknown, context: CommandContext): Promise<CommandResult> {
     if (closed) throw closedError();
     const session = sessions.get(serverName);
     if (!session || session.closed) throw closedError();
-    if (session.pausedUntil > Date.now()) {
+    if (session.pausedUntil !== 0 && session.pausedUntil > Date.now()) {
       const until = new Date(session.pausedUntil);
       const seconds = Math.ceil((session.pausedUntil - Date.now()) / 1000);
       throw new CapabilityError('busy', `MCP server '${serverName}' is paused after repeated tool failures; retry after ${until.toISOString()} (in ${seconds} s).`);
     }
-    const callSignal = AbortSignal.any([signal, session.abort.signal]);
-    const connection = await session.ensureConnected(callSignal);
+    const connection = session.connection && session.state === 'connected' ? session.connection : await session.ensureConnected(context.signal);
     if (session.toolsStale) {
-      await raceAbort(session.ensureTools(), callSignal);
+      await raceAbort(session.ensureTools(), context.signal);
       rebuildCatalog();
       if (!session.tools.some((tool) => tool.name === toolName)) {
         throw new CapabilityError('unknown_command', `MCP server '${serverName}' no longer offers the tool '${toolName}'.`);
       }
     }
     const timeoutSecs = session.server.tool_timeout_secs;
+    const signal = callSignal(context, timeoutSecs * 1000);
     try {
-      const result = await connection.client.request(
-        { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {} } },
-        callResultSchema,
-        { signal: callSignal, timeout: timeoutSecs * 1000 },
+      // Session close rejects the call through `settleOnClose` rather than a combined signal:
+      // AbortSignal.any costs tens of microseconds per call on Node 20.
+      const result = await session.settleOnClose(
+        connection.client.request(
+          { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {} } },
+          callResultSchema,
+          signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+        ),
       );
       session.recordSuccess();
       return toCommandResult(result);
     } catch (error) {
       if (session.closed || closed) throw closedError();
-      if (signal.aborted) throw new CapabilityError('cancelled', `${serverName}__${toolName} was cancelled.`);
+      if (signal?.aborted) throw new CapabilityError('cancelled', `${serverName}__${toolName} was cancelled.`);
       const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
       const status = (error as { status?: unknown }).status;
       if (status === 404 && connection.transport !== 'stdio') session.recycle('the server reported the session as expired (HTTP 404)');
@@ -668,7 +747,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     }
   }
 
-  function toCommandResult(result: z.output<typeof callResultSchema>): CommandResult {
+  function toCommandResult(result: CallResult): CommandResult {
     const content = (result.content ?? []) as Content[];
     if (result.isError) {
       const texts = content.filter((item) => isRecord(item) && item.type === 'text' && typeof item.text === 'string').map((item) => (item as { text: string }).text);
@@ -735,7 +814,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       inputSchema: entry.inputSchema,
       ...(entry.annotations ? { annotations: toCommandAnnotations(entry.annotations) } : {}),
       localOnly: true,
-      execute: (args: unknown, context) => callServer(entry.server, entry.name, args, context.signal),
+      execute: (args: unknown, context) => callServer(entry.server, entry.name, args, context),
     }));
     const next: Capability = { category: 'mcp', commands: [...commands, ...builtins] };
     if (capability) registry.unregister(capability);
@@ -895,10 +974,11 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       if (closed) return { content: [{ type: 'text', text: 'The MCP runtime is closed.' }], isError: true, attachments: [] };
       const entry = byName.get(name.toLowerCase());
       const timeoutMs = ((entry ? sessions.get(entry.server)?.server.tool_timeout_secs : undefined) ?? 600) * 1000 + CALL_GRACE_MS;
-      const outcome = await invoker.invoke(
-        { command: name, args, transport: 'internal', timeoutMs, ...(agent === undefined ? {} : { caller: `agent:${agent}` }) },
-        callOptions?.signal ? { signal: callOptions.signal } : {},
-      );
+      const request: InvocationRequest = { command: name, args, transport: 'internal', timeoutMs, ...(agent === undefined ? {} : { caller: `agent:${agent}` }) };
+      const signal = callOptions?.signal;
+      // The pipeline caps its deadline at the largest timer delay.
+      directCalls.set(request, { signal, deadline: performance.now() + Math.min(timeoutMs, 2_147_483_647) });
+      const outcome = await invoker.invoke(request, signal ? { signal } : {});
       return toModelResult(outcome.result, { scrub, ...(platform.store ? { store: platform.store } : {}) });
     },
     diagnostics() {
