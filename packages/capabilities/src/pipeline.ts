@@ -77,6 +77,74 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * One call's abort state. AbortSignals are costly to create in Node and most commands never look at
+ * theirs, so the signal is made on first access (already aborted if need be).
+ */
+class CallAbortState {
+  aborted = false;
+  reason: unknown = undefined;
+  /** Rejects the call's race against the command once it is aborted. */
+  onAbort: ((error: CapabilityError) => void) | undefined = undefined;
+  #controller: AbortController | undefined = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#controller?.abort(reason);
+    this.onAbort?.(new CapabilityError('cancelled', 'aborted'));
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort(this.reason);
+    }
+    return this.#controller.signal;
+  }
+}
+
+// The lazy `signal` getters live on these classes' prototypes: an object literal with a getter gets a
+// hidden class of its own per evaluation, which keeps the call's whole closure alive until the next
+// full GC (every call's garbage was promoted out of the young generation).
+
+class LiveInvocation implements Invocation {
+  readonly request: InvocationRequest;
+  readonly command: RegisteredCommand;
+  readonly args: unknown;
+  readonly #state: CallAbortState;
+
+  constructor(request: InvocationRequest, command: RegisteredCommand, args: unknown, state: CallAbortState) {
+    this.request = request;
+    this.command = command;
+    this.args = args;
+    this.#state = state;
+  }
+
+  get signal(): AbortSignal {
+    return this.#state.signal;
+  }
+}
+
+class LiveContext implements CommandContext {
+  readonly request: InvocationRequest;
+  readonly progress: (update: ProgressUpdate) => void;
+  readonly log: (level: LogLevel, message: string) => void;
+  readonly #state: CallAbortState;
+
+  constructor(request: InvocationRequest, state: CallAbortState, progress: (update: ProgressUpdate) => void, log: (level: LogLevel, message: string) => void) {
+    this.request = request;
+    this.progress = progress;
+    this.log = log;
+    this.#state = state;
+  }
+
+  get signal(): AbortSignal {
+    return this.#state.signal;
+  }
+}
+
+/**
  * Creates the invocation pipeline: resolve → validate → `beforeInvoke` hooks → execute under a
  * deadline and signal → `afterInvoke` hooks. Failures come back as typed results.
  */
@@ -105,40 +173,14 @@ export function createInvoker(options: InvokerOptions): Invoker {
     }
 
     const timeoutMs = clampTimeout(request.timeoutMs ?? defaultTimeoutMs);
-    // AbortSignals are costly to create in Node, and most commands never look at theirs: the call's
-    // abort state is kept here and its signal is made on first access (already aborted if need be).
-    let isAborted = false;
-    let abortReason: unknown;
-    let controller: AbortController | undefined;
-    let rejectAborted: ((error: CapabilityError) => void) | undefined;
-    const abort = (reason: unknown): void => {
-      if (isAborted) return;
-      isAborted = true;
-      abortReason = reason;
-      controller?.abort(reason);
-      rejectAborted?.(new CapabilityError('cancelled', 'aborted'));
-    };
-    const signalOf = (): AbortSignal => {
-      if (controller === undefined) {
-        controller = new AbortController();
-        if (isAborted) controller.abort(abortReason);
-      }
-      return controller.signal;
-    };
-    const deadline = setTimeout(() => abort(new DOMException(`${command.name} timed out after ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs);
+    const state = new CallAbortState();
+    const deadline = setTimeout(() => state.abort(new DOMException(`${command.name} timed out after ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs);
     (deadline as { unref?: () => void }).unref?.();
     const outer = invokeOptions.signal;
-    const onOuterAbort = () => abort(outer?.reason);
+    const onOuterAbort = () => state.abort(outer?.reason);
     if (outer?.aborted) onOuterAbort();
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
-    const invocation: Invocation = {
-      request,
-      command,
-      args,
-      get signal() {
-        return signalOf();
-      },
-    };
+    const invocation: Invocation = new LiveInvocation(request, command, args, state);
 
     const abortedResult = (): CommandResult =>
       invokeOptions.signal?.aborted
@@ -146,8 +188,8 @@ export function createInvoker(options: InvokerOptions): Invoker {
         : fail('timeout', `${command.name} timed out after ${timeoutMs} ms.`);
 
     const aborted = new Promise<never>((_, reject) => {
-      if (isAborted) reject(new CapabilityError('cancelled', 'aborted'));
-      else rejectAborted = reject;
+      if (state.aborted) reject(new CapabilityError('cancelled', 'aborted'));
+      else state.onAbort = reject;
     });
     aborted.catch(NOOP);
 
@@ -156,30 +198,28 @@ export function createInvoker(options: InvokerOptions): Invoker {
     const { onProgress, onLog } = invokeOptions;
     try {
       for (const hook of hooks) {
-        if (isAborted) break;
+        if (state.aborted) break;
         if (hook.beforeInvoke) await Promise.race([hook.beforeInvoke(invocation), aborted]);
       }
       // Never start the command once the call is over, whichever way it ended.
-      if (isAborted) return [invocation, done(abortedResult(), command.name)];
-      const context: CommandContext = {
-        get signal() {
-          return signalOf();
-        },
+      if (state.aborted) return [invocation, done(abortedResult(), command.name)];
+      const context: CommandContext = new LiveContext(
         request,
-        progress: onProgress ? (update) => void (settled || onProgress(update)) : NOOP,
-        log: onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
-      };
+        state,
+        onProgress ? (update) => void (settled || onProgress(update)) : NOOP,
+        onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
+      );
       const output = await Promise.race([Promise.resolve().then(() => command.definition.execute(args, context)), aborted]);
-      if (isAborted) return [invocation, done(abortedResult(), command.name)];
+      if (state.aborted) return [invocation, done(abortedResult(), command.name)];
       return [invocation, done(toCommandResult(output), command.name)];
     } catch (error) {
-      if (isAborted) return [invocation, done(abortedResult(), command.name)];
+      if (state.aborted) return [invocation, done(abortedResult(), command.name)];
       if (isCapabilityError(error)) return [invocation, done(fail(error.code, error.message, error.data), command.name)];
       options.onInternalError?.(error, request);
       return [invocation, done(fail('internal', `${command.name} failed with an internal error.`), command.name)];
     } finally {
       settled = true;
-      rejectAborted = undefined;
+      state.onAbort = undefined;
       clearTimeout(deadline);
       outer?.removeEventListener('abort', onOuterAbort);
     }

@@ -48,25 +48,37 @@ export class AbortLatch implements AbortHook {
   }
 }
 
+/** An {@link AbortHook} over an AbortSignal (a class: per-call object literals with getters keep their closures alive past young GCs). */
+class SignalHook implements AbortHook {
+  readonly #signal: AbortSignal;
+
+  constructor(signal: AbortSignal) {
+    this.#signal = signal;
+  }
+
+  get aborted(): boolean {
+    return this.#signal.aborted;
+  }
+
+  get reason(): unknown {
+    return this.#signal.reason as unknown;
+  }
+
+  subscribe(listener: (reason: unknown) => void): () => void {
+    const signal = this.#signal;
+    if (signal.aborted) {
+      listener(signal.reason);
+      return NOOP;
+    }
+    const onAbort = (): void => listener(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    return () => signal.removeEventListener('abort', onAbort);
+  }
+}
+
 /** Adapts an AbortSignal to an {@link AbortHook}. */
 export function hookFromSignal(signal: AbortSignal): AbortHook {
-  return {
-    get aborted() {
-      return signal.aborted;
-    },
-    get reason() {
-      return signal.reason as unknown;
-    },
-    subscribe(listener) {
-      if (signal.aborted) {
-        listener(signal.reason);
-        return NOOP;
-      }
-      const onAbort = (): void => listener(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      return () => signal.removeEventListener('abort', onAbort);
-    },
-  };
+  return new SignalHook(signal);
 }
 
 /** An AbortSignal aborted when `hook` aborts, for the rare consumer that needs a real signal. */

@@ -90,3 +90,15 @@ export function buildServer(wiring: ServerWiring, scopeOf: (ctx: ServerContext) 
   server.onerror = wiring.onError;
   return server;
 }
+
+/**
+ * The SDK server's own request entry, bypassing its generic message router. That router tells
+ * messages apart by trying the response schemas first, so every inbound request pays two failing zod
+ * parses, and zod's failure results keep the parsed message alive until the next full GC (most of
+ * the garbage a call made was promoted). A transport that only ever delivers requests can skip it.
+ * `undefined` when this SDK build has no such entry; the caller then uses `transport.onmessage`.
+ */
+export function requestEntry(server: Server): ((message: JSONRPCRequest) => void) | undefined {
+  const entry = (server as unknown as { _onrequest?: unknown })._onrequest;
+  return typeof entry === 'function' ? (message) => (entry as (message: JSONRPCRequest) => void).call(server, message) : undefined;
+}

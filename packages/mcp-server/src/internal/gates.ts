@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -41,8 +42,12 @@ export function isAllowedHost(host: string | undefined): boolean {
   return host !== undefined && ALLOWED_HOST.test(host);
 }
 
+type OneShotHash = (algorithm: string, data: string, outputEncoding: 'buffer') => Buffer;
+/** `crypto.hash` (Node 20.12+) digests without building a Hash object per call. */
+const oneShot = (crypto as { hash?: OneShotHash }).hash;
+
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return oneShot === undefined ? createHash('sha256').update(value, 'utf8').digest() : oneShot('sha256', value, 'buffer');
 }
 
 /**

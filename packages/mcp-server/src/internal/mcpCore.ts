@@ -14,7 +14,7 @@ import {
 import type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions, McpFetchOptions } from '../capnodeMcp.js';
 import { createToolsListCache } from '../tools.js';
 import { hookFromSignal, type AbortHook } from './abortLatch.js';
-import { buildServer, type ServerWiring } from './buildServer.js';
+import { buildServer, requestEntry, type ServerWiring } from './buildServer.js';
 import { classifyPost } from './classify.js';
 import { Exchange } from './exchange.js';
 import { jsonRpcErrorReply, noSessionReply, toResponse, type Reply } from './responses.js';
@@ -159,7 +159,9 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     false,
   );
   const connected = sessionlessServer.connect(sessionless);
-  connected.catch(reportError);
+  connected.then(() => {
+    sessionless.deliverRequest = requestEntry(sessionlessServer);
+  }, reportError);
 
   const modernRequests = new WeakMap<Request, ModernRequestInfo>();
   const modernScope = (ctx: ServerContext): CallScope => {

@@ -77,6 +77,8 @@ export class SessionlessTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+  /** Delivers a request straight to the connected server's request handling; `onmessage` when unset. */
+  deliverRequest: ((message: JSONRPCRequest) => void) | undefined = undefined;
 
   readonly #tracker: CancellationTracker;
   readonly #resultJson: (result: unknown) => string | undefined;
@@ -119,7 +121,9 @@ export class SessionlessTransport implements Transport {
     const rawId = idToken(message.id, rawBody);
     const call = message.method === 'tools/call' ? this.#beginCall(exchange, message, rawBody, rawId, lifetime) : undefined;
     this.#active.set(id, { exchange, rawId, call });
-    this.onmessage?.({ ...message, id });
+    const internal = { ...message, id };
+    if (this.deliverRequest !== undefined) this.deliverRequest(internal);
+    else this.onmessage?.(internal);
   }
 
   /** Dispatches a client notification; `notifications/cancelled` goes to the tracker instead of the SDK. */
