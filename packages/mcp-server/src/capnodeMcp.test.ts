@@ -78,3 +78,28 @@ describe('createCapnodeMcp().fetch (runtime-neutral face)', () => {
     expect(response.status).toBe(503);
   });
 });
+
+describe('createCapnodeMcp().createServer (SDK transports)', () => {
+  it('routes requests, notifications and responses to client-bound requests over an SDK transport', async () => {
+    const { Client } = await import('@modelcontextprotocol/client');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/server');
+    await using mcp = setup().mcp;
+    const server = mcp.createServer();
+    let initialized = false;
+    server.oninitialized = () => {
+      initialized = true;
+    };
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'unit-client', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      expect(await client.callTool({ name: 'unit.hello', arguments: {} })).toEqual({ content: [{ type: 'text', text: 'hello' }] });
+      expect(server.getClientVersion()?.name).toBe('unit-client');
+      expect(await server.ping()).toEqual({});
+      expect(initialized).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -3,12 +3,16 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  isJSONRPCRequest,
   type Implementation,
+  type JSONRPCMessage,
   type JSONRPCRequest,
   type jsonSchemaValidator,
   type ListToolsResult,
+  type MessageExtraInfo,
   type Result,
   type ServerContext,
+  type Transport,
 } from '@modelcontextprotocol/server';
 import { runToolCall, type CallScope } from './toolCall.js';
 
@@ -32,6 +36,10 @@ const EMPTY_LISTS: Readonly<Record<string, Result>> = {
   'prompts/list': { prompts: [] },
 };
 
+function isInboundRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  return typeof message === 'object' && message !== null && 'method' in message && !('result' in message) && !('error' in message) && isJSONRPCRequest(message);
+}
+
 /**
  * The SDK `Server`, with its close hook building the connection-closed error it hands to pending
  * handlers without a stack trace. A per-request (2026-07-28) exchange closes its instance after
@@ -39,6 +47,25 @@ const EMPTY_LISTS: Readonly<Record<string, Result>> = {
  * a client. The limit is restored before any other code runs (the instance's own `onclose`).
  */
 class CapnodeServer extends Server {
+  /**
+   * Connects as the SDK does, then routes inbound requests straight to the request entry. The SDK's
+   * router tries both response schemas before the request schema, and those two failing zod parses
+   * were a measurable share of every stdio call. A message with `method` and neither `result` nor
+   * `error` can match no response schema, so skipping them changes no routing decision; anything
+   * else goes through the SDK's router unchanged.
+   */
+  override async connect(transport: Transport): Promise<void> {
+    const earlier = transport.onmessage;
+    await super.connect(transport);
+    const route = transport.onmessage;
+    const entry = (this as unknown as { _onrequest?: unknown })._onrequest;
+    if (earlier !== undefined || route === undefined || typeof entry !== 'function') return;
+    transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if (isInboundRequest(message)) (entry as (request: JSONRPCRequest, extra?: MessageExtraInfo) => void).call(this, message, extra);
+      else route(message, extra);
+    };
+  }
+
   protected override _onclose(): void {
     const limit = Error.stackTraceLimit;
     const onclose = this.onclose;
