@@ -58,10 +58,10 @@ class CapnodeServer extends Server {
     const earlier = transport.onmessage;
     await super.connect(transport);
     const route = transport.onmessage;
-    const entry = (this as unknown as { _onrequest?: unknown })._onrequest;
-    if (earlier !== undefined || route === undefined || typeof entry !== 'function') return;
+    const entry = requestEntry(this);
+    if (earlier !== undefined || route === undefined || entry === undefined) return;
     transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
-      if (isInboundRequest(message)) (entry as (request: JSONRPCRequest, extra?: MessageExtraInfo) => void).call(this, message, extra);
+      if (isInboundRequest(message)) entry(message, extra);
       else route(message, extra);
     };
   }
@@ -119,13 +119,16 @@ export function buildServer(wiring: ServerWiring, scopeOf: (ctx: ServerContext) 
 }
 
 /**
- * The SDK server's own request entry, bypassing its generic message router. That router tells
- * messages apart by trying the response schemas first, so every inbound request pays two failing zod
- * parses, and zod's failure results keep the parsed message alive until the next full GC (most of
- * the garbage a call made was promoted). A transport that only ever delivers requests can skip it.
- * `undefined` when this SDK build has no such entry; the caller then uses `transport.onmessage`.
+ * The SDK server's own request entry (`_onrequest`, typed private: the one place capnode reaches for
+ * it), bypassing its generic message router. That router tells messages apart by trying the response
+ * schemas first, so every inbound request pays two failing zod parses, and zod's failure results keep
+ * the parsed message alive until the next full GC (most of the garbage a call made was promoted).
+ * `CapnodeServer.connect` uses it for wire messages after a request check; the sessionless transport
+ * hands it requests it has already classified. `undefined` when this SDK build has no such entry; the
+ * caller then uses `transport.onmessage`.
  */
-export function requestEntry(server: Server): ((message: JSONRPCRequest) => void) | undefined {
+export function requestEntry(server: Server): ((message: JSONRPCRequest, extra?: MessageExtraInfo) => void) | undefined {
   const entry = (server as unknown as { _onrequest?: unknown })._onrequest;
-  return typeof entry === 'function' ? (message) => (entry as (message: JSONRPCRequest) => void).call(server, message) : undefined;
+  if (typeof entry !== 'function') return undefined;
+  return (message, extra) => (entry as (message: JSONRPCRequest, extra?: MessageExtraInfo) => void).call(server, message, extra);
 }
