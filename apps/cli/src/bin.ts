@@ -1,6 +1,6 @@
 import { parseArgs, type FlagSpec } from './args.js';
 import { createContext, type Context } from './context.js';
-import { CliError, ExitCode } from './errors.js';
+import { CliError, isCliError, ExitCode } from './errors.js';
 import { callCommand, listTools } from './commands/tools.js';
 import { version } from './version.js';
 
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   try {
     code = await run(createContext(parseArgs(process.argv.slice(2), FLAGS)));
   } catch (error) {
-    if (error instanceof CliError) {
+    if (isCliError(error)) {
       if (error.code !== 'interrupted') process.stderr.write(`capnode: ${error.message}\n`);
       code = error.exitCode;
     } else {

@@ -19,14 +19,6 @@ const brand = Symbol.for('capnode.CliError');
 
 /** The one local error class of the CLI: `message` is printed as is and should name the fix. */
 export class CliError extends Error {
-  /**
-   * True for a CliError from any copy of this module: the fast path (dist/bin.js) and the lazily
-   * imported commands (dist/commands/*.mjs) are separate bundles, each with its own copy.
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === 'object' && value !== null && brand in value;
-  }
-
   override readonly name = 'CliError';
   readonly code: CliErrorCode;
   readonly [brand] = true;
@@ -39,4 +31,13 @@ export class CliError extends Error {
   get exitCode(): number {
     return ExitCode[this.code];
   }
+}
+
+/**
+ * True for a CliError from any copy of this module. The fast path (dist/bin.js) and the lazily
+ * imported commands (dist/commands/*.mjs) are separate bundles, each with its own copy of the class,
+ * so `instanceof` cannot tell; the registered symbol can.
+ */
+export function isCliError(value: unknown): value is CliError {
+  return typeof value === 'object' && value !== null && brand in value;
 }

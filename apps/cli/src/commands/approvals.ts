@@ -1,5 +1,5 @@
 import { adminEndpoints, type Context } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, isCliError } from '../errors.js';
 import { notRunningMessage, readText, send, unexpectedStatus, type Endpoint } from '../http.js';
 
 /** A pending approval as the host's admin route lists it (fields the CLI shows). */
@@ -49,7 +49,7 @@ async function eachHost(endpoints: readonly Endpoint[], call: (endpoint: Endpoin
     }
   }
   if (answers.length === 0) {
-    if (firstError instanceof CliError && firstError.code === 'unreachable') {
+    if (isCliError(firstError) && firstError.code === 'unreachable') {
       throw new CliError('unreachable', `${notRunningMessage(new URL('/', endpoints[0]!.url).href)} (approvals are answered by a running host)`);
     }
     throw firstError;

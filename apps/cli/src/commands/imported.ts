@@ -2,7 +2,7 @@ import type { McpClientSetup } from '@capnode/host/settings';
 import type { ServerDiagnostic } from '@capnode/mcp-client';
 import { flag } from '../args.js';
 import { mcpEndpoint, mcpUrl, type Context } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, isCliError } from '../errors.js';
 import { interruptSignal, openLocalRuntime, openSettings } from '../mcpClient.js';
 import { notRunningMessage } from '../http.js';
 import { formatContent, formatToolTable, type CallResult, type ToolInfo } from '../output.js';
@@ -24,7 +24,7 @@ async function hostView(context: Context): Promise<{ tools: ToolInfo[]; imports:
   try {
     tools = await fetchTools(endpoint);
   } catch (error) {
-    if (error instanceof CliError && error.code === 'unreachable') return undefined;
+    if (isCliError(error) && error.code === 'unreachable') return undefined;
     throw error;
   }
   const status = (await rpcCall(endpoint, 'tools/call', { name: 'app.status', arguments: {} }).catch(() => undefined)) as CallResult | undefined;

@@ -1,6 +1,6 @@
 import { flag } from '../args.js';
 import { mcpEndpoint, type Context } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, isCliError } from '../errors.js';
 import type { Endpoint } from '../http.js';
 import { formatContent, formatToolTable, type CallResult, type ToolInfo } from '../output.js';
 import { peekNextId, rpcCall, rpcNotify, type RpcNotification } from '../rpc.js';
@@ -118,7 +118,7 @@ export async function callCommand(context: Context, toolName?: string, fallback?
       { signal: controller.signal, onNotification: reporter.report },
     )) as CallResult;
   } catch (error) {
-    if (fallback && !interrupted && error instanceof CliError && error.code === 'unreachable') {
+    if (fallback && !interrupted && isCliError(error) && error.code === 'unreachable') {
       process.off('SIGINT', onSigint);
       return fallback('unreachable', args);
     }
