@@ -1,10 +1,13 @@
 // capnode target: the production HTTP stack (startHttpServer with a bearer token, every gate, the
-// invocation pipeline) serving `bench.echo`. Prints `READY {"url":...,"token":...}` on stdout.
+// invocation pipeline) serving `bench.echo`, in a process tuned as `capnode serve` tunes its own
+// (limitYoungGenerationGrowth; CAPNODE_BENCH_UNTUNED=1 leaves V8's defaults).
+// Prints `READY {"url":...,"token":...}` on stdout.
 import { randomBytes } from 'node:crypto';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
-import { startHttpServer } from '@capnode/mcp-server/node';
+import { limitYoungGenerationGrowth, startHttpServer } from '@capnode/mcp-server/node';
 import { benchCapability } from '../fixtures/echo.mjs';
 
+if (process.env.CAPNODE_BENCH_UNTUNED !== '1') limitYoungGenerationGrowth();
 const token = randomBytes(32).toString('base64url');
 const invoker = createInvoker({
   registry: createRegistry([benchCapability]),

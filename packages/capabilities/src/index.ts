@@ -15,7 +15,7 @@ export type {
 export { defineCommand, defineCapability } from './contract.js';
 export type { InputJsonSchema, RegisteredCommand, RegistryChange, CommandFilter, Registry } from './registry.js';
 export { createRegistry, toInputJsonSchema } from './registry.js';
-export type { Invocation, InvocationOutcome, InvocationHook, InvokeOptions, InvokerOptions, Invoker } from './pipeline.js';
+export type { AbortSignalLike, Invocation, InvocationOutcome, InvocationHook, InvokeOptions, InvokerOptions, Invoker } from './pipeline.js';
 export { createInvoker } from './pipeline.js';
 export { splitCommandLine, formatCommandLine, formatArgument } from './commandLine.js';
 export type { ExecApprovalMode, ExecPattern, ExecTarget, ExecMatchOptions, ExecApprovalPolicy, ExecVerdict, ExecApprovalStore } from './execPolicy.js';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Invoker } from '@capnode/capabilities';
+import { SlotMap } from '@capnode/protocol';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
 import { Admission } from './internal/admission.js';
@@ -185,7 +186,8 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   const admin = options.admin;
   const checkAdmin = admin === undefined ? undefined : createBearerCheck(admin.token);
   const admission = new Admission(maxConcurrency, DEFAULTS.admissionWaitMs);
-  const live = new Set<LiveRequest>();
+  // Not a Set: see SlotMap for why per-request entries stay out of long-lived hash tables.
+  const live = new SlotMap<LiveRequest, true>();
   let closing = false;
   let origin = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`;
 
@@ -269,7 +271,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
 
   const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
     const request = new LiveRequest(outgoing);
-    live.add(request);
+    live.set(request, true);
     request.timer = setTimeout(onDeadline, requestTimeoutMs, request);
     outgoing.once('close', () => {
       clearTimeout(request.timer);
@@ -340,7 +342,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       server.closeIdleConnections();
       if (!(await admission.idle(drainTimeoutMs))) {
         log('warning', `shutdown: aborting ${admission.active} request(s) still in flight after ${drainTimeoutMs} ms`);
-        for (const entry of live) entry.abort(new Error('server shutting down'));
+        for (const entry of live.keys()) entry.abort(new Error('server shutting down'));
         await admission.idle(DEFAULTS.abortGraceMs);
       }
       server.closeAllConnections();

@@ -192,6 +192,39 @@ describe('createCancellationTracker: tombstones', () => {
   });
 });
 
+describe('createCancellationTracker: a registration as a signal', () => {
+  it('reports aborted and reason and calls abort listeners once, without creating a signal', () => {
+    const tracker = createCancellationTracker();
+    const call = tracker.register(requestIdKey(40));
+    const heard: unknown[] = [];
+    const kept = () => heard.push(['kept', call.reason]);
+    const removed = () => heard.push('removed');
+    call.addEventListener('abort', kept, { once: true });
+    call.addEventListener('abort', removed);
+    call.removeEventListener('abort', removed);
+    expect(call.aborted).toBe(false);
+    expect(tracker.cancel(requestIdKey(40), 'user')).toBe('cancelled');
+    expect(call.aborted).toBe(true);
+    expect(call.reason).toBe('user');
+    call.abort('again');
+    expect(heard).toEqual([['kept', 'user']]);
+    const late = () => heard.push('late');
+    call.addEventListener('abort', late);
+    expect(heard).toHaveLength(1);
+    expect(call.signal.aborted).toBe(true);
+    expect(call.signal.reason).toBe('user');
+  });
+
+  it('starts aborted when a tombstone was waiting for it', () => {
+    const tracker = createCancellationTracker();
+    tracker.cancel(requestIdKey('early'), 'first');
+    const call = tracker.register(requestIdKey('early'));
+    expect(call.cancelledEarly).toBe(true);
+    expect(call.aborted).toBe(true);
+    expect(call.reason).toBe('first');
+  });
+});
+
 describe('createCancellationTracker: recent completions', () => {
   it('keeps a late cancellation from poisoning an immediate reuse of the id', () => {
     const { tracker, clock } = setup();

@@ -38,6 +38,7 @@ describe('@capnode/protocol root entry', () => {
       'JsonRpcErrorCode',
       'ProtocolError',
       'ProtocolFormatError',
+      'SlotMap',
       'argumentsHash',
       'canonicalJson',
       'createCancellationTracker',

@@ -20,3 +20,4 @@ export type {
 } from './cancellation.js';
 export { createCancellationTracker } from './cancellation.js';
 export { canonicalJson, argumentsHash } from './canonicalJson.js';
+export { SlotMap } from './slotMap.js';

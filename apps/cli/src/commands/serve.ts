@@ -35,7 +35,9 @@ export function gatewayOverride(context: Context): { url?: string; token?: strin
  * requests. The last startup line is `capnode ready: MCP on <url> (token: <path>)`.
  */
 export async function serve(context: Context, version: string): Promise<number> {
-  const hostModule = await loadHost();
+  const [hostModule, { limitYoungGenerationGrowth }] = await Promise.all([loadHost(), import('@capnode/mcp-server/node')]);
+  // This process serves requests for as long as it runs: keep young-generation pauses short.
+  limitYoungGenerationGrowth();
   const port = portFlag(context.args);
   const address = flag(context.args, 'host');
   const gateway = gatewayOverride(context);

@@ -1,3 +1,5 @@
+import type { AbortSignalLike } from '@capnode/capabilities';
+
 /**
  * A one-shot abort source for per-request hot paths, where creating an AbortController per request
  * costs more than everything else a trivial call does.
@@ -11,8 +13,12 @@ export interface AbortHook {
 
 const NOOP = (): void => {};
 
-/** An {@link AbortHook} the owner aborts by calling `abort`. Holds its first listener without a Set. */
-export class AbortLatch implements AbortHook {
+/**
+ * An {@link AbortHook} the owner aborts by calling `abort`. Holds its first listener without a Set.
+ * It also answers the AbortSignal calls the invocation pipeline makes, so it can stand in for a
+ * per-call AbortSignal (costly to create in Node 20).
+ */
+export class AbortLatch implements AbortHook, AbortSignalLike {
   aborted = false;
   reason: unknown = undefined;
   #first: ((reason: unknown) => void) | undefined;
@@ -28,6 +34,16 @@ export class AbortLatch implements AbortHook {
     this.#more = undefined;
     first?.(reason);
     if (more !== undefined) for (const listener of more) listener(reason);
+  }
+
+  addEventListener(type: 'abort', listener: () => void): void {
+    if (type === 'abort' && !this.aborted) this.subscribe(listener);
+  }
+
+  removeEventListener(type: 'abort', listener: () => void): void {
+    if (type !== 'abort') return;
+    if (this.#first === listener) this.#first = undefined;
+    else this.#more?.delete(listener);
   }
 
   subscribe(listener: (reason: unknown) => void): () => void {

@@ -1,9 +1,12 @@
 import type { Invoker } from '@capnode/capabilities';
+import { SlotMap } from '@capnode/protocol';
 import {
   ProtocolError,
   ProtocolErrorCode,
+  SUPPORTED_PROTOCOL_VERSIONS,
   Server,
   isJSONRPCRequest,
+  type BaseContext,
   type Implementation,
   type JSONRPCMessage,
   type JSONRPCRequest,
@@ -12,6 +15,7 @@ import {
   type MessageExtraInfo,
   type Result,
   type ServerContext,
+  type ServerOptions,
   type Transport,
 } from '@modelcontextprotocol/server';
 import { runToolCall, type CallScope } from './toolCall.js';
@@ -48,6 +52,17 @@ function isInboundRequest(message: JSONRPCMessage): message is JSONRPCRequest {
  */
 class CapnodeServer extends Server {
   /**
+   * `boundRevision` binds the instance to that per-request (2026-07-28 or later) revision for its
+   * whole life, as the SDK's per-request entry does for each of its single-exchange instances; the
+   * revision must be among `options.supportedProtocolVersions`.
+   */
+  constructor(serverInfo: Implementation, options: ServerOptions, boundRevision?: string) {
+    super(serverInfo, options);
+    if (boundRevision !== undefined) this._negotiatedProtocolVersion = boundRevision;
+    useSlotMapForAbortControllers(this);
+  }
+
+  /**
    * Connects as the SDK does, then routes inbound requests straight to the request entry. The SDK's
    * router tries both response schemas before the request schema, and those two failing zod parses
    * were a measurable share of every stdio call. A message with `method` and neither `result` nor
@@ -64,6 +79,30 @@ class CapnodeServer extends Server {
       if (isInboundRequest(message)) entry(message, extra);
       else route(message, extra);
     };
+  }
+
+  /**
+   * The SDK's handler context, assembled without its object spreads. On Node 20 (V8 11) an object made
+   * by a spread and then extended gets a hidden class of its own, and such an object survives
+   * young-generation collections together with every closure and request object it reaches: the
+   * context of every request went to the old generation that way. `log`, `elicitInput`,
+   * `requestSampling` and `http` still come from the SDK's own `buildContext`, built on first use
+   * (`http` whenever there is HTTP information, exactly when the SDK adds it).
+   */
+  protected override buildContext(ctx: BaseContext, transportInfo?: MessageExtraInfo): ServerContext {
+    let built: ServerContext | undefined;
+    const sdk = (): ServerContext => (built ??= super.buildContext(ctx, transportInfo));
+    const mcpReq = Object.assign({}, ctx.mcpReq) as ServerContext['mcpReq'];
+    mcpReq.log = (level, data, logger) => sdk().mcpReq.log(level, data, logger);
+    mcpReq.elicitInput = (params, options) => sdk().mcpReq.elicitInput(params, options);
+    mcpReq.requestSampling = (params, options) => sdk().mcpReq.requestSampling(params, options);
+    const hasHttpInfo =
+      ctx.http !== undefined ||
+      transportInfo?.request !== undefined ||
+      transportInfo?.closeSSEStream !== undefined ||
+      transportInfo?.closeStandaloneSSEStream !== undefined;
+    const http = hasHttpInfo ? sdk().http : undefined;
+    return Object.assign({}, ctx, { mcpReq, http }) as ServerContext;
   }
 
   protected override _onclose(): void {
@@ -86,8 +125,20 @@ class CapnodeServer extends Server {
       super._onclose();
     } finally {
       restore();
+      useSlotMapForAbortControllers(this);
     }
   }
+}
+
+/**
+ * The SDK keeps one AbortController per in-flight request in a `Map` on the instance (the one place
+ * besides `requestEntry` that touches its internals; a missing field leaves the instance as it is). A
+ * long-lived instance churns that map on every request, which promotes whole request graphs to the
+ * old generation (see `SlotMap`); the SDK only calls get/set/delete/values on it.
+ */
+function useSlotMapForAbortControllers(server: Server): void {
+  const target = server as unknown as { _requestHandlerAbortControllers?: unknown };
+  if (target._requestHandlerAbortControllers instanceof Map) target._requestHandlerAbortControllers = new SlotMap();
 }
 
 /**
@@ -99,12 +150,19 @@ class CapnodeServer extends Server {
  * back as tool errors (model-correctable) instead of the SDK's `-32602`. `resources/*` and
  * `prompts/list` answer empty lists for clients that ask regardless of capabilities.
  */
-export function buildServer(wiring: ServerWiring, scopeOf: (ctx: ServerContext) => CallScope, listChanged: boolean): Server {
-  const server = new CapnodeServer(wiring.serverInfo, {
+export function buildServer(
+  wiring: ServerWiring,
+  scopeOf: (ctx: ServerContext) => CallScope,
+  listChanged: boolean,
+  boundRevision?: string,
+): Server {
+  const options: ServerOptions = {
     capabilities: { tools: { listChanged }, logging: {} },
     jsonSchemaValidator: NO_SCHEMA_VALIDATION,
     ...(wiring.instructions === undefined ? {} : { instructions: wiring.instructions }),
-  });
+    ...(boundRevision === undefined ? {} : { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, boundRevision] }),
+  };
+  const server = new CapnodeServer(wiring.serverInfo, options, boundRevision);
   server.setRequestHandler('tools/list', () => wiring.toolsList());
   server.fallbackRequestHandler = async (request: JSONRPCRequest, ctx: ServerContext): Promise<Result> => {
     if (request.method === 'tools/call') {

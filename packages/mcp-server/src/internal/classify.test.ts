@@ -36,17 +36,50 @@ const cases: Array<[string, InboundHttpRequest]> = [
   ['empty batch', { httpMethod: 'POST', body: [] }],
   ['number root', { httpMethod: 'POST', body: 5 }],
   ['null root', { httpMethod: 'POST', body: null }],
+  ['modern tools/call with agreeing headers', { httpMethod: 'POST', ...callHeaders('echo'), body: call('echo') }],
+  ['modern tools/call, Mcp-Name disagrees', { httpMethod: 'POST', ...callHeaders('other'), body: call('echo') }],
+  ['modern tools/list', { httpMethod: 'POST', protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/list', body: list() }],
 ];
+
+function call(name: string): unknown {
+  return { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: {}, _meta: envelope } };
+}
+
+function list(): unknown {
+  return { jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: envelope } };
+}
+
+function callHeaders(name: string): Pick<InboundHttpRequest, 'protocolVersionHeader' | 'mcpMethodHeader' | 'mcpNameHeader'> {
+  return { protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/call', mcpNameHeader: name };
+}
 
 describe('classifyPost', () => {
   it.each(cases)('agrees with the SDK classifier: %s', (_name, inbound) => {
     const sdk = classifyInboundRequest(inbound);
     const ours = classifyPost(inbound);
-    if (ours.kind === 'modern-entry') {
+    if (ours.kind === 'modern-fast') {
+      expect(sdk).toMatchObject({ kind: 'modern', classification: { era: 'modern', revision: '2026-07-28' } });
+    } else if (ours.kind === 'modern-entry') {
       // Left to the SDK's per-request entry, which classifies it itself: never a legacy-era message.
       expect(sdk.kind).not.toBe('legacy');
       expect(ours.method).toBe((inbound.body as { method: string }).method);
     } else expect(ours).toEqual(sdk);
+  });
+
+  it('takes only well-formed tools/call and tools/list whose headers agree with the body the fast way', () => {
+    const route = (inbound: Omit<InboundHttpRequest, 'httpMethod'>) => classifyPost({ httpMethod: 'POST', ...inbound }).kind;
+    expect(route({ ...callHeaders('echo'), body: call('echo') })).toBe('modern-fast');
+    expect(route({ ...callHeaders(' echo\t'), body: call('echo') })).toBe('modern-fast');
+    expect(route({ protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/list', body: list() })).toBe('modern-fast');
+    expect(route({ ...callHeaders('other'), body: call('echo') })).toBe('modern-entry');
+    expect(route({ ...callHeaders('=?base64?ZWNobw==?='), body: call('echo') })).toBe('modern-entry');
+    expect(route({ protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/call', body: call('echo') })).toBe('modern-entry');
+    expect(route({ protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/list', mcpNameHeader: 'x', body: list() })).toBe('modern-entry');
+    expect(route({ protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/list', body: { ...(list() as object), extra: 1 } })).toBe('modern-entry');
+    expect(route({ mcpMethodHeader: 'tools/list', body: list() })).toBe('modern-entry');
+    expect(route({ protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'ping', body: list() })).toBe('modern-entry');
+    const noCapabilities = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } };
+    expect(route({ protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/list', body: noCapabilities })).toBe('modern-entry');
   });
 
   it('accepts numeric ids beyond the safe integer range, which capnode echoes exactly', () => {

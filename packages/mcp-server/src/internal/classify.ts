@@ -1,4 +1,4 @@
-import { PROTOCOL_VERSION_META_KEY, classifyInboundRequest, type InboundClassificationOutcome, type InboundHttpRequest } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, classifyInboundRequest, type InboundClassificationOutcome, type InboundHttpRequest } from '@modelcontextprotocol/server';
 
 const FIRST_MODERN_VERSION = '2026-07-28';
 const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
@@ -14,6 +14,45 @@ export interface ModernEntryRoute {
 }
 
 /**
+ * A well-formed per-request `tools/call` or `tools/list` of the revision capnode's long-lived modern
+ * server is bound to, whose headers agree with its body: it can be served without the SDK's
+ * per-request entry (see `isFastModernRequest`).
+ */
+export interface ModernFastRoute {
+  readonly kind: 'modern-fast';
+  readonly method: 'tools/call' | 'tools/list';
+}
+
+/** The per-request revision capnode serves on its long-lived modern server. */
+export const BOUND_MODERN_REVISION = '2026-07-28';
+
+function headerValue(value: string | undefined): string | undefined {
+  return value?.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
+/**
+ * Whether a modern-claiming request is one the SDK's per-request entry would hand straight to its
+ * server instance: exactly the four JSON-RPC members, a string or safe-integer id, `tools/call` or
+ * `tools/list`, an envelope naming {@link BOUND_MODERN_REVISION} with client capabilities, and
+ * `MCP-Protocol-Version`, `Mcp-Method` and (for `tools/call`) a plain `Mcp-Name` header that equal
+ * the body's. Everything else, valid or not, is left to the SDK's entry, which owns those answers.
+ * The envelope's schema is still checked by the SDK when the request is delivered.
+ */
+function fastModernMethod(body: Record<string, unknown>, inbound: InboundHttpRequest): ModernFastRoute['method'] | undefined {
+  const { jsonrpc, id, method, params } = body;
+  if (jsonrpc !== '2.0' || (method !== 'tools/call' && method !== 'tools/list')) return undefined;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  for (const key in body) if (!REQUEST_KEYS.has(key)) return undefined;
+  if (!isPlainObject(params) || !isPlainObject(params._meta)) return undefined;
+  const meta = params._meta;
+  if (meta[PROTOCOL_VERSION_META_KEY] !== BOUND_MODERN_REVISION || !isPlainObject(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  if (headerValue(inbound.protocolVersionHeader) !== BOUND_MODERN_REVISION || headerValue(inbound.mcpMethodHeader) !== method) return undefined;
+  const name = headerValue(inbound.mcpNameHeader);
+  if (method === 'tools/list') return name === undefined ? method : undefined;
+  return typeof params.name === 'string' && name === params.name && !name.startsWith('=?') ? method : undefined;
+}
+
+/**
  * The era classification of one POST, as the SDK's `classifyInboundRequest` decides it.
  *
  * The common case — one well-formed JSON-RPC request or notification with no per-request `_meta`
@@ -24,7 +63,7 @@ export interface ModernEntryRoute {
  * Everything else goes to the SDK classifier. One deliberate difference: numeric ids beyond the safe
  * integer range are accepted (the SDK's id schema refuses them), because capnode echoes ids exactly.
  */
-export function classifyPost(inbound: InboundHttpRequest): InboundClassificationOutcome | ModernEntryRoute {
+export function classifyPost(inbound: InboundHttpRequest): InboundClassificationOutcome | ModernEntryRoute | ModernFastRoute {
   const body = inbound.body;
   const header = inbound.protocolVersionHeader?.trim();
   if (isPlainObject(body)) {
@@ -32,7 +71,10 @@ export function classifyPost(inbound: InboundHttpRequest): InboundClassification
     const claim = isPlainObject(params) && isPlainObject(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
     const modernHeader = header !== undefined && header >= FIRST_MODERN_VERSION;
     if (claim || modernHeader) {
-      if (typeof method === 'string' && method !== 'initialize') return { kind: 'modern-entry', method };
+      if (typeof method === 'string' && method !== 'initialize') {
+        const fast = fastModernMethod(body, inbound);
+        return fast === undefined ? { kind: 'modern-entry', method } : { kind: 'modern-fast', method: fast };
+      }
       return classifyInboundRequest(inbound);
     }
     const hasId = 'id' in body;

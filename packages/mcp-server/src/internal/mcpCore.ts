@@ -8,6 +8,7 @@ import {
   type JSONRPCNotification,
   type JSONRPCRequest,
   type McpRequestContext,
+  type MessageClassification,
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
@@ -15,7 +16,7 @@ import type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions, McpFetchOption
 import { createToolsListCache } from '../tools.js';
 import { hookFromSignal, type AbortHook } from './abortLatch.js';
 import { buildServer, requestEntry, type ServerWiring } from './buildServer.js';
-import { classifyPost } from './classify.js';
+import { BOUND_MODERN_REVISION, classifyPost } from './classify.js';
 import { Exchange } from './exchange.js';
 import { jsonRpcErrorReply, noSessionReply, toResponse, type Reply } from './responses.js';
 import { SessionlessTransport } from './sessionlessTransport.js';
@@ -34,6 +35,7 @@ interface ModernRequestInfo {
 }
 
 const NOOP = (): void => {};
+const MODERN_CLASSIFICATION: MessageClassification = { era: 'modern', revision: BOUND_MODERN_REVISION };
 
 function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
@@ -163,6 +165,30 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     sessionless.deliverRequest = requestEntry(sessionlessServer);
   }, reportError);
 
+  // Per-request (2026-07-28) tools/call and tools/list that need nothing of the SDK's per-request
+  // entry but its checks are served by one long-lived instance bound to that revision, the way the
+  // sessionless transport serves the initialize era: no instance, web Request or Response per call.
+  // Whatever the SDK refuses on delivery goes to its per-request entry below for the canonical answer.
+  const fastModern = new SessionlessTransport(undefined, resultJson);
+  const fastModernServer = buildServer(
+    wiring,
+    (ctx) => {
+      const call = fastModern.call(ctx.mcpReq.id);
+      return {
+        transport: 'mcp-http',
+        signal: call?.signal ?? ctx.mcpReq.signal,
+        canStream: call?.canStream ?? false,
+        caller: clientNameOf(ctx, undefined),
+        requestId: call?.requestId ?? String(ctx.mcpReq.id),
+      };
+    },
+    true,
+    BOUND_MODERN_REVISION,
+  );
+  fastModernServer.connect(fastModern).then(() => {
+    fastModern.deliverRequest = requestEntry(fastModernServer);
+  }, reportError);
+
   const modernRequests = new WeakMap<Request, ModernRequestInfo>();
   const modernScope = (ctx: ServerContext): CallScope => {
     const request = ctx.http?.req;
@@ -235,6 +261,15 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     }
   };
 
+  /** Hands a per-request-era POST to the SDK's own per-request entry. */
+  const serveModernEntry = (inbound: PostInbound, method: string): Promise<Response> => {
+    const listen = method === 'subscriptions/listen';
+    const request = inbound.webRequest(listen);
+    if (listen) unpooled.add(request);
+    modernRequests.set(request, { lifetime: inbound.lifetime, canStream: acceptsEventStream(inbound) });
+    return modern.fetch(request, { parsedBody: inbound.body });
+  };
+
   const handlePost = (inbound: PostInbound): Reply | Promise<Reply | Response> => {
     const body = inbound.body;
     if (Array.isArray(body) && body.length > MAX_BATCH) {
@@ -254,13 +289,19 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     switch (outcome.kind) {
       case 'reject':
         return jsonRpcErrorReply(outcome.httpStatus, outcome.code, outcome.message, outcome.data, echoId(body));
+      case 'modern-fast': {
+        const exchange = new Exchange({ batch: false, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS });
+        exchange.onCancel = () => fastModern.abortExchange(exchange, new Error('the client stopped reading the response'));
+        if (fastModern.dispatchRequest(exchange, body as JSONRPCRequest, inbound.rawBody, inbound.lifetime, MODERN_CLASSIFICATION)) {
+          exchange.expect();
+          exchange.dispatched();
+          return exchange.response;
+        }
+        return serveModernEntry(inbound, outcome.method);
+      }
       case 'modern':
       case 'modern-entry': {
-        const listen = (outcome.kind === 'modern-entry' ? outcome.method : outcome.message.method) === 'subscriptions/listen';
-        const request = inbound.webRequest(listen);
-        if (listen) unpooled.add(request);
-        modernRequests.set(request, { lifetime: inbound.lifetime, canStream: acceptsEventStream(inbound) });
-        return modern.fetch(request, { parsedBody: body });
+        return serveModernEntry(inbound, outcome.kind === 'modern-entry' ? outcome.method : outcome.message.method);
       }
       case 'legacy':
         return serveLegacy(inbound);
@@ -310,7 +351,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     },
     createServer,
     get inFlight() {
-      return sessionless.activeCount;
+      return sessionless.activeCount + fastModern.activeCount;
     },
     close() {
       closing ??= (async () => {
@@ -318,6 +359,8 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
         await modern.close().catch(reportError);
         await sessionless.close().catch(reportError);
         await sessionlessServer.close().catch(reportError);
+        await fastModern.close().catch(reportError);
+        await fastModernServer.close().catch(reportError);
         await Promise.all([...sessions].map((server) => server.close().catch(reportError)));
         sessions.clear();
       })();

@@ -2,19 +2,21 @@ import {
   findRequestIdToken,
   needsRawNumber,
   requestIdKeyFromMessage,
-  type CallRegistration,
   type CancellationTracker,
+  SlotMap,
 } from '@capnode/protocol';
+import type { AbortSignalLike } from '@capnode/capabilities';
 import type {
   JSONRPCMessage,
   JSONRPCNotification,
   JSONRPCRequest,
+  MessageClassification,
   MessageExtraInfo,
   RequestId,
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import type { AbortHook } from './abortLatch.js';
+import { AbortLatch, type AbortHook } from './abortLatch.js';
 import { serializeResponse, type Exchange } from './exchange.js';
 
 interface ActiveRequest {
@@ -24,28 +26,37 @@ interface ActiveRequest {
   readonly call: ActiveCall | undefined;
 }
 
+/** How an active call is aborted and retired: a tracker registration, or a plain latch. */
+type CallAbort = AbortSignalLike & { abort(reason?: unknown): void; complete(): void };
+
+/** The abort source of a call whose cancellation nobody tracks by id (it ends with its request). */
+class CallLatch extends AbortLatch {
+  complete(): void {}
+}
+
 /** An active `tools/call`; also what the handler reads through {@link SessionlessTransport.call}. */
 class ActiveCall implements SessionlessCall {
-  readonly registration: CallRegistration;
+  readonly abortSource: CallAbort;
   readonly requestId: string;
   readonly detach: () => void;
   readonly canStream: boolean;
 
-  constructor(registration: CallRegistration, requestId: string, detach: () => void, canStream: boolean) {
-    this.registration = registration;
+  constructor(abortSource: CallAbort, requestId: string, detach: () => void, canStream: boolean) {
+    this.abortSource = abortSource;
     this.requestId = requestId;
     this.detach = detach;
     this.canStream = canStream;
   }
 
-  get signal(): AbortSignal {
-    return this.registration.signal;
+  /** The abort source itself: it aborts like a signal without creating one per call. */
+  get signal(): AbortSignalLike {
+    return this.abortSource;
   }
 }
 
 /** Per-call facts the `tools/call` handler needs on the sessionless path. */
 export interface SessionlessCall {
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
   readonly canStream: boolean;
   readonly requestId: string;
 }
@@ -69,24 +80,29 @@ function idToken(id: RequestId, rawBody: string | undefined): string {
  *
  * Each inbound request is handed to the server under a fresh internal id, so ids chosen by different
  * clients can never collide inside the SDK; the response is mapped back to its exchange and written
- * around the client's original id token (large numeric ids round-trip exactly). `notifications/cancelled`
- * never reaches the SDK: the cancellation tracker matches it against active `tools/call`s by the
- * client's id (tombstones, duplicate-id protection), because internal ids mean nothing to clients.
+ * around the client's original id token (large numeric ids round-trip exactly). With a cancellation
+ * tracker (initialize-era requests), `notifications/cancelled` never reaches the SDK: the tracker
+ * matches it against active `tools/call`s by the client's id (tombstones, duplicate-id protection),
+ * because internal ids mean nothing to clients. Without one (per-request-era requests, which end a
+ * call by ending its HTTP request) a call ends with its request's lifetime.
  */
 export class SessionlessTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   /** Delivers a request straight to the connected server's request handling; `onmessage` when unset. */
-  deliverRequest: ((message: JSONRPCRequest) => void) | undefined = undefined;
+  deliverRequest: ((message: JSONRPCRequest, extra?: MessageExtraInfo) => void) | undefined = undefined;
 
-  readonly #tracker: CancellationTracker;
+  readonly #tracker: CancellationTracker | undefined;
   readonly #resultJson: (result: unknown) => string | undefined;
-  readonly #active = new Map<number, ActiveRequest>();
+  readonly #active = new SlotMap<number, ActiveRequest>();
   #nextId = 0;
   #closed = false;
+  /** The internal id being delivered with a classification, and whether the SDK refused it meanwhile. */
+  #delivering = 0;
+  #refused = false;
 
-  constructor(tracker: CancellationTracker, resultJson: (result: unknown) => string | undefined) {
+  constructor(tracker: CancellationTracker | undefined, resultJson: (result: unknown) => string | undefined) {
     this.#tracker = tracker;
     this.#resultJson = resultJson;
   }
@@ -101,7 +117,11 @@ export class SessionlessTransport implements Transport {
       this.#active.delete(id);
       if (active.call !== undefined) {
         active.call.detach();
-        active.call.registration.complete();
+        active.call.abortSource.complete();
+      }
+      if (id === this.#delivering) {
+        this.#refused = true;
+        return;
       }
       const resultJson = 'result' in message ? this.#resultJson(message.result) : undefined;
       active.exchange.respond(serializeResponse(active.rawId, message, resultJson));
@@ -114,16 +134,46 @@ export class SessionlessTransport implements Transport {
     this.#active.get(related as number)?.exchange.notify(message);
   }
 
-  /** Dispatches one client request of `exchange`; `lifetime` aborts its capability call (deadline, disconnect). */
-  dispatchRequest(exchange: Exchange, message: JSONRPCRequest, rawBody: string | undefined, lifetime: AbortHook | undefined): void {
-    if (this.#closed) return;
+  /**
+   * Dispatches one client request of `exchange`; `lifetime` aborts its capability call (deadline,
+   * disconnect). With a `classification` the request is checked by the SDK the way its per-request
+   * entry checks it: when the SDK refuses it before any handler ran (an answer during delivery), the
+   * refusal is dropped, nothing was answered or executed, and the result is false so the caller can
+   * have the request answered by the SDK's own entry, which owns those answers and their HTTP statuses.
+   */
+  dispatchRequest(
+    exchange: Exchange,
+    message: JSONRPCRequest,
+    rawBody: string | undefined,
+    lifetime: AbortHook | undefined,
+    classification?: MessageClassification,
+  ): boolean {
+    if (this.#closed) return true;
     const id = ++this.#nextId;
     const rawId = idToken(message.id, rawBody);
     const call = message.method === 'tools/call' ? this.#beginCall(exchange, message, rawBody, rawId, lifetime) : undefined;
     this.#active.set(id, { exchange, rawId, call });
-    const internal = { ...message, id };
-    if (this.deliverRequest !== undefined) this.deliverRequest(internal);
-    else this.onmessage?.(internal);
+    // Not `{ ...message, id }`: on Node 20 a spread object extended afterwards gets a hidden class of
+    // its own and outlives young-generation collections with everything it references.
+    const internal: JSONRPCRequest =
+      message.params === undefined ? { jsonrpc: '2.0', id, method: message.method } : { jsonrpc: '2.0', id, method: message.method, params: message.params };
+    if (classification === undefined) {
+      this.#deliver(internal, undefined);
+      return true;
+    }
+    this.#delivering = id;
+    this.#refused = false;
+    try {
+      this.#deliver(internal, { classification });
+    } finally {
+      this.#delivering = 0;
+    }
+    return !this.#refused;
+  }
+
+  #deliver(message: JSONRPCRequest, extra: MessageExtraInfo | undefined): void {
+    if (this.deliverRequest !== undefined) this.deliverRequest(message, extra);
+    else this.onmessage?.(message, extra);
   }
 
   /** Dispatches a client notification; `notifications/cancelled` goes to the tracker instead of the SDK. */
@@ -135,7 +185,7 @@ export class SessionlessTransport implements Transport {
       if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
       try {
         const key = requestIdKeyFromMessage(requestId, rawBody ?? '', 'params.requestId');
-        this.#tracker.cancel(key, typeof params?.reason === 'string' ? params.reason : 'cancelled by the client');
+        this.#tracker?.cancel(key, typeof params?.reason === 'string' ? params.reason : 'cancelled by the client');
       } catch {
         // An id that cannot be keyed (e.g. NaN-like) matches nothing.
       }
@@ -156,7 +206,7 @@ export class SessionlessTransport implements Transport {
 
   /** Aborts the calls of one exchange, e.g. when its client stopped reading the stream. */
   abortExchange(exchange: Exchange, reason: unknown): void {
-    for (const active of this.#active.values()) if (active.exchange === exchange) active.call?.registration.abort(reason);
+    for (const active of this.#active.values()) if (active.exchange === exchange) active.call?.abortSource.abort(reason);
   }
 
   async close(): Promise<void> {
@@ -165,8 +215,8 @@ export class SessionlessTransport implements Transport {
     for (const active of this.#active.values()) {
       if (active.call !== undefined) {
         active.call.detach();
-        active.call.registration.abort(new Error('server closed'));
-        active.call.registration.complete();
+        active.call.abortSource.abort(new Error('server closed'));
+        active.call.abortSource.complete();
       }
       active.exchange.close();
     }
@@ -175,15 +225,20 @@ export class SessionlessTransport implements Transport {
   }
 
   #beginCall(exchange: Exchange, message: JSONRPCRequest, rawBody: string | undefined, rawId: string, lifetime: AbortHook | undefined): ActiveCall {
-    let key;
-    try {
-      key = requestIdKeyFromMessage(message.id, rawBody ?? '', 'id');
-    } catch {
-      key = requestIdKeyFromMessage(String(message.id), '', 'id');
+    let abortSource: CallAbort;
+    if (this.#tracker === undefined) {
+      abortSource = new CallLatch();
+    } else {
+      let key;
+      try {
+        key = requestIdKeyFromMessage(message.id, rawBody ?? '', 'id');
+      } catch {
+        key = requestIdKeyFromMessage(String(message.id), '', 'id');
+      }
+      abortSource = this.#tracker.register(key);
     }
-    const registration = this.#tracker.register(key);
-    const detach = lifetime === undefined ? NOOP : lifetime.subscribe((reason) => registration.abort(reason));
+    const detach = lifetime === undefined ? NOOP : lifetime.subscribe((reason) => abortSource.abort(reason));
     const requestId = typeof message.id === 'string' ? message.id : rawId;
-    return new ActiveCall(registration, requestId, detach, exchange.canStream);
+    return new ActiveCall(abortSource, requestId, detach, exchange.canStream);
   }
 }

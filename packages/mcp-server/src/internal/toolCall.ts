@@ -1,4 +1,4 @@
-import type { InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
+import type { AbortSignalLike, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { toCallToolResult, toolError } from '../tools.js';
 
@@ -6,7 +6,7 @@ import { toCallToolResult, toolError } from '../tools.js';
 export interface CallScope {
   readonly transport: 'mcp-http' | 'mcp-stdio';
   /** Aborted on cancellation, request deadline, disconnect or shutdown. */
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
   /** Whether progress and log notifications can reach the client before the result. */
   readonly canStream: boolean;
   readonly caller?: string | undefined;
