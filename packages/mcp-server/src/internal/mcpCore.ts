@@ -145,49 +145,39 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     return instance;
   };
 
+  /** A long-lived server behind a multiplexing transport, which knows each call's scope. */
+  const multiplexed = (transport: SessionlessTransport, listChanged: boolean, boundRevision?: string): Server => {
+    const server = buildServer(
+      wiring,
+      (ctx) => {
+        const call = transport.call(ctx.mcpReq.id);
+        return {
+          transport: 'mcp-http',
+          signal: call?.signal ?? ctx.mcpReq.signal,
+          canStream: call?.canStream ?? false,
+          caller: clientNameOf(ctx, undefined),
+          requestId: call?.requestId ?? String(ctx.mcpReq.id),
+        };
+      },
+      listChanged,
+      boundRevision,
+    );
+    server.connect(transport).then(() => {
+      transport.deliverRequest = requestEntry(server);
+    }, reportError);
+    return server;
+  };
+
   const tracker = createCancellationTracker();
   const sessionless = new SessionlessTransport(tracker, resultJson);
-  const sessionlessServer = buildServer(
-    wiring,
-    (ctx) => {
-      const call = sessionless.call(ctx.mcpReq.id);
-      return {
-        transport: 'mcp-http',
-        signal: call?.signal ?? ctx.mcpReq.signal,
-        canStream: call?.canStream ?? false,
-        requestId: call?.requestId ?? String(ctx.mcpReq.id),
-      };
-    },
-    false,
-  );
-  const connected = sessionlessServer.connect(sessionless);
-  connected.then(() => {
-    sessionless.deliverRequest = requestEntry(sessionlessServer);
-  }, reportError);
+  const sessionlessServer = multiplexed(sessionless, false);
 
   // Per-request (2026-07-28) tools/call and tools/list that need nothing of the SDK's per-request
   // entry but its checks are served by one long-lived instance bound to that revision, the way the
   // sessionless transport serves the initialize era: no instance, web Request or Response per call.
   // Whatever the SDK refuses on delivery goes to its per-request entry below for the canonical answer.
   const fastModern = new SessionlessTransport(undefined, resultJson);
-  const fastModernServer = buildServer(
-    wiring,
-    (ctx) => {
-      const call = fastModern.call(ctx.mcpReq.id);
-      return {
-        transport: 'mcp-http',
-        signal: call?.signal ?? ctx.mcpReq.signal,
-        canStream: call?.canStream ?? false,
-        caller: clientNameOf(ctx, undefined),
-        requestId: call?.requestId ?? String(ctx.mcpReq.id),
-      };
-    },
-    true,
-    BOUND_MODERN_REVISION,
-  );
-  fastModernServer.connect(fastModern).then(() => {
-    fastModern.deliverRequest = requestEntry(fastModernServer);
-  }, reportError);
+  const fastModernServer = multiplexed(fastModern, true, BOUND_MODERN_REVISION);
 
   const modernRequests = new WeakMap<Request, ModernRequestInfo>();
   const modernScope = (ctx: ServerContext): CallScope => {
