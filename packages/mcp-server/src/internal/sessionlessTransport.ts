@@ -148,7 +148,10 @@ export class SessionlessTransport implements Transport {
     lifetime: AbortHook | undefined,
     classification?: MessageClassification,
   ): boolean {
-    if (this.#closed) return true;
+    if (this.#closed) {
+      exchange.close();
+      return true;
+    }
     const id = ++this.#nextId;
     const rawId = idToken(message.id, rawBody);
     const call = message.method === 'tools/call' ? this.#beginCall(exchange, message, rawBody, rawId, lifetime) : undefined;
