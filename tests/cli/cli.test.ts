@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { completion, freePort, runCli, spawnCli, startServe, tempHome, until } from './helpers.js';
+import { completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const posix = process.platform !== 'win32';
 
@@ -200,7 +201,7 @@ describe('capnode against a running host', () => {
     // allow once
     const call = spawnCli(['--command', 'system.run', '--params', params, '--json'], dir.home);
     const done = completion(call);
-    const [approval] = await until(async () => ((await pending()).length ? await pending() : undefined), 'a pending approval');
+    const [approval] = await eventually(async () => ((await pending()).length ? await pending() : undefined), slowPoll('a pending approval'));
     expect(approval!.command).toBe('system.run');
     expect(approval!.commandLine).toContain('6*7');
     await serve.waitForStderr(new RegExp(`capnode approvals allow ${approval!.id}`));
@@ -220,7 +221,7 @@ describe('capnode against a running host', () => {
 
     // deny
     const denied = completion(spawnCli(['--command', 'system.run', '--params', params], dir.home));
-    const [second] = await until(async () => ((await pending()).length ? await pending() : undefined), 'a second pending approval');
+    const [second] = await eventually(async () => ((await pending()).length ? await pending() : undefined), slowPoll('a second pending approval'));
     expect((await runCli(['approvals', 'deny', second!.id], dir.home)).code).toBe(0);
     const deniedResult = await denied;
     expect(deniedResult.code).toBe(1);
@@ -228,7 +229,7 @@ describe('capnode against a running host', () => {
 
     // allow always: persisted to settings.json, next identical call runs without asking
     const always = completion(spawnCli(['--command', 'system.run', '--params', params, '--json'], dir.home));
-    const [third] = await until(async () => ((await pending()).length ? await pending() : undefined), 'a third pending approval');
+    const [third] = await eventually(async () => ((await pending()).length ? await pending() : undefined), slowPoll('a third pending approval'));
     expect((await runCli(['approvals', 'allow', third!.id, '--always'], dir.home)).code).toBe(0);
     expect((await always).code).toBe(0);
     const settings = json<{ execApprovals: { mode: string; allowlist: string[] } }>(readFileSync(join(dir.home, 'settings.json'), 'utf8'));
@@ -257,15 +258,15 @@ describe('capnode against a running host', () => {
     const script = `require('fs').writeFileSync(${JSON.stringify(marker)}, '1'); setTimeout(() => {}, 60000)`;
     const call = spawnCli(['--command', 'system.run', '--params', JSON.stringify({ command: [process.execPath, '-e', script] })], dir.home);
     const done = completion(call);
-    await until(async () => (existsSync(marker) ? true : undefined), 'the command to start');
+    await eventually(async () => (existsSync(marker) ? true : undefined), slowPoll('the command to start'));
     call.kill('SIGINT');
     const result = await done;
     expect(result.code).toBe(130);
     expect(result.stderr).toContain('system.run cancelled');
-    const outcome = await until(async () => {
+    const outcome = await eventually(async () => {
       const lines = readFileSync(join(dir.home, 'audit.log'), 'utf8').trim().split('\n').filter(Boolean);
       return lines.map((line) => json<{ command: string; outcome: string }>(line)).find((line) => line.command === 'system.run');
-    }, 'the audit line of the cancelled call');
+    }, slowPoll('the audit line of the cancelled call'));
     expect(outcome.outcome).toBe('cancelled');
     expect(serve.url).toBeTruthy();
   });

@@ -7,12 +7,13 @@ import { z } from 'zod';
 // The real gateway has no chat channels offline, so channel messages come from the bridge's own fake
 // gateway here; the nine tools run against the real gateway in tests/gateway/cli.interop.ts.
 import { startFakeGateway, type FakeConnection } from '../../packages/gateway-bridge/src/internal/fakeGateway.js';
-import { cliPath, completion, freePort, runCli, spawnCli, startServe, tempHome, until } from './helpers.js';
+import { cliPath, completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const SECRET = 'gateway-secret-token-never-printed-42';
 
 async function waitForOutput(read: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
-  return until(async () => pattern.exec(read()) ?? undefined, `output matching ${pattern}`, timeoutMs);
+  return eventually(async () => pattern.exec(read()) ?? undefined, slowPoll(`output matching ${pattern}`, timeoutMs));
 }
 
 describe('capnode serve: node mode × MCP server', () => {
@@ -23,11 +24,11 @@ describe('capnode serve: node mode × MCP server', () => {
     expect(serve.stdout()).toContain(`gateway node:   ${gatewayUrl}`);
     expect(serve.stdout()).toMatch(/capnode ready: MCP on http:\/\/127\.0\.0\.1:\d+\//);
 
-    const status = await until(async () => {
+    const status = await eventually(async () => {
       const result = await runCli(['gateway', 'status', '--json'], home.home);
       const parsed = JSON.parse(result.stdout) as { running: boolean; node: { state: string; lastError?: { message: string } } };
       return parsed.node?.lastError ? parsed : undefined;
-    }, 'a connect error in gateway status');
+    }, slowPoll('a connect error in gateway status'));
     expect(status.running).toBe(true);
     expect(['connecting', 'waiting']).toContain(status.node.state);
 
@@ -152,22 +153,22 @@ describe('capnode mcp channel over stdio (SDK v2 client)', () => {
       expect(client.getServerCapabilities()?.experimental).toMatchObject({ 'claude/channel': {}, 'claude/channel/permission': {} });
       const tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
       expect(tools).toEqual(['attachments_fetch', 'conversation_get', 'conversations_list', 'events_poll', 'events_wait', 'messages_read', 'messages_send', 'permissions_list_open', 'permissions_respond']);
-      const connect = await until(async () => connections[0], 'the operator connection');
+      const connect = await eventually(async () => connections[0], slowPoll('the operator connection'));
       expect(connect.received.find((frame) => frame.method === 'connect')?.params).toMatchObject({ role: 'operator', auth: { token: SECRET } });
 
       userMessage(connect, 'hello from telegram');
-      const note = await until(async () => channelNotes[0], 'notifications/claude/channel');
+      const note = await eventually(async () => channelNotes[0], slowPoll('notifications/claude/channel'));
       expect(note).toMatchObject({ content: 'hello from telegram', meta: { session_key: 'agent:main:telegram:chat-1', channel: 'telegram', to: 'chat-1', message_id: 'm-1' } });
 
       await client.notification({ method: 'notifications/claude/channel/permission_request', params: { request_id: 'abcde', tool_name: 'Bash', description: 'run ls', input_preview: 'ls' } });
-      const polled = await until(async () => {
+      const polled = await eventually(async () => {
         const result = (await client.callTool({ name: 'events_poll', arguments: { after_cursor: 0 } })) as { structuredContent?: { events?: Array<{ type: string }> } };
         return result.structuredContent?.events?.some((event) => event.type === 'claude_permission_request') ? result : undefined;
-      }, 'the permission request in the event queue');
+      }, slowPoll('the permission request in the event queue'));
       expect(polled.structuredContent?.events?.length).toBe(2);
 
       userMessage(connect, 'yes abcde');
-      const answer = await until(async () => permissionNotes[0], 'notifications/claude/channel/permission');
+      const answer = await eventually(async () => permissionNotes[0], slowPoll('notifications/claude/channel/permission'));
       expect(answer).toEqual({ request_id: 'abcde', behavior: 'allow' });
     } finally {
       await client.close();

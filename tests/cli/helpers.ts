@@ -1,10 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { PollOptions } from '../support/poll.js';
 
 export const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** The built CLI; `pnpm test` builds it first (or: pnpm turbo run build --filter capnode...). */
@@ -139,45 +139,8 @@ export async function startServe(home: string, args: readonly string[] = ['--por
   return serve;
 }
 
-/** Polls `check` until it returns a value other than `undefined`. */
-export async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
-  }
+/** Poll options for checks that run a CLI process or query a host: 100 ms apart, 20 s by default. */
+export function slowPoll(what: string, timeoutMs = 20_000): PollOptions {
+  return { what, timeoutMs, intervalMs: 100 };
 }
 
-/** Entry script of `@modelcontextprotocol/server-everything` (a devDependency of the CLI), run with `node`. */
-export const everythingScript = join(
-  dirname(createRequire(join(repoRoot, 'apps/cli/package.json')).resolve('@modelcontextprotocol/server-everything/package.json')),
-  'dist/index.js',
-);
-
-/** A stdio server entry running server-everything. */
-export function everythingServer(name = 'everything'): Record<string, unknown> & { name: string } {
-  return { name, command: process.execPath, args: [everythingScript, 'stdio'] };
-}
-
-/** A stdio server entry that writes its pid to `pidFile` and never answers. */
-export function hangingServer(name: string, pidFile: string, connectTimeoutSecs: number): Record<string, unknown> & { name: string } {
-  return {
-    name,
-    command: process.execPath,
-    args: ['-e', 'require("node:fs").writeFileSync(process.env.PID_FILE, String(process.pid)); setInterval(() => {}, 1000);'],
-    env: { PID_FILE: pidFile },
-    connect_timeout_secs: connectTimeoutSecs,
-  };
-}
-
-/** True while a process with `pid` exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { completion, everythingScript, hangingServer, isAlive, runCli, spawnCli, startServe, tempHome, until } from './helpers.js';
+import { completion, runCli, slowPoll, spawnCli, startServe, tempHome } from './helpers.js';
+import { everythingScript, hangingServer } from '../support/mcpServers.js';
+import { eventually, isAlive } from '../support/poll.js';
 
 const posix = process.platform !== 'win32';
 
@@ -123,7 +125,7 @@ describe('capnode servers', () => {
     expect(tested.stdout).toMatch(/^everything: connected \(stdio/m);
     expect(tested.stdout).toMatch(/^hang: FAILED \(stdio, failed\): did not finish connecting within 3 s$/m);
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    await until(async () => (isAlive(pid) ? undefined : true), 'the hanging server to be gone');
+    await eventually(async () => (isAlive(pid) ? undefined : true), slowPoll('the hanging server to be gone'));
   }, 60_000);
 
   it('imports Claude Desktop / .mcp.json files, expanding ${VAR} and skipping names already configured', async () => {
@@ -210,10 +212,10 @@ describe('capnode serve with mcpClient.reexport', () => {
     const call = spawnCli(['--command', 'everything__echo', '--params', '{"message":"via host"}'], dir.home);
     call.stdin.end();
     const done = completion(call);
-    const approval = await until(async () => {
+    const approval = await eventually(async () => {
       const pending = await runCli(['approvals', 'list', '--json'], dir.home);
       return (JSON.parse(pending.stdout).approvals as { id: string; command: string }[])[0];
-    }, 'a pending approval');
+    }, slowPoll('a pending approval'));
     expect(approval.command).toBe('everything__echo');
     await serve.waitForStderr(new RegExp(`approval needed: everything__echo .*capnode approvals allow ${approval.id}`));
     const allowed = await runCli(['approvals', 'allow', approval.id, '--always'], dir.home);
@@ -251,9 +253,9 @@ describe('capnode serve with mcpClient.reexport', () => {
     const serve = await startServe(dir.home);
     const status = JSON.parse((await runCli(['status', '--json'], dir.home)).stdout).mcpClient;
     expect(status).toMatchObject({ reexport: true, state: 'starting', servers: [{ server: 'hang', state: 'connecting' }] });
-    const pid = await until(async () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined), 'the hanging server to start');
+    const pid = await eventually(async () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined), slowPoll('the hanging server to start'));
     expect((await runCli(['--list-tools'], dir.home)).code).toBe(0);
     expect(await serve.stop()).toBe(0);
-    await until(async () => (isAlive(pid) ? undefined : true), 'the hanging server to be gone');
+    await eventually(async () => (isAlive(pid) ? undefined : true), slowPoll('the hanging server to be gone'));
   }, 60_000);
 });

@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
-import { cliPath, repoRoot, runCli, tempHome, until } from './helpers.js';
+import { cliPath, repoRoot, runCli, slowPoll, tempHome } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 // The SDK client is a devDependency of the CLI package; tests/ has no node_modules of its own.
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
@@ -39,10 +40,10 @@ describe('capnode mcp (stdio)', () => {
       // Exec approvals of a stdio host are answered with the same CLI commands.
       expect(readdirSync(join(dir.home, 'run'))).toEqual([expect.stringMatching(/^stdio-\d+\.json$/)]);
       const run = client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', 'console.log(6*7)'] } });
-      const approval = await until(async () => {
+      const approval = await eventually(async () => {
         const listed = JSON.parse((await runCli(['approvals', 'list', '--json'], dir.home)).stdout) as { approvals: { id: string }[] };
         return listed.approvals[0];
-      }, 'a pending approval from the stdio host');
+      }, slowPoll('a pending approval from the stdio host'));
       const allowed = await runCli(['approvals', 'allow', approval.id], dir.home);
       expect(allowed.code, allowed.stderr).toBe(0);
       const result = await run;
@@ -54,6 +55,6 @@ describe('capnode mcp (stdio)', () => {
     }
     expect(stderr).not.toMatch(/unexpected error/i);
     // The run file goes away with the process.
-    await until(async () => (readdirSync(join(dir.home, 'run')).length === 0 ? true : undefined), 'the stdio run file to be removed');
+    await eventually(async () => (readdirSync(join(dir.home, 'run')).length === 0 ? true : undefined), slowPoll('the stdio run file to be removed'));
   });
 });

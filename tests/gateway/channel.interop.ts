@@ -8,7 +8,8 @@ import { OPERATOR_IDENTITY_FILE, connectGatewayOperator, createGatewayChannelBri
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { eventually } from '../support/poll.js';
 
 const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
@@ -86,7 +87,7 @@ describe.skipIf(skipReason !== undefined)('channel bridge and channel MCP server
 
       expect(await call('permissions_respond', { kind: 'exec', id, decision: 'deny' })).toMatchObject({ ok: true, structured: { result: { ok: true } } });
       expect(await decision).toMatchObject({ id, decision: 'deny' });
-      await eventually('the resolved event', () => bridge.pollEvents({ afterCursor: 0 }).events.some((event) => event.type === 'exec_approval_resolved'));
+      await eventually(() => bridge.pollEvents({ afterCursor: 0 }).events.some((event) => event.type === 'exec_approval_resolved'), gatewayWait('the resolved event'));
       expect(await call('permissions_list_open')).toMatchObject({ ok: true, structured: { approvals: [] } });
       const polled = await call('events_poll', { after_cursor: 0 });
       expect(polled).toMatchObject({ ok: true, structured: { next_cursor: 2, events: [{ cursor: 1, type: 'exec_approval_requested' }, { cursor: 2, type: 'exec_approval_resolved' }] } });

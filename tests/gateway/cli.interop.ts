@@ -9,7 +9,8 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectOperator, INTEROP_ALLOW, invokeNode } from './fixtures.js';
-import { eventually, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { eventually } from '../support/poll.js';
 
 const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
@@ -45,7 +46,7 @@ describe.skipIf(skipReason !== undefined)('the built capnode CLI against the rea
     serve = spawn(process.execPath, [cli, 'serve', '--port', '0', '--gateway', gateway.url, '--gateway-token', gateway.token], { env: { ...process.env, ...env }, stdio: 'pipe' });
     serve.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     serve.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-    await eventually('capnode serve to be ready', () => /capnode ready: MCP on /.test(out), 60_000);
+    await eventually(() => /capnode ready: MCP on /.test(out), gatewayWait('capnode serve to be ready', 60_000));
     operator = await connectOperator(gateway.url, gateway.token, home);
   });
 
@@ -61,17 +62,17 @@ describe.skipIf(skipReason !== undefined)('the built capnode CLI against the rea
   });
 
   it('capnode serve --gateway: the node appears, `capnode gateway pair` approves it, and node.invoke of device.info succeeds', async () => {
-    await eventually('the node to connect', () => /gateway: connected to ws:\/\/127\.0\.0\.1:\d+ as node /.test(err), 60_000);
+    await eventually(() => /gateway: connected to ws:\/\/127\.0\.0\.1:\d+ as node /.test(err), gatewayWait('the node to connect', 60_000));
     const nodeId = (JSON.parse(readFileSync(join(home, NODE_IDENTITY_FILE), 'utf8')) as { deviceId: string }).deviceId;
-    const entry = await eventually('the gateway to list the node', async () => {
+    const entry = await eventually(async () => {
       const found = await findGatewayNode(operator, nodeId);
       return found?.connected ? found : undefined;
-    });
+    }, gatewayWait('the gateway to list the node'));
     expect(entry.platform).toBe('linux');
-    const pending = await eventually('the pairing request id in gateway status', async () => {
+    const pending = await eventually(async () => {
       const status = JSON.parse((await run(['gateway', 'status', '--json'], env)).stdout) as { node: { state: string; pairing?: { state: string; requestId?: string } } };
       return status.node.pairing?.state === 'commands-pending' && status.node.pairing.requestId ? status.node : undefined;
-    });
+    }, gatewayWait('the pairing request id in gateway status'));
     expect(pending.state).toBe('connected');
     expect(err).toContain(pending.pairing!.requestId!);
     expect(`${out}${err}`).not.toContain(gateway.token);
@@ -80,10 +81,10 @@ describe.skipIf(skipReason !== undefined)('the built capnode CLI against the rea
     expect(pair.code, pair.stderr).toBe(0);
     expect(pair.stdout).toContain(`approved request ${pending.pairing!.requestId}`);
 
-    await eventually('the node to see the approval', async () => {
+    await eventually(async () => {
       const status = JSON.parse((await run(['gateway', 'status', '--json'], env)).stdout) as { node: { pairing?: { state: string } } };
       return status.node.pairing?.state === 'approved';
-    });
+    }, gatewayWait('the node to see the approval'));
     const info = await invokeNode(operator, nodeId, 'device.info', {});
     expect(info).toMatchObject({ ok: true, payload: { ok: true, nodeId, command: 'device.info', payload: { platform: 'linux' } } });
 

@@ -3,6 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { PollOptions } from '../support/poll.js';
 
 /** Where `tests/gateway/run.mjs` installed Node 24 and openclaw (outside the repo, cached). */
 export const PEER_ROOT = process.env.OPENCLAW_PEER_ROOT ?? '/tmp/openclaw-peer';
@@ -218,13 +219,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<RealGa
   };
 }
 
-/** Waits until `check` returns a value (not `undefined`/false), polling; throws with `what` after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await delay(100);
-  }
+/** Poll options for waiting on the real gateway: checks often call it, so 100 ms apart, 30 s by default. */
+export function gatewayWait(what: string, timeoutMs = 30_000): PollOptions {
+  return { what, timeoutMs, intervalMs: 100 };
 }

@@ -6,7 +6,8 @@ import type { GatewayClient, GatewayNode, NodePairingRequest } from '@capnode/ga
 import { NODE_IDENTITY_FILE, approveNodePairing, createGatewayNode, findGatewayNode } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectOperator, createNodeFixture, INTEROP_ALLOW, invokeNode, type NodeFixture } from './fixtures.js';
-import { eventually, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { eventually } from '../support/poll.js';
 
 const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
@@ -65,7 +66,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
     expect(node.status().declared.commands).not.toContain('interop.local');
     expect(node.status().declared.caps).toEqual(expect.arrayContaining(['device', 'system', 'interop']));
 
-    const request = await eventually('the pairing request to be surfaced', () => pairingRequests.find((r) => r.kind === 'commands' && r.requestId));
+    const request = await eventually(() => pairingRequests.find((r) => r.kind === 'commands' && r.requestId), gatewayWait('the pairing request to be surfaced'));
     expect(request.requestId).toBe(entry?.pendingRequestId);
     expect(request.message).toContain(request.requestId);
     expect(node.status().pairing).toMatchObject({ state: 'commands-pending', requestId: entry?.pendingRequestId });
@@ -81,7 +82,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   it('an operator approves the pairing and the node learns it from node.pair.resolved', async () => {
     const approved = await approveNodePairing(operator, node.nodeId);
     expect(approved.map((r) => r.requestId)).toContain(pairingRequests.find((r) => r.kind === 'commands')?.requestId);
-    await eventually('the node to see the approval', () => node.status().pairing.state === 'approved');
+    await eventually(() => node.status().pairing.state === 'approved', gatewayWait('the node to see the approval'));
     const entry = await findGatewayNode(operator, node.nodeId);
     expect(entry).toMatchObject({ approvalState: 'approved' });
     expect(entry?.commands).toEqual(expect.arrayContaining(['device.info', 'system.run', 'interop.echo']));
@@ -104,14 +105,14 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
 
   it('an invoke that needs exec approval waits for the user: allowed runs, denied comes back DENIED', async () => {
     const pending = invokeNode(operator, node.nodeId, 'system.run', { command: ['echo', 'approved by the user'] }, { timeoutMs: 60_000 });
-    const approval = await eventually('the exec approval request', () => fixture.broker.list()[0]);
+    const approval = await eventually(() => fixture.broker.list()[0], gatewayWait('the exec approval request'));
     expect(approval).toMatchObject({ command: 'system.run', commandLine: 'echo "approved by the user"', transport: 'gateway' });
     fixture.broker.resolve(approval.id, 'allow-once');
     const allowed = await pending;
     expect(allowed).toMatchObject({ ok: true, payload: { payload: { exitCode: 0, stdout: 'approved by the user\n' } } });
 
     const second = invokeNode(operator, node.nodeId, 'system.run', { command: ['echo', 'never'] }, { timeoutMs: 60_000 });
-    const request = await eventually('the second exec approval request', () => fixture.broker.list()[0]);
+    const request = await eventually(() => fixture.broker.list()[0], gatewayWait('the second exec approval request'));
     fixture.broker.resolve(request.id, 'deny');
     const denied = await second;
     expect(denied).toMatchObject({ ok: false, message: expect.stringContaining('DENIED') });
@@ -121,7 +122,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   it('runs at most 8 invokes at once; the ninth gets "node busy, retry"', async () => {
     const tags = Array.from({ length: 9 }, (_, i) => `busy-${i}`);
     const results = tags.map((tag) => invokeNode(operator, node.nodeId, 'interop.slow', { tag }, { timeoutMs: 60_000 }));
-    await eventually('8 invokes running', () => fixture.running() === 8);
+    await eventually(() => fixture.running() === 8, gatewayWait('8 invokes running'));
     const busy = await Promise.race([Promise.any(results.map(async (result) => {
       const settled = await result;
       if (settled.ok) throw new Error('not busy');
@@ -139,7 +140,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   it('a repeated idempotencyKey does not execute twice, while running or after completion', async () => {
     const key = randomUUID();
     const first = invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'idem' }, { idempotencyKey: key, timeoutMs: 60_000 });
-    await eventually('the first call running', () => fixture.executions.get('idem') === 1);
+    await eventually(() => fixture.executions.get('idem') === 1, gatewayWait('the first call running'));
     const second = invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'idem' }, { idempotencyKey: key, timeoutMs: 60_000 });
     await new Promise((resolve) => setTimeout(resolve, 500));
     fixture.gate('idem').open();
@@ -156,7 +157,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   it('honours timeoutMs: the gateway cancels and the command sees its signal aborted', async () => {
     const result = await invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'timeout' }, { timeoutMs: 1_500 });
     expect(result.ok).toBe(false);
-    await eventually('the command to be aborted', () => fixture.aborted.has('timeout'), 15_000);
+    await eventually(() => fixture.aborted.has('timeout'), gatewayWait('the command to be aborted', 15_000));
     expect(fixture.running()).toBe(0);
   });
 
@@ -169,9 +170,8 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
         commands: [defineCommand({ name: 'interop.added', description: 'Registered while connected.', execute: () => 'added later' })],
       }),
     );
-    const request = await eventually('a pairing request for the new command', () =>
-      pairingRequests.slice(seen).find((r) => r.kind === 'commands' && r.requestId && r.commands?.includes('interop.added')),
-    );
+    const request = await eventually(() =>
+      pairingRequests.slice(seen).find((r) => r.kind === 'commands' && r.requestId && r.commands?.includes('interop.added')), gatewayWait('a pairing request for the new command'));
     expect(node.status().connection.server?.connId).not.toBe(connIdBefore);
     expect(node.status().declared.commands).toContain('interop.added');
     const approved = await approveNodePairing(operator, node.nodeId);

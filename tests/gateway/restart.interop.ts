@@ -4,7 +4,8 @@ import type { GatewayClient, GatewayClientStatus, GatewayNode } from '@capnode/g
 import { NODE_IDENTITY_FILE, approveNodePairing, createGatewayNode } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectOperator, createNodeFixture, INTEROP_ALLOW, invokeNode, type NodeFixture } from './fixtures.js';
-import { eventually, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { eventually } from '../support/poll.js';
 
 const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
@@ -32,8 +33,8 @@ describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
     });
     await node.ready({ timeoutMs: 30_000 });
     operator = await connectOperator(gateway.url, gateway.token, fixture.home);
-    await eventually('the pairing request', async () => (await approveNodePairing(operator, node.nodeId)).length > 0);
-    await eventually('the approval to reach the node', () => node.status().pairing.state === 'approved');
+    await eventually(async () => (await approveNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
+    await eventually(() => node.status().pairing.state === 'approved', gatewayWait('the approval to reach the node'));
   });
 
   afterAll(async () => {
@@ -47,17 +48,17 @@ describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
     const key = randomUUID();
     const connIdBefore = node.status().connection.server?.connId;
     const inFlight = invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'restart' }, { idempotencyKey: key, timeoutMs: 90_000 });
-    await eventually('the invoke to run on the node', () => fixture.executions.get('restart') === 1);
+    await eventually(() => fixture.executions.get('restart') === 1, gatewayWait('the invoke to run on the node'));
 
     // A crash, not a graceful stop: a SIGTERM'd gateway drains in-flight invokes first.
     await gateway.stop({ crash: true });
     const lost = await inFlight;
     expect(lost.ok).toBe(false);
-    await eventually('the node to notice', () => node.status().connection.state !== 'connected');
+    await eventually(() => node.status().connection.state !== 'connected', gatewayWait('the node to notice'));
 
     // The command finishes while the gateway is down; its result is kept for the idempotency key.
     fixture.gate('restart').open();
-    await eventually('the run to finish', () => node.status().invocations.running === 0);
+    await eventually(() => node.status().invocations.running === 0, gatewayWait('the run to finish'));
 
     await gateway.start();
     const hello = await node.ready({ timeoutMs: 60_000 }).catch((error: unknown) => {
@@ -68,10 +69,10 @@ describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
     expect(node.status().connection).toMatchObject({ state: 'connected', attempt: 0 });
 
     // The operator retries with the same idempotency key: the node answers from its ledger.
-    const retried = await eventually('the retried invoke to be accepted', async () => {
+    const retried = await eventually(async () => {
       const result = await invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'restart' }, { idempotencyKey: key, timeoutMs: 30_000 });
       return result.ok ? result : undefined;
-    }, 60_000);
+    }, gatewayWait('the retried invoke to be accepted', 60_000));
     expect(retried).toMatchObject({ ok: true, payload: { payload: { tag: 'restart', executions: 1 } } });
     expect(fixture.executions.get('restart')).toBe(1);
     expect(node.status().invocations.replayed).toBeGreaterThanOrEqual(1);

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
-import { fixtureServer, grantAll, isAlive, memoryLogger, readLog, tempDir, textOf, waitFor } from './helpers.js';
+import { fixtureServer, grantAll, memoryLogger, readLog, tempDir, textOf } from './helpers.js';
+import { eventually, isAlive } from '../support/poll.js';
 
 describe('isolation at startup', () => {
   test('a server that exits, hangs or cannot spawn becomes a diagnostic; the others work', async () => {
@@ -62,7 +63,7 @@ describe('calls', () => {
     expect(timedOut.isError).toBe(true);
     expect(textOf(timedOut)).toMatch(/did not answer 'hang' within 1 s/);
     const hangId = readLog(log).find((line) => line.startsWith('hang '))!.split(' ')[1];
-    await waitFor(() => readLog(log).includes(`cancelled ${hangId}`));
+    await eventually(() => readLog(log).includes(`cancelled ${hangId}`));
 
     for (let i = 0; i < 3; i += 1) {
       const controller = new AbortController();
@@ -72,7 +73,7 @@ describe('calls', () => {
       expect(aborted.isError).toBe(true);
       expect(textOf(aborted)).toMatch(/cancelled/);
     }
-    await waitFor(() => readLog(log).filter((line) => line.startsWith('cancelled ')).length >= 4);
+    await eventually(() => readLog(log).filter((line) => line.startsWith('cancelled ')).length >= 4);
     expect(textOf(await runtime.call('fx__echo', { text: 'not paused' }))).toBe('not paused');
   });
 
@@ -82,10 +83,10 @@ describe('calls', () => {
     await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'ok', { env: { FIXTURE_LOG: log } })]), { agent: 'test' });
     const controller = new AbortController();
     const pending = runtime.invoker.invoke({ command: 'fx__hang', transport: 'mcp-http' }, { signal: controller.signal });
-    const hangId = await waitFor(() => readLog(log).find((line) => line.startsWith('hang '))?.split(' ')[1]);
+    const hangId = await eventually(() => readLog(log).find((line) => line.startsWith('hang '))?.split(' ')[1]);
     controller.abort();
     expect((await pending).result).toMatchObject({ ok: false, error: { code: 'cancelled' } });
-    await waitFor(() => readLog(log).includes(`cancelled ${hangId}`));
+    await eventually(() => readLog(log).includes(`cancelled ${hangId}`));
   });
 
   test('three consecutive failures pause the server for 60 s with the retry time; a success resets the count', async () => {
@@ -118,7 +119,7 @@ describe('calls', () => {
     const pid = Number(readLog(log).find((l) => l.startsWith('started '))!.split(' ')[1]);
     for (let i = 0; i < 3; i += 1) expect(textOf(await runtime.call('fx__hang'))).toMatch(/within 1 s/);
     expect(runtime.diagnostics()[0]).toMatchObject({ state: 'paused', error: 'session recycled: timed out repeatedly' });
-    await waitFor(() => !isAlive(pid));
+    await eventually(() => !isAlive(pid));
     expect(readLog(log).filter((l) => l.startsWith('hang '))).toHaveLength(3);
   });
 
@@ -161,7 +162,7 @@ describe('close', () => {
     const log = join(dir.path, 'log');
     const baseline = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length;
     const runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'spawn-child', { env: { FIXTURE_LOG: log } })]), { agent: 'test' });
-    const lines = await waitFor(() => {
+    const lines = await eventually(() => {
       const all = readLog(log);
       return all.some((l) => l.startsWith('grandchild ')) && all.some((l) => l.startsWith('started ')) ? all : undefined;
     });
@@ -180,13 +181,13 @@ describe('close', () => {
     await runtime[Symbol.asyncDispose]();
 
     expect(isAlive(serverPid)).toBe(false);
-    await waitFor(() => !isAlive(grandchildPid), 5_000);
+    await eventually(() => !isAlive(grandchildPid), { timeoutMs: 5_000 });
     const after = await tools['fx__echo']!.execute({ text: 'x' });
     expect(after).toMatchObject({ isError: true });
     expect(textOf(after)).toMatch(/closed/);
     expect(await runtime.tools()).toEqual({});
     expect(runtime.diagnostics()[0]!.state).toBe('closed');
-    await waitFor(() => process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length <= baseline, 5_000);
+    await eventually(() => process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length <= baseline, { timeoutMs: 5_000 });
   });
 
   test('aborting the startup signal closes everything and rejects', async () => {

@@ -55,27 +55,6 @@ export function readLog(path: string): string[] {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 }
 
-/** Polls until `check` is truthy or `timeoutMs` passes (generous by default for loaded machines). */
-export async function waitFor<T>(check: () => T | undefined | false, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('waitFor timed out');
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
-/** True while a process with this pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A free loopback port (for servers that cannot listen on port 0 and report it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

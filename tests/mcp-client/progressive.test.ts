@@ -2,7 +2,8 @@ import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { isMcpClientError } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
-import { fixtureServer, grantAll, memoryLogger, realServer, textOf, waitFor } from './helpers.js';
+import { fixtureServer, grantAll, memoryLogger, realServer, textOf } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const HANG_SECS = 120;
 
@@ -21,7 +22,7 @@ describe('progressive catalog: a broken server never stalls the agent', () => {
       () => (settled = true),
     );
 
-    await waitFor(() => registry.resolve('fast__echo'), 60_000);
+    await eventually(() => registry.resolve('fast__echo'), { timeoutMs: 60_000 });
     const outcome = await invoker.invoke({ command: 'fast__echo', args: { text: 'not held back' }, transport: 'internal' });
     expect(outcome.result).toEqual({ ok: true, content: [{ type: 'text', text: 'not held back' }] });
     // Still well inside the hanging server's 120 s connect timeout.
@@ -46,7 +47,7 @@ describe('progressive catalog: a broken server never stalls the agent', () => {
     await using runtime = await createMcpRuntime(config, { agent: 'test', invoker, waitForServers: false, logger: memoryLogger() });
     expect(runtime.diagnostics().map((d) => d.state)).toEqual(['connecting', 'connecting', 'connecting']);
 
-    await waitFor(() => registry.resolve('everything__echo'), 60_000);
+    await eventually(() => registry.resolve('everything__echo'), { timeoutMs: 60_000 });
     expect(Object.keys(await runtime.tools())).toContain('everything__echo');
     expect(textOf(await runtime.call('everything__echo', { message: 'early' }))).toContain('early');
     expect(runtime.diagnostics().find((d) => d.server === 'stuck')!.state).toBe('connecting');

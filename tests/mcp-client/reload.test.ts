@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { expect, test } from 'vitest';
-import { fixtureServer, grantAll, isAlive, readLog, tempDir, textOf, waitFor } from './helpers.js';
+import { fixtureServer, grantAll, readLog, tempDir, textOf } from './helpers.js';
+import { eventually, isAlive } from '../support/poll.js';
 
 test('reload keeps unchanged sessions, reconnects changed ones, closes removed ones, and applies the new profile', async () => {
   using dir = tempDir();
@@ -22,12 +23,12 @@ test('reload keeps unchanged sessions, reconnects changed ones, closes removed o
     ['two', 'connected'],
     ['three', 'connected'],
   ]);
-  await waitFor(() => !isAlive(oldTwo));
+  await eventually(() => !isAlive(oldTwo));
   expect(textOf(await runtime.call('three__echo', { text: 'new' }))).toBe('new');
 
   const three = Number(starts('three')[0]!.split(' ')[1]);
   await runtime.reload(grantAll([server('one'), server('two', { tool_timeout_secs: 5 })], { autonomy: 'full', excluded_tools: ['one__echo'] }));
-  await waitFor(() => !isAlive(three));
+  await eventually(() => !isAlive(three));
   const names = Object.keys(await runtime.tools());
   expect(names).not.toContain('one__echo');
   expect(names.some((n) => n.startsWith('three__'))).toBe(false);

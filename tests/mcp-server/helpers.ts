@@ -118,12 +118,3 @@ export async function connectV1(url: string, name = 'test-v1'): Promise<ClientV1
   await client.connect(new HttpTransportV1(new URL(url), { requestInit: { headers: authHeaders } }));
   return Object.assign(client, { [Symbol.asyncDispose]: () => client.close() });
 }
-
-/** Polls `predicate` until true (generous timeout, no tight timing). */
-export async function waitFor(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

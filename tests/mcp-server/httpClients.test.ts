@@ -3,7 +3,8 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } 
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { lateCapability } from './fixtures/capabilities.mjs';
-import { startFixtureServer, TOKEN, waitFor } from './helpers.js';
+import { startFixtureServer, TOKEN } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 /** The calls these tests make, over either SDK generation. */
 interface TestClient {
@@ -123,11 +124,11 @@ describe.each(clients)('%s over HTTP', (_label, connect, expectedVersion, expect
     const startedBefore = ctx.fixture.probe.started;
     const controller = new AbortController();
     const pending = client.call('fixture.slow', { ms: 30_000, steps: 2 }, { signal: controller.signal });
-    await waitFor(() => ctx.fixture.probe.started === startedBefore + 1);
+    await eventually(() => ctx.fixture.probe.started === startedBefore + 1);
     controller.abort('test cancels');
     await expect(pending).rejects.toThrow();
-    await waitFor(() => ctx.fixture.probe.aborted === before + 1);
-    await waitFor(() => ctx.server.inFlight === 0);
+    await eventually(() => ctx.fixture.probe.aborted === before + 1);
+    await eventually(() => ctx.server.inFlight === 0);
   });
 });
 
@@ -142,7 +143,7 @@ describe('tools/list_changed over HTTP', () => {
     await client.connect(new HttpTransportV2(new URL(ctx.server.url), { requestInit }));
     try {
       const remove = ctx.fixture.registry.register(lateCapability);
-      await waitFor(() => changes > 0);
+      await eventually(() => changes > 0);
       remove();
     } finally {
       await client.close();

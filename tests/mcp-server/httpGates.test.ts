@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessControlHeaders, goodHeaders, postJson, rawRequest, startFixtureServer, TOKEN, waitFor } from './helpers.js';
+import { accessControlHeaders, goodHeaders, postJson, rawRequest, startFixtureServer, TOKEN } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
 
@@ -163,7 +164,7 @@ describe('HTTP gates with a full house', () => {
     await using ctx = await startFixtureServer({ maxConcurrency: 1 });
     const { server, fixture } = ctx;
     const slow = postJson(server.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fixture.slow', arguments: { ms: 2500, steps: 1 } } });
-    await waitFor(() => fixture.probe.started === 1);
+    await eventually(() => fixture.probe.started === 1);
     expect(server.inFlight).toBe(1);
     const busy = await postJson(server.url, PING);
     expect(busy.status).toBe(503);
@@ -173,7 +174,7 @@ describe('HTTP gates with a full house', () => {
     const busyNoToken = await rawRequest(server.url, { method: 'POST', headers: { host: new URL(server.url).host }, body: PING });
     expect(busyNoToken.status).toBe(503);
     expect((await slow).status).toBe(200);
-    await waitFor(() => server.inFlight === 0);
+    await eventually(() => server.inFlight === 0);
     expect((await postJson(server.url, PING)).status).toBe(200);
   });
 
@@ -196,7 +197,7 @@ describe('HTTP request deadline', () => {
     });
     expect(drip.status).toBe(408);
     expect(drip.headers.connection).toBe('close');
-    await waitFor(() => server.inFlight === 0);
+    await eventually(() => server.inFlight === 0);
     expect((await postJson(server.url, PING)).status).toBe(200);
   });
 
@@ -205,8 +206,8 @@ describe('HTTP request deadline', () => {
     const { server, fixture } = ctx;
     const response = await postJson(server.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'fixture.slow', arguments: { ms: 10_000, steps: 2 } } });
     expect(response.status).toBe(408);
-    await waitFor(() => fixture.probe.aborted === 1);
-    await waitFor(() => server.inFlight === 0);
+    await eventually(() => fixture.probe.aborted === 1);
+    await eventually(() => server.inFlight === 0);
   });
 
   it('aborts a 2026-07-28 per-request call past the deadline too, and keeps serving that form', async () => {
@@ -220,8 +221,8 @@ describe('HTTP request deadline', () => {
         { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
       );
     expect((await call(10, 'fixture.slow', { ms: 10_000, steps: 2 })).status).toBe(408);
-    await waitFor(() => fixture.probe.aborted === 1);
-    await waitFor(() => server.inFlight === 0);
+    await eventually(() => fixture.probe.aborted === 1);
+    await eventually(() => server.inFlight === 0);
     const again = await call(11, 'fixture.whoami', {});
     expect(again.status).toBe(200);
     expect(JSON.parse(again.body).result.structuredContent.requestId).toBe('11');

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startHttpServer } from '@capnode/mcp-server/node';
 import { createFixtureInvoker } from './fixtures/capabilities.mjs';
-import { goodHeaders, postJson, rawRequest, startFixtureServer, TOKEN, waitFor } from './helpers.js';
+import { goodHeaders, postJson, rawRequest, startFixtureServer, TOKEN } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const slowCall = (ms: number) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fixture.slow', arguments: { ms, steps: 1 } } });
 
@@ -26,7 +27,7 @@ describe('shutdown', () => {
   it('drains an in-flight request before closing', async () => {
     const ctx = await startFixtureServer({ drainTimeoutMs: 10_000 });
     const pending = postJson(ctx.server.url, slowCall(400));
-    await waitFor(() => ctx.fixture.probe.started === 1);
+    await eventually(() => ctx.fixture.probe.started === 1);
     const closed = ctx.server.close();
     const response = await pending;
     expect(response.status).toBe(200);
@@ -43,7 +44,7 @@ describe('shutdown', () => {
       (response) => response,
       (error: unknown) => error,
     );
-    await waitFor(() => ctx.fixture.probe.started === 1);
+    await eventually(() => ctx.fixture.probe.started === 1);
     const started = Date.now();
     await ctx.server.close();
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -53,7 +54,7 @@ describe('shutdown', () => {
     expect(body.result.isError).toBe(true);
     expect(body.result.content[0].text).toContain('cancelled');
     expect(ctx.fixture.probe.aborted).toBe(1);
-    await waitFor(() => {
+    await eventually(() => {
       const after = handleCounts();
       return ['TCPServerWrap', 'TCPSocketWrap', 'Timeout'].every((kind) => (after[kind] ?? 0) <= (before[kind] ?? 0));
     });
@@ -77,7 +78,7 @@ describe('shutdown', () => {
     const { invoker } = createFixtureInvoker();
     const server = await startHttpServer({ invoker, port: 0, token: TOKEN, signal: controller.signal });
     controller.abort();
-    await waitFor(() => false, 200).catch(() => {});
+    await eventually(() => false, { timeoutMs: 200 }).catch(() => {});
     await expect(postJson(server.url, { jsonrpc: '2.0', id: 1, method: 'ping' })).rejects.toThrow();
     await server.close();
   });

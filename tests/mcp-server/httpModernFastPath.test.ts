@@ -2,7 +2,8 @@
 // with the body are served by a long-lived modern instance; everything else by the SDK's per-request
 // entry. Each test sends the same request both ways and expects the same answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, startFixtureServer, waitFor } from './helpers.js';
+import { postJson, startFixtureServer } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const REVISION = '2026-07-28';
 const envelope = (extra: Record<string, unknown> = {}) => ({
@@ -111,6 +112,6 @@ describe('2026-07-28 requests: fast path and SDK entry answer alike', () => {
     expect(answers.map((answer) => JSON.parse(answer.body))).toEqual(
       ['a', 'b', 'c'].map((text) => expect.objectContaining({ id: 7, result: expect.objectContaining({ structuredContent: { text } }) })),
     );
-    await waitFor(() => ctx.server.inFlight === 0);
+    await eventually(() => ctx.server.inFlight === 0);
   });
 });

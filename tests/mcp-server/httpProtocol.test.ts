@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lateCapability } from './fixtures/capabilities.mjs';
-import { postJson, startFixtureServer, waitFor } from './helpers.js';
+import { postJson, startFixtureServer } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const call = (id: unknown, name: unknown, args?: unknown, extra: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
@@ -224,14 +225,14 @@ describe('sessionless cancellation', () => {
     await using ctx = await startFixtureServer();
     const { server, fixture } = ctx;
     const pending = rpc(server.url, call(77, 'fixture.slow', { ms: 20_000, steps: 2 }));
-    await waitFor(() => fixture.probe.started === 1);
+    await eventually(() => fixture.probe.started === 1);
     const cancel = await rpc(server.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'user' } });
     expect(cancel.status).toBe(202);
     const { json } = await pending;
     expect(json.id).toBe(77);
     expect(json.result.isError).toBe(true);
     expect(json.result.content[0].text).toContain('cancelled');
-    await waitFor(() => fixture.probe.aborted === 1);
+    await eventually(() => fixture.probe.aborted === 1);
   });
 
   it('honours a cancellation that arrives before its call (tombstone) without starting the command', async () => {
@@ -252,7 +253,7 @@ describe('sessionless cancellation', () => {
     const id = '123456789012345678901234567890';
     const neighbour = '123456789012345678901234567891';
     const pending = postJson(server.url, `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"fixture.slow","arguments":{"ms":20000}}}`);
-    await waitFor(() => fixture.probe.started === 1);
+    await eventually(() => fixture.probe.started === 1);
     await postJson(server.url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${neighbour}}}`);
     await postJson(server.url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"${id}"}}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -268,7 +269,7 @@ describe('sessionless cancellation', () => {
     const { server, fixture } = ctx;
     const first = rpc(server.url, call(5, 'fixture.slow', { ms: 600, steps: 1 }));
     const second = rpc(server.url, call(5, 'fixture.slow', { ms: 600, steps: 1 }));
-    await waitFor(() => fixture.probe.started === 2);
+    await eventually(() => fixture.probe.started === 2);
     await rpc(server.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } });
     const results = await Promise.all([first, second]);
     for (const { json } of results) expect(json.result.content[0].text).toBe('slept 600 ms');
@@ -294,10 +295,10 @@ describe('sessionless cancellation', () => {
       body: JSON.stringify(call(1, 'fixture.slow', { ms: 20_000 })),
       signal: controller.signal,
     }).catch((error: unknown) => error);
-    await waitFor(() => fixture.probe.started === 1);
+    await eventually(() => fixture.probe.started === 1);
     controller.abort();
     await pending;
-    await waitFor(() => fixture.probe.aborted === 1);
-    await waitFor(() => server.inFlight === 0);
+    await eventually(() => fixture.probe.aborted === 1);
+    await eventually(() => server.inFlight === 0);
   });
 });

@@ -7,7 +7,7 @@ import { StdioClientTransport as StdioTransportV2 } from '@modelcontextprotocol/
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioTransportV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { waitFor } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdioServer.mjs', import.meta.url));
 const serverParams = { command: process.execPath, args: [fixture], stderr: 'pipe' as const };
@@ -102,7 +102,7 @@ describe.each([
       expect((await client.call('fixture.echo', { text: 'after' })).structuredContent).toEqual({ text: 'after' });
 
       await client.call('control.addLate', {});
-      await waitFor(() => client.listChanges() > 0);
+      await eventually(() => client.listChanges() > 0);
       expect(await client.listToolNames()).toContain('late.hello');
     } finally {
       await client.close();
@@ -124,7 +124,7 @@ describe('stdio process hygiene', () => {
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fixture.log', arguments: {} } });
     send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'fixture.throw', arguments: {} } });
     send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'fixture.slow', arguments: { ms: 20, steps: 2 }, _meta: { progressToken: 'p' } } });
-    await waitFor(() => stdout.includes('"id":3') && stdout.includes('"id":4'));
+    await eventually(() => stdout.includes('"id":3') && stdout.includes('"id":4'));
     child.stdin.end();
     expect(await exited).toBe(0);
     const lines = stdout.split('\n').filter(Boolean);

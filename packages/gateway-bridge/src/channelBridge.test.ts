@@ -2,19 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createChannelBridge, type ChannelBridgeOptions, type ChannelNotification } from './channelBridge.js';
 import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
 import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
+import { eventually } from '../../../tests/support/poll.js';
 
 // The real gateway has no channels offline, so session.message traffic (and its volume) comes from a
 // fake here; approvals and tools run against the real gateway in tests/gateway/channel.interop.ts.
-
-async function eventually<T>(check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** A fake gateway that answers sessions.subscribe (unless told to hold it) and records connections. */
 async function gatewayWithSubscribe(hold = false) {

@@ -5,6 +5,7 @@ import { isGatewayError } from './errors.js';
 import { createMemoryDeviceTokenStore } from './identity.js';
 import { startFakeGateway } from './internal/fakeGateway.js';
 import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
+import { eventually } from '../../../tests/support/poll.js';
 
 // Faults the real gateway cannot be made to produce. Interop is tested against the real one in tests/gateway.
 
@@ -20,16 +21,6 @@ function clientOptions(url: string, extra: Partial<GatewayClientOptions> = {}): 
     backoff: { initialMs: 20, maxMs: 200 },
     ...extra,
   };
-}
-
-async function eventually<T>(check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('gateway client against a faulty gateway', () => {

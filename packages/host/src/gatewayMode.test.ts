@@ -8,6 +8,7 @@ import { isHostError } from './errors.js';
 import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './gatewayMode.js';
 import { createHost, type HostStatus } from './host.js';
 import { defaultSettings } from './settings.js';
+import { eventually } from '../../../tests/support/poll.js';
 
 const SECRET = 'gateway-secret-token-never-shown-0123456789';
 
@@ -28,16 +29,6 @@ async function deadPort(): Promise<number> {
 
 function writeSettings(value: unknown): void {
   writeFileSync(join(home, 'settings.json'), JSON.stringify(value));
-}
-
-async function eventually<T>(check: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 function quiet() {
@@ -63,7 +54,7 @@ describe('the settings matrix: node mode × MCP server', () => {
     expect(status.mcp.state).toBe('listening');
     expect(['connecting', 'waiting']).toContain(status.node.state);
     expect(status.node).toMatchObject({ enabled: true, url, identityPath: join(home, NODE_IDENTITY_FILE) });
-    const waiting = await eventually(() => (host.status().node.lastError ? host.status() : undefined), 'a connect error');
+    const waiting = await eventually(() => (host.status().node.lastError ? host.status() : undefined), { what: 'a connect error', timeoutMs: 20_000 });
     expect(['connecting', 'waiting']).toContain(waiting.node.state);
     expect(waiting.node.lastError?.message).toMatch(/.+/);
     expect(waiting.node.detail).toContain(url);

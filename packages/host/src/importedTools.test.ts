@@ -1,45 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { everythingServer, hangingServer } from '../../../tests/support/mcpServers.js';
+import { eventually, isAlive } from '../../../tests/support/poll.js';
 import { createHost, type HostLogLevel } from './host.js';
-
-const everythingScript = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js');
-
-function everythingServer(): Record<string, unknown> {
-  return { name: 'everything', command: process.execPath, args: [everythingScript, 'stdio'] };
-}
-
-/** A stdio server that writes its pid to `pidFile` and never answers. */
-function hangingServer(name: string, pidFile: string, connectTimeoutSecs: number): Record<string, unknown> {
-  return {
-    name,
-    command: process.execPath,
-    args: ['-e', 'require("node:fs").writeFileSync(process.env.PID_FILE, String(process.pid)); setInterval(() => {}, 1000);'],
-    env: { PID_FILE: pidFile },
-    connect_timeout_secs: connectTimeoutSecs,
-  };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 let home: string;
 beforeEach(() => {
@@ -106,7 +71,7 @@ describe('host re-export of imported MCP tools', () => {
 
     // Not auto-approved: asked through the host's approval broker, where a denial refuses it.
     const sum = rpc(url, 'tools/call', { name: 'everything__get-sum', arguments: { a: 1, b: 2 } });
-    const pending = await until(async () => host.approvals.list()[0], 'an approval request');
+    const pending = await eventually(async () => host.approvals.list()[0], { what: 'an approval request', timeoutMs: 20_000 });
     expect(pending.command).toBe('everything__get-sum');
     expect(pending.summary).toContain("tool 'get-sum' of MCP server 'everything'");
     expect(logs.join('\n')).toContain(`capnode approvals allow ${pending.id}`);
@@ -117,7 +82,7 @@ describe('host re-export of imported MCP tools', () => {
 
     // allow-always answers once and saves the tool in auto_approve.
     const again = rpc(url, 'tools/call', { name: 'everything__get-sum', arguments: { a: 1, b: 2 } });
-    const second = await until(async () => host.approvals.list()[0], 'a second approval request');
+    const second = await eventually(async () => host.approvals.list()[0], { what: 'a second approval request', timeoutMs: 20_000 });
     host.approvals.resolve(second.id, 'allow-always');
     expect(JSON.stringify((await again).content)).toContain('3');
     const saved = JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'));
@@ -145,11 +110,11 @@ describe('host re-export of imported MCP tools', () => {
     expect(status.mcp.state).toBe('listening');
     expect(status.mcpClient.state).toBe('starting');
     expect(status.mcpClient.servers).toEqual([expect.objectContaining({ server: 'hang', state: 'connecting' })]);
-    const pid = await until(async () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined), 'the hanging server to start');
+    const pid = await eventually(async () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined), { what: 'the hanging server to start', timeoutMs: 20_000 });
     expect(isAlive(pid)).toBe(true);
 
     await host.close();
     expect(host.status().mcpClient.state).toBe('closed');
-    await until(async () => (isAlive(pid) ? undefined : true), 'the hanging server to be gone');
+    await eventually(async () => (isAlive(pid) ? undefined : true), { what: 'the hanging server to be gone', timeoutMs: 20_000 });
   });
 });

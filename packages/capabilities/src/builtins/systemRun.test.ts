@@ -1,5 +1,4 @@
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { createBuiltinCapabilities } from '../node.js';
 import { createInvoker, type InvocationOutcome } from '../pipeline.js';
 import { createRegistry } from '../registry.js';
 import type { SystemRunResult } from './systemRun.js';
+import { eventually, isAlive } from '../../../../tests/support/poll.js';
 
 const posix = process.platform !== 'win32';
 const node = process.execPath;
@@ -44,30 +44,8 @@ function failure(outcome: InvocationOutcome) {
   return outcome.result.error;
 }
 
-/** True while `pid` exists and is not a zombie waiting for a parent to reap it. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 async function readPid(file: string): Promise<number> {
-  await waitFor(async () => (await readFile(file, 'utf8').catch(() => '')).trim().length > 0);
+  await eventually(async () => (await readFile(file, 'utf8').catch(() => '')).trim().length > 0, { timeoutMs: 15_000 });
   return Number((await readFile(file, 'utf8')).trim());
 }
 
@@ -128,7 +106,7 @@ describe('system.run', () => {
     const result = structured(await t.run({ command: [node, '-e', script], timeoutMs: 5_000 }));
     expect(result).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL', stdout: 'started\n' });
     const pid = Number(await readFile(pidFile, 'utf8'));
-    await waitFor(() => !isAlive(pid));
+    await eventually(() => !isAlive(pid), { timeoutMs: 15_000 });
   });
 
   it.runIf(posix)('kills the whole process tree on timeout', async () => {
@@ -137,7 +115,7 @@ describe('system.run', () => {
     const result = structured(await t.run({ command: ['sh', '-c', `sleep 60 & echo $! > '${pidFile}'; wait`], timeoutMs: 3_000 }));
     expect(result.timedOut).toBe(true);
     const grandchild = await readPid(pidFile);
-    await waitFor(() => !isAlive(grandchild));
+    await eventually(() => !isAlive(grandchild), { timeoutMs: 15_000 });
   });
 
   it('truncates output over maxOutputBytes with a marker, per stream', async () => {
@@ -166,7 +144,7 @@ describe('system.run', () => {
     expect(isAlive(pid)).toBe(true);
     controller.abort();
     expect(failure(await pending).code).toBe('cancelled');
-    await waitFor(() => !isAlive(pid));
+    await eventually(() => !isAlive(pid), { timeoutMs: 15_000 });
   });
 
   it('reports progress while the process runs', async () => {
