@@ -121,7 +121,7 @@ describe.skipIf(skipReason !== undefined)('channel bridge and channel MCP server
       expect(names(ourTools)).toEqual(names(theirTools));
       for (const tool of theirTools.tools) {
         const mine = ourTools.tools.find((candidate) => candidate.name === tool.name)!;
-        const properties = (schema: { properties?: Record<string, unknown> }) => Object.keys(schema.properties ?? {}).sort();
+        const properties = (schema: { properties?: Record<string, unknown> | undefined }) => Object.keys(schema.properties ?? {}).sort();
         expect(properties(mine.inputSchema), tool.name).toEqual(properties(tool.inputSchema));
         expect([...(mine.inputSchema.required ?? [])].sort(), tool.name).toEqual([...(tool.inputSchema.required ?? [])].sort());
       }

@@ -20,7 +20,7 @@ import { createImportedTools, type ImportedToolsStatus } from './importedTools.j
 import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, type GatewayOverride, type NodeModeStatus } from './gatewayMode.js';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
-import { HOME_ENV, formatUrl, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
+import { HOME_ENV, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
 import { createSettingsStore, type SettingsStore } from './settings.js';
 
 export type HostLogLevel = 'debug' | 'info' | 'warning' | 'error';
