@@ -19,8 +19,9 @@ import {
   type Registry,
 } from '@capnode/capabilities';
 import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
-import type { GatewayClient } from '@capnode/gateway-bridge';
-import { connectGatewayOperator } from '@capnode/gateway-bridge/node';
+import type { GatewayClient, GatewayNode } from '@capnode/gateway-bridge';
+import { NODE_IDENTITY_FILE, connectGatewayOperator, createGatewayNode, type GatewayNodeOptions } from '@capnode/gateway-bridge/node';
+import { startGateway, type RealGateway } from './harness.js';
 import { z } from 'zod';
 
 /** Commands the interop gateway must forward to a linux node beyond its platform defaults. */
@@ -160,6 +161,42 @@ export function connectOperator(url: string, token: string, home: string): Promi
     identityPath: join(home, 'test-operator.json'),
     scopes: ['operator.read', 'operator.write', 'operator.pairing', 'operator.admin', 'operator.approvals'],
   });
+}
+
+/** What node-level suites start from: the real gateway, a node fixture, capnode connected as its node, an operator. */
+export interface NodeSession extends AsyncDisposable {
+  readonly gateway: RealGateway;
+  readonly fixture: NodeFixture;
+  readonly node: GatewayNode;
+  readonly operator: GatewayClient;
+}
+
+/** Starts a {@link NodeSession}; `nodeOptions` adds to the node's connection options. Disposing closes all of it. */
+export async function startNodeSession(nodeOptions: Partial<GatewayNodeOptions> = {}): Promise<NodeSession> {
+  const gateway = await startGateway({ allowCommands: INTEROP_ALLOW });
+  const fixture = createNodeFixture();
+  const node = createGatewayNode({
+    url: gateway.url,
+    token: gateway.token,
+    invoker: fixture.invoker,
+    identityPath: join(fixture.home, NODE_IDENTITY_FILE),
+    ...nodeOptions,
+  });
+  let operator: GatewayClient | undefined;
+  const dispose = async (): Promise<void> => {
+    await operator?.close();
+    await node.close();
+    fixture[Symbol.dispose]();
+    await gateway[Symbol.asyncDispose]();
+  };
+  try {
+    await node.ready({ timeoutMs: 30_000 });
+    operator = await connectOperator(gateway.url, gateway.token, fixture.home);
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  return { gateway, fixture, node, operator, [Symbol.asyncDispose]: dispose };
 }
 
 /** The operator side of `node.invoke`; resolves with the response frame fields instead of throwing. */

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { defineCapability, defineCommand } from '@capnode/capabilities';
 import type { GatewayClient, GatewayNode, NodePairingRequest } from '@capnode/gateway-bridge';
-import { NODE_IDENTITY_FILE, approveNodePairing, createGatewayNode, findGatewayNode } from '@capnode/gateway-bridge/node';
+import { NODE_IDENTITY_FILE, approveNodePairing, findGatewayNode } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectOperator, createNodeFixture, INTEROP_ALLOW, invokeNode, type NodeFixture } from './fixtures.js';
-import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { invokeNode, startNodeSession, type NodeFixture, type NodeSession } from './fixtures.js';
+import { gatewayWait, interopSkipReason, type RealGateway } from './harness.js';
 import { eventually } from '../support/poll.js';
 
 const skipReason = interopSkipReason();
@@ -17,30 +17,21 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   let fixture: NodeFixture;
   let node: GatewayNode;
   let operator: GatewayClient;
+  let session: NodeSession | undefined;
   const pairingRequests: NodePairingRequest[] = [];
   const logs: string[] = [];
 
   beforeAll(async () => {
-    gateway = await startGateway({ allowCommands: INTEROP_ALLOW });
-    fixture = createNodeFixture();
-    node = createGatewayNode({
-      url: gateway.url,
-      token: gateway.token,
-      invoker: fixture.invoker,
-      identityPath: join(fixture.home, NODE_IDENTITY_FILE),
+    session = await startNodeSession({
       client: { version: '0.1.0-interop', displayName: 'capnode-interop' },
       onPairingRequired: (request) => pairingRequests.push(request),
       onLog: (level, message) => logs.push(`${level} ${message}`),
     });
-    await node.ready({ timeoutMs: 30_000 });
-    operator = await connectOperator(gateway.url, gateway.token, fixture.home);
+    ({ gateway, fixture, node, operator } = session);
   });
 
   afterAll(async () => {
-    await operator?.close();
-    await node?.close();
-    fixture?.[Symbol.dispose]();
-    await gateway?.[Symbol.asyncDispose]();
+    await session?.[Symbol.asyncDispose]();
   });
 
   it('connects as role node with its Ed25519 device identity, kept 0600 beside the settings', async () => {

@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { GatewayClient, GatewayClientStatus, GatewayNode } from '@capnode/gateway-bridge';
-import { NODE_IDENTITY_FILE, approveNodePairing, createGatewayNode } from '@capnode/gateway-bridge/node';
+import { approveNodePairing } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectOperator, createNodeFixture, INTEROP_ALLOW, invokeNode, type NodeFixture } from './fixtures.js';
-import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
+import { invokeNode, startNodeSession, type NodeFixture, type NodeSession } from './fixtures.js';
+import { gatewayWait, interopSkipReason, type RealGateway } from './harness.js';
 import { eventually } from '../support/poll.js';
 
 const skipReason = interopSkipReason();
@@ -15,33 +14,24 @@ describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
   let fixture: NodeFixture;
   let node: GatewayNode;
   let operator: GatewayClient;
+  let session: NodeSession | undefined;
   const states: GatewayClientStatus['state'][] = [];
 
   beforeAll(async () => {
-    gateway = await startGateway({ allowCommands: INTEROP_ALLOW });
-    fixture = createNodeFixture();
-    node = createGatewayNode({
-      url: gateway.url,
-      token: gateway.token,
-      invoker: fixture.invoker,
-      identityPath: join(fixture.home, NODE_IDENTITY_FILE),
+    session = await startNodeSession({
       // Quick first retries keep the test short; the defaults are 1 s doubling to 30 s.
       backoff: { initialMs: 500, maxMs: 2_000 },
       onStatus: (status) => {
         if (states.at(-1) !== status.connection.state) states.push(status.connection.state);
       },
     });
-    await node.ready({ timeoutMs: 30_000 });
-    operator = await connectOperator(gateway.url, gateway.token, fixture.home);
+    ({ gateway, fixture, node, operator } = session);
     await eventually(async () => (await approveNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
     await eventually(() => node.status().pairing.state === 'approved', gatewayWait('the approval to reach the node'));
   });
 
   afterAll(async () => {
-    await operator?.close();
-    await node?.close();
-    fixture?.[Symbol.dispose]();
-    await gateway?.[Symbol.asyncDispose]();
+    await session?.[Symbol.asyncDispose]();
   });
 
   it('the node comes back by itself and a retried invoke is not executed twice', async () => {
