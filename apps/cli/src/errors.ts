@@ -41,3 +41,12 @@ export class CliError extends Error {
 export function isCliError(value: unknown): value is CliError {
   return typeof value === 'object' && value !== null && brand in value;
 }
+
+/**
+ * Rethrows a host failure (a bad settings file, a listener or gateway configuration that cannot work)
+ * as a CLI error carrying the host's message, which names the file, key or fix; anything else as is.
+ */
+export function hostFailure(error: unknown, host: { isHostError(value: unknown): value is Error }, code: CliErrorCode = 'failure'): never {
+  if (host.isHostError(error)) throw new CliError(code, error.message, { cause: error });
+  throw error;
+}

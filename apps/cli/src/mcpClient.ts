@@ -1,7 +1,7 @@
 import type { McpClientSetup, SettingsStore } from '@capnode/host/settings';
 import type { Logger, McpConfig, McpRuntime } from '@capnode/mcp-client';
 import type { Context } from './context.js';
-import { CliError } from './errors.js';
+import { CliError, hostFailure } from './errors.js';
 import { version } from './version.js';
 
 type SettingsModule = typeof import('@capnode/host/settings');
@@ -11,12 +11,6 @@ export async function loadSettingsModule(): Promise<SettingsModule> {
   return import('@capnode/host/settings');
 }
 
-/** Maps a settings failure to a CLI error (exit 1) with the host's message, which names the file and key. */
-export function settingsFailure(error: unknown, module: SettingsModule): never {
-  if (module.isHostError(error)) throw new CliError('failure', error.message, { cause: error });
-  throw error;
-}
-
 /** Opens `settings.json` of the config directory (a bad file is a CLI error naming the key). */
 export async function openSettings(context: Context): Promise<{ module: SettingsModule; store: SettingsStore; setup: McpClientSetup }> {
   const module = await loadSettingsModule();
@@ -24,7 +18,7 @@ export async function openSettings(context: Context): Promise<{ module: Settings
     const store = module.createSettingsStore(context.paths.settings);
     return { module, store, setup: module.resolveMcpClientSettings(store.get()) };
   } catch (error) {
-    settingsFailure(error, module);
+    hostFailure(error, module);
   }
 }
 

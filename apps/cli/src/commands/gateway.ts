@@ -4,7 +4,7 @@ import type { HostStatus, NodeModeStatus } from '@capnode/host';
 import { listRuntimeStates } from '@capnode/host/paths';
 import { flag } from '../args.js';
 import { readToken, type Context } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, hostFailure } from '../errors.js';
 import { readText, send } from '../http.js';
 import { gatewayOverride } from './serve.js';
 
@@ -70,13 +70,7 @@ async function status(context: Context): Promise<number> {
     else printNode(context, live.node, live.pid);
     return 0;
   }
-  let settings;
-  try {
-    settings = hostModule.loadSettings(context.paths.settings);
-  } catch (error) {
-    if (hostModule.isHostError(error)) throw new CliError('failure', error.message, { cause: error });
-    throw error;
-  }
+  const settings = loadSettingsOrFail(context, hostModule);
   const identityPath = join(context.paths.home, hostModule.NODE_IDENTITY_FILE);
   const nodeId = storedDeviceId(identityPath);
   const tokenSource = flag(context.args, 'gateway-token') ? '--gateway-token' : context.env[hostModule.GATEWAY_TOKEN_ENV] ? hostModule.GATEWAY_TOKEN_ENV : settings.node.token ? 'settings.json node.token' : undefined;
@@ -101,15 +95,17 @@ async function status(context: Context): Promise<number> {
   return 0;
 }
 
+function loadSettingsOrFail(context: Context, hostModule: HostModule): ReturnType<HostModule['loadSettings']> {
+  try {
+    return hostModule.loadSettings(context.paths.settings);
+  } catch (error) {
+    hostFailure(error, hostModule);
+  }
+}
+
 /** URL and token of the gateway: flags, else the running host's node URL, else settings.json; token: flag, env, settings. */
 async function gatewayTarget(context: Context, hostModule: HostModule, allowRunning: boolean): Promise<{ url: string; token?: string }> {
-  let settings;
-  try {
-    settings = hostModule.loadSettings(context.paths.settings);
-  } catch (error) {
-    if (hostModule.isHostError(error)) throw new CliError('failure', error.message, { cause: error });
-    throw error;
-  }
+  const settings = loadSettingsOrFail(context, hostModule);
   const override = gatewayOverride(context) ?? {};
   let url = override.url;
   if (url === undefined && allowRunning) url = (await runningStatuses(context)).find((entry) => entry.node?.enabled && entry.node.url)?.node.url;
@@ -119,8 +115,7 @@ async function gatewayTarget(context: Context, hostModule: HostModule, allowRunn
     const config = hostModule.resolveGatewayConfig(settings, { ...override, url }, context.env);
     return config!;
   } catch (error) {
-    if (hostModule.isHostError(error)) throw new CliError('usage', error.message, { cause: error });
-    throw error;
+    hostFailure(error, hostModule, 'usage');
   }
 }
 

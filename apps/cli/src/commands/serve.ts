@@ -1,6 +1,6 @@
 import { flag, portFlag } from '../args.js';
 import type { Context } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, hostFailure } from '../errors.js';
 import type { Host } from '@capnode/host';
 
 type HostModule = typeof import('@capnode/host');
@@ -14,11 +14,6 @@ function logger(context: Context) {
   return (level: string, message: string) => {
     if (level !== 'debug' || debug) context.err(`capnode ${level}: ${message}`);
   };
-}
-
-function hostFailure(error: unknown, host: HostModule): never {
-  if (host.isHostError(error)) throw new CliError('failure', error.message, { cause: error });
-  throw error;
 }
 
 /** `--gateway` / `--gateway-token` for this run (the token also comes from CAPNODE_GATEWAY_TOKEN or settings.json). */

@@ -6,8 +6,8 @@ import type { McpServerEntry } from '@capnode/host/settings';
 import { collectSecrets, createSecretScrubber, redactServerConfig, type McpServerConfig, type McpTool, type ServerDiagnostic } from '@capnode/mcp-client';
 import { flag, flagValues } from '../args.js';
 import type { Context } from '../context.js';
-import { CliError } from '../errors.js';
-import { interruptSignal, openLocalRuntime, openSettings, settingsFailure } from '../mcpClient.js';
+import { CliError, hostFailure } from '../errors.js';
+import { interruptSignal, openLocalRuntime, openSettings } from '../mcpClient.js';
 import { formatToolRows } from '../output.js';
 import { closeNames } from '../suggest.js';
 
@@ -168,7 +168,7 @@ async function add(context: Context): Promise<number> {
   try {
     setup = module.resolveMcpClientSettings(await module.addMcpServers(store, [entry]));
   } catch (error) {
-    settingsFailure(error, module);
+    hostFailure(error, module);
   }
   const server = setup.config.servers.find((candidate) => candidate.name === entry.name)!;
   const scrub = createSecretScrubber(collectSecrets(setup.config.servers));
@@ -186,7 +186,7 @@ async function remove(context: Context): Promise<number> {
   try {
     removed = await module.removeMcpServer(store, name);
   } catch (error) {
-    settingsFailure(error, module);
+    hostFailure(error, module);
   }
   if (!removed) {
     const names = setup.config.servers.map((server) => server.name);
@@ -206,7 +206,7 @@ async function reexport(context: Context): Promise<number> {
   try {
     await module.setMcpReexport(store, value === 'on');
   } catch (error) {
-    settingsFailure(error, module);
+    hostFailure(error, module);
   }
   context.out(`re-export through the host: ${value} (mcpClient.reexport in ${store.path})`);
   restartHint(context);
@@ -235,7 +235,7 @@ async function importFile(context: Context): Promise<number> {
     try {
       await module.addMcpServers(store, fresh);
     } catch (error) {
-      settingsFailure(error, module);
+      hostFailure(error, module);
     }
   }
   context.out(`imported ${fresh.length} MCP server${fresh.length === 1 ? '' : 's'} from ${file}${fresh.length ? `: ${fresh.map((server) => server.name).join(', ')}` : ''}`);
