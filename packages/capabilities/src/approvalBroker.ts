@@ -16,7 +16,21 @@ export interface ApprovalRequestInput {
   /** True for a command line that runs in a shell. */
   readonly shell?: boolean;
   readonly cwd?: string;
-  /** Who asked (client name, node id), for the prompt. */
+  /** Absolute path of the program that will run, when it was resolved. */
+  readonly resolvedPath?: string;
+  /**
+   * Every environment variable the caller sets for the child, by name; values of secret-looking
+   * names are already masked. Absent when the caller sets none.
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The call's own deadline for the command, in ms, when it sets one. */
+  readonly timeoutMs?: number;
+  /**
+   * Hash of the exact request (command and arguments): an answer applies to this request only, and
+   * an identical retry finds it again.
+   */
+  readonly argsHash?: string;
+  /** Who asked (client name, node id), for the prompt. Self-reported by the client: show it as such. */
   readonly caller?: string;
   readonly transport?: Transport;
   /** A one-line explanation for requests that are not a command line (e.g. a policy change). */

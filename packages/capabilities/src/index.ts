@@ -48,3 +48,4 @@ export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist }
 export type { ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
 export { createExecApprovalsCapability } from './execApprovalsCapability.js';
 export { isRefusedEnvKey } from './envPolicy.js';
+export { escapeForDisplay, hasInvisibleCharacters } from './display.js';
