@@ -155,7 +155,7 @@ async function probe(url, token, formKey) {
   return { ok: true, mode: 'session (server refused sessionless calls)', headers: sessionHeaders };
 }
 
-function startLoadgen() {
+export function startLoadgen() {
   const child = fork(join(benchDir, 'loadgen.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let next = 0;
   const pending = new Map();
