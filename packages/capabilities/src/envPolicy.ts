@@ -83,8 +83,10 @@ export function isSecretEnvKey(key: string): boolean {
 
 /**
  * The variables as an approval prompt shows them: every key, values of {@link isSecretEnvKey}
- * keys replaced by `[masked, N characters]`.
+ * keys replaced by `[masked, N characters]` — except code-loading keys ({@link isCodeLoadingEnvKey},
+ * e.g. `GIT_CONFIG_KEY_0`, `NODE_AUTH_TOKEN`), whose value is the code the user approves and is always shown.
  */
 export function maskEnvForDisplay(env: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([key, value]) => [key, isSecretEnvKey(key) ? `[masked, ${value.length} characters]` : value]));
+  const mask = (key: string) => isSecretEnvKey(key) && !isCodeLoadingEnvKey(key);
+  return Object.fromEntries(Object.entries(env).map(([key, value]) => [key, mask(key) ? `[masked, ${value.length} characters]` : value]));
 }
