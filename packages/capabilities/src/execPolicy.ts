@@ -195,9 +195,9 @@ export function patternForTarget(target: ExecTarget, options: ExecMatchOptions =
 export interface ExecAllowlistScope {
   readonly pattern: string;
   /** Absolute directory the call's cwd must be inside. */
-  readonly cwd?: string;
+  readonly cwd?: string | undefined;
   /** Exact variables the call may set. */
-  readonly env?: Readonly<Record<string, string>>;
+  readonly env?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A persisted allowlist entry: a bare pattern (no cwd, no env) or a scoped one. */
