@@ -18,6 +18,7 @@ import {
   type ExecApprovalPolicy,
   type ExecApprovalStore,
 } from './execPolicy.js';
+import { hashInvocationArgs } from './execApprovalHook.js';
 import { askApproval } from './internal/askApproval.js';
 
 export interface ExecApprovalsCapabilityOptions {
@@ -169,6 +170,7 @@ export function createExecApprovalsCapability(options: ExecApprovalsCapabilityOp
                 command: 'system.execApprovals.set',
                 commandLine: summary,
                 summary,
+                argsHash: await hashInvocationArgs('system.execApprovals.set', args),
                 ...(ctx.request.caller === undefined ? {} : { caller: ctx.request.caller }),
                 transport: ctx.request.transport,
               },

@@ -67,7 +67,9 @@ export async function resolveWorkingDirectory(requested: string | undefined, bas
   } catch {
     throw new CapabilityError('invalid_arguments', `cwd '${cwd}' does not exist.`);
   }
-  if (!(await stat(real)).isDirectory()) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' is not a directory.`);
+  const info = await stat(real).catch(() => undefined);
+  if (!info) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' does not exist.`);
+  if (!info.isDirectory()) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' is not a directory.`);
   return real;
 }
 
