@@ -151,6 +151,9 @@ describe.runIf(posix)('exec policy over MCP HTTP: glob over-match, argv versus s
       expect(asString).toMatchObject({ isError: true, text: expect.stringMatching(/shell syntax \(';'\)/) });
       const asArgument = await t.call('system.run', { command: ['git', `status; touch ${marker}`] });
       expect(asArgument.isError).toBe(true);
+      // argv is matched per argument, never as a joined string: one argument "status --short" is not two.
+      expect((await t.call('system.run', { command: ['git', 'status --short'] })).isError).toBe(true);
+      expect((await t.call('system.run', { command: 'git "status --short"' })).isError).toBe(true);
       const asShell = await t.call('system.run', { command: `git status; touch ${marker}`, shell: true });
       expect(asShell).toMatchObject({ isError: true, text: expect.stringMatching(/shell command lines are never allowlisted/) });
       // A quoted $(…) is one literal argument handed to git, never a command substitution.
