@@ -6,9 +6,10 @@ import { CapabilityError } from './errors.js';
 /**
  * How `system.run` (and every command with `approval: 'exec'`) is gated:
  * - `deny`: nothing runs;
- * - `ask` (default): allowlisted commands run, every other one waits for the user's answer;
- * - `allowlist`: allowlisted commands run, every other one is refused without asking;
- * - `full`: everything runs, shell command lines included.
+ * - `ask` (default): calls an allowlist entry covers run, every other one waits for the user's answer;
+ * - `allowlist`: covered calls run, every other one is refused without asking;
+ * - `full`: everything runs, shell command lines included, except calls setting code-loading
+ *   environment variables no entry recorded with that exact value: those ask.
  */
 export type ExecApprovalMode = 'deny' | 'ask' | 'allowlist' | 'full';
 
