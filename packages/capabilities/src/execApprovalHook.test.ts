@@ -309,6 +309,8 @@ describe('describeExecArgs and isExecGated', () => {
     expect(describeExecArgs({ command: 'a', env: { K: 'v' }, timeoutMs: 10 })).toEqual({ target: { argv: ['a'] }, commandLine: 'a', env: { K: 'v' }, timeoutMs: 10 });
     expect(describeExecArgs({ command: 'a', env: {} })).toEqual({ target: { argv: ['a'] }, commandLine: 'a' });
     expect(() => describeExecArgs({ command: 'a', env: { K: 1 } })).toThrow(/env must be an object of string values/);
+    expect(() => describeExecArgs({ command: 'a', env: { 'A=B': '1' } })).toThrow(/invalid variable name 'A=B'/);
+    expect(() => describeExecArgs({ command: 'a', env: { A: 'x\0y' } })).toThrow(/env value of A contains a NUL character/);
     expect(() => describeExecArgs({})).toThrow(/command must be/);
     expect(() => describeExecArgs({ command: [''] })).toThrow(/program name/);
   });

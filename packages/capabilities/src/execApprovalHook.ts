@@ -73,6 +73,11 @@ function readEnvArgument(env: unknown): Readonly<Record<string, string>> | undef
   if (typeof env !== 'object' || env === null || Array.isArray(env)) throw new CapabilityError('invalid_arguments', 'env must be an object of string values.');
   const entries = Object.entries(env);
   if (entries.some(([, value]) => typeof value !== 'string')) throw new CapabilityError('invalid_arguments', 'env must be an object of string values.');
+  // Checked before anyone is asked: a prompt must never show a variable the process could not hold.
+  for (const [key, value] of entries as [string, string][]) {
+    if (!key || key.includes('=') || key.includes('\0')) throw new CapabilityError('invalid_arguments', `env has an invalid variable name '${key.replace(/\0/g, '\\0')}'.`);
+    if (value.includes('\0')) throw new CapabilityError('invalid_arguments', `env value of ${key} contains a NUL character.`);
+  }
   return entries.length ? Object.fromEntries(entries) as Record<string, string> : undefined;
 }
 
