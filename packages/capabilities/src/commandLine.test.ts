@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatArgument, formatCommandLine, splitCommandLine } from './commandLine.js';
+import { formatArgument, formatCommandLine, quoteWord, scanCommandLine, splitCommandLine } from './commandLine.js';
 
 describe('splitCommandLine', () => {
   it.each([
@@ -51,5 +51,35 @@ describe('formatCommandLine', () => {
   it('round-trips through splitCommandLine for arguments without backslashes', () => {
     const argv = ['git', 'commit', '-m', 'say "hi" now', '', '--x=1'];
     expect(splitCommandLine(formatCommandLine(argv))).toEqual(argv);
+  });
+});
+
+describe('scanCommandLine in pattern mode', () => {
+  it('records unquoted stars as wildcards and reads \\* and quoted stars literally', () => {
+    expect(scanCommandLine(`a * b* \\* '*' "x*"`, { pattern: true })).toEqual([
+      { value: 'a', wildcards: [] },
+      { value: '*', wildcards: [0] },
+      { value: 'b*', wildcards: [1] },
+      { value: '*', wildcards: [] },
+      { value: '*', wildcards: [] },
+      { value: 'x*', wildcards: [] },
+    ]);
+  });
+
+  it('outside pattern mode a star is an ordinary character and \\* stays two characters', () => {
+    expect(scanCommandLine('a * \\*')).toEqual([
+      { value: 'a', wildcards: [] },
+      { value: '*', wildcards: [] },
+      { value: '\\*', wildcards: [] },
+    ]);
+  });
+});
+
+describe('quoteWord', () => {
+  it('reads back unchanged through splitCommandLine, whatever the word holds', () => {
+    const words = ['plain', '', 'a b', "it's", 'a\\', '\\"', '"q"', '$(id)', '`id`', 'a;b', '|', '*', '* x', '\t', 'C:\\Program Files\\x.exe', "'", "''"];
+    for (const word of words) expect(splitCommandLine(`x ${quoteWord(word)}`), JSON.stringify(word)).toEqual(['x', word]);
+    expect(quoteWord('--flag=1')).toBe('--flag=1');
+    expect(quoteWord('*')).toBe("'*'");
   });
 });

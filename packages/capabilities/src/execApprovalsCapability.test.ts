@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { createApprovalBroker, type ApprovalDecision, type PendingApproval } from './approvalBroker.js';
+import { createApprovalBroker, type ApprovalBroker, type ApprovalDecision, type PendingApproval } from './approvalBroker.js';
 import type { Transport } from './contract.js';
 import { createExecApprovalsCapability } from './execApprovalsCapability.js';
 import { createMemoryExecApprovalStore, type ExecApprovalPolicy } from './execPolicy.js';
 import { createInvoker } from './pipeline.js';
 import { createRegistry } from './registry.js';
+
+async function eventuallyPending(broker: ApprovalBroker): Promise<void> {
+  for (let i = 0; i < 400 && broker.list().length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (broker.list().length === 0) throw new Error('no approval became pending');
+}
 
 function setup(policy: Partial<ExecApprovalPolicy> = {}, answer?: ApprovalDecision, timeoutMs = 60_000) {
   const store = createMemoryExecApprovalStore(policy);
@@ -72,6 +77,56 @@ describe('system.execApprovals.get|set', () => {
     expect(star.result).toMatchObject({ ok: false, error: { code: 'invalid_arguments', message: expect.stringMatching(/add\.0: .*cannot contain '\*'/) } });
     expect((await t.call('system.execApprovals.set', {})).result).toMatchObject({ ok: false, error: { message: expect.stringMatching(/at least one of mode/) } });
     expect(t.asked).toEqual([]);
+  });
+
+  it('a policy change approved after a stricter one: an approved "add" keeps the mode that replaced it', async () => {
+    await using t = setup({ mode: 'ask' });
+    const pending = t.call('system.execApprovals.set', { add: ['git status *'] });
+    await eventuallyPending(t.broker);
+    await t.call('system.execApprovals.set', { mode: 'deny' }, 'cli');
+    t.broker.resolve(t.broker.list()[0]!.id, 'allow-once');
+    expect((await pending).result).toMatchObject({ ok: true, structured: { mode: 'deny', allowlist: ['git status *'] } });
+    expect(await t.store.get()).toEqual({ mode: 'deny', allowlist: ['git status *'] });
+  });
+
+  it('a mode change approved after the mode changed meanwhile is refused and changes nothing', async () => {
+    await using t = setup({ mode: 'ask' });
+    const pending = t.call('system.execApprovals.set', { mode: 'full', add: ['ls'] });
+    await eventuallyPending(t.broker);
+    await t.call('system.execApprovals.set', { mode: 'deny' }, 'cli');
+    t.broker.resolve(t.broker.list()[0]!.id, 'allow-once');
+    expect((await pending).result).toMatchObject({ ok: false, error: { code: 'failed', message: expect.stringMatching(/mode changed while this change waited for approval/) } });
+    expect(await t.store.get()).toEqual({ mode: 'deny', allowlist: [] });
+  });
+
+  it('an allowlist replacement approved after the allowlist changed meanwhile is refused', async () => {
+    await using t = setup({ allowlist: ['a'] });
+    const pending = t.call('system.execApprovals.set', { allowlist: ['a', 'b'] });
+    await eventuallyPending(t.broker);
+    await t.call('system.execApprovals.set', { remove: ['a'] }, 'cli');
+    t.broker.resolve(t.broker.list()[0]!.id, 'allow-once');
+    expect((await pending).result).toMatchObject({ ok: false, error: { code: 'failed' } });
+    expect((await t.store.get()).allowlist).toEqual([]);
+  });
+
+  it('adds and removes scoped entries; a string removes every entry with that pattern', async () => {
+    await using t = setup({}, 'allow-once');
+    const scoped = { pattern: 'make *', cwd: '/home/me/repo' };
+    await t.call('system.execApprovals.set', { add: ['make *', scoped, { pattern: 'env', env: { A: '1' } }] });
+    expect((await t.store.get()).allowlist).toEqual(['make *', scoped, { pattern: 'env', env: { A: '1' } }]);
+    expect(t.asked[0]!.summary).toBe("change exec approvals: allow 'make *', 'make *' in /home/me/repo, 'env' with env A=1");
+    await t.call('system.execApprovals.set', { remove: [{ pattern: 'env', env: { A: '1' } }] });
+    expect((await t.store.get()).allowlist).toEqual(['make *', scoped]);
+    await t.call('system.execApprovals.set', { remove: ['make *'] });
+    expect((await t.store.get()).allowlist).toEqual([]);
+  });
+
+  it("in mode 'full', adding an entry with code-loading variables still asks", async () => {
+    await using t = setup({ mode: 'full' }, 'deny');
+    const outcome = await t.call('system.execApprovals.set', { add: [{ pattern: 'git *', env: { GIT_SSH_COMMAND: 'sh -c id' } }] });
+    expect(outcome.result).toMatchObject({ ok: false, error: { code: 'denied' } });
+    expect(t.asked).toHaveLength(1);
+    expect((await t.store.get()).allowlist).toEqual([]);
   });
 
   it('both commands are served to gateways (not localOnly)', () => {

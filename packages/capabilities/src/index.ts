@@ -18,17 +18,36 @@ export { createRegistry, toInputJsonSchema } from './registry.js';
 export type { AbortSignalLike, Invocation, InvocationOutcome, InvocationHook, InvokeOptions, InvokerOptions, Invoker } from './pipeline.js';
 export { createInvoker } from './pipeline.js';
 export { splitCommandLine, formatCommandLine, formatArgument } from './commandLine.js';
-export type { ExecApprovalMode, ExecPattern, ExecTarget, ExecMatchOptions, ExecApprovalPolicy, ExecVerdict, ExecApprovalStore } from './execPolicy.js';
+export type {
+  ExecApprovalMode,
+  ExecArgumentMatcher,
+  ExecPattern,
+  ExecTarget,
+  ExecMatchOptions,
+  ExecAllowlistScope,
+  ExecAllowlistEntry,
+  ExecApprovalPolicy,
+  ExecVerdict,
+  ExecApprovalStore,
+} from './execPolicy.js';
 export {
   MAX_ALLOWLIST_ENTRIES,
   DEFAULT_EXEC_APPROVAL_POLICY,
   execApprovalModeSchema,
   execApprovalPolicySchema,
   execPatternSchema,
+  execAllowlistEntrySchema,
   parseExecPattern,
   matchesExecPattern,
   patternForTarget,
+  entryForTarget,
+  allowlistEntryCovers,
+  isInsideCwdScope,
+  toAllowlistScope,
+  sameAllowlistEntry,
+  codeLoadingEnvKeys,
   evaluateExecPolicy,
+  updateExecApprovalPolicy,
   parseExecApprovalPolicy,
   createMemoryExecApprovalStore,
 } from './execPolicy.js';
@@ -43,9 +62,9 @@ export type {
   ApprovalBroker,
 } from './approvalBroker.js';
 export { createApprovalBroker, isApprovalDecision } from './approvalBroker.js';
-export type { ExecutableResolver, ExecApprovalHookOptions, ExecDescription } from './execApprovalHook.js';
-export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist } from './execApprovalHook.js';
+export type { ExecutableResolver, WorkingDirectoryResolver, ExecApprovalHookOptions, ExecDescription } from './execApprovalHook.js';
+export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist, hashInvocationArgs } from './execApprovalHook.js';
 export type { ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
 export { createExecApprovalsCapability } from './execApprovalsCapability.js';
-export { isRefusedEnvKey } from './envPolicy.js';
+export { isRefusedEnvKey, isCodeLoadingEnvKey, isSecretEnvKey, maskEnvForDisplay } from './envPolicy.js';
 export { escapeForDisplay, hasInvisibleCharacters } from './display.js';

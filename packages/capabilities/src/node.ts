@@ -1,13 +1,17 @@
+import os from 'node:os';
 import { createDeviceCapability } from './builtins/device.js';
 import type { BuiltinOptions } from './builtins/options.js';
 import { createSystemCapability } from './builtins/system.js';
 import type { Capability } from './contract.js';
+import { resolveWorkingDirectory } from './builtins/systemRun.js';
+import type { ExecApprovalHookOptions } from './execApprovalHook.js';
 import { createExecApprovalsCapability, type ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
+import { findExecutable } from './internal/which.js';
 
 export type { BuiltinOptions } from './builtins/options.js';
 export { createDeviceCapability } from './builtins/device.js';
 export { createSystemCapability } from './builtins/system.js';
-export { createSystemRunCommand, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES } from './builtins/systemRun.js';
+export { createSystemRunCommand, resolveWorkingDirectory, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES } from './builtins/systemRun.js';
 export type { SystemRunResult } from './builtins/systemRun.js';
 export { createSystemWhichCommand } from './builtins/systemWhich.js';
 export { createSystemNotifyCommand } from './builtins/systemNotify.js';
@@ -31,8 +35,32 @@ export interface BuiltinCapabilitiesOptions extends BuiltinOptions {
  * const store = createMemoryExecApprovalStore();
  * const broker = createApprovalBroker();
  * for (const capability of createBuiltinCapabilities({ execApprovals: { store, broker } })) registry.register(capability);
- * const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, resolveExecutable: findExecutable })] });
+ * const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, ...createNodeExecResolvers() })] });
  */
 export function createBuiltinCapabilities(options: BuiltinCapabilitiesOptions): Capability[] {
   return [createDeviceCapability(), createSystemCapability(options), createExecApprovalsCapability(options.execApprovals)];
+}
+
+/** Options of {@link createNodeExecResolvers}; give the same values as to the built-ins. */
+export interface NodeExecResolversOptions {
+  /** Where calls without cwd run, base of relative cwds. Default: the user's home directory. */
+  readonly defaultCwd?: string;
+  /** Environment whose PATH finds programs. Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The program and working-directory resolvers the exec approval hook needs to see what
+ * `system.run` will run: programs found as `system.run` finds them, cwds as real paths
+ * (symlinks resolved), relative ones against the default directory (the user's home).
+ *
+ * @example createExecApprovalHook({ store, broker, ...createNodeExecResolvers() })
+ */
+export function createNodeExecResolvers(options: NodeExecResolversOptions = {}): Required<Pick<ExecApprovalHookOptions, 'resolveExecutable' | 'resolveCwd' | 'defaultCwd'>> {
+  const defaultCwd = options.defaultCwd ?? os.homedir();
+  return {
+    resolveExecutable: (program, { cwd }) => findExecutable(program, { cwd: cwd ?? defaultCwd, ...(options.env ? { env: options.env } : {}) }),
+    resolveCwd: (cwd) => resolveWorkingDirectory(cwd, defaultCwd),
+    defaultCwd,
+  };
 }

@@ -11,7 +11,7 @@ import {
   type PendingApproval,
   type Registry,
 } from '@capnode/capabilities';
-import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
+import { createBuiltinCapabilities, createNodeExecResolvers } from '@capnode/capabilities/node';
 import { generateToken, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
 import { createAppCapability } from './appStatus.js';
@@ -170,7 +170,7 @@ export function createHost(options: HostOptions = {}): Host {
   const audit: AuditLog = createAuditLog({ path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
   const invoker = createInvoker({
     registry,
-    hooks: [createExecApprovalHook({ store: settings.execApprovals, broker: approvals, resolveExecutable: findExecutable }), audit.hook],
+    hooks: [createExecApprovalHook({ store: settings.execApprovals, broker: approvals, ...createNodeExecResolvers() }), audit.hook],
     onInternalError: (error, request) => log('error', `${request.command} failed internally: ${(error as Error)?.stack ?? String(error)}`),
   });
 

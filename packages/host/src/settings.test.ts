@@ -78,6 +78,20 @@ describe('settings', () => {
     expect(readFileSync(path, 'utf8')).toBe('{ broken');
   });
 
+  it('persists scoped exec allowlist entries next to old string entries; update applies to the policy on disk', async () => {
+    writeFileSync(path, JSON.stringify({ execApprovals: { mode: 'ask', allowlist: ['git status*'] } }));
+    const store = createSettingsStore(path);
+    const scoped = { pattern: 'make test', cwd: '/home/me/repo', env: { CI: '1' } };
+    await Promise.all([
+      store.execApprovals.update!((policy) => ({ ...policy, allowlist: [...policy.allowlist, scoped] })),
+      store.execApprovals.update!((policy) => ({ ...policy, mode: 'deny' })),
+    ]);
+    expect(JSON.parse(readFileSync(path, 'utf8')).execApprovals).toEqual({ mode: 'deny', allowlist: ['git status*', scoped] });
+    expect(await store.execApprovals.get()).toEqual({ mode: 'deny', allowlist: ['git status*', scoped] });
+    writeFileSync(path, JSON.stringify({ execApprovals: { allowlist: [{ pattern: 'git st*tus' }] } }));
+    expect(() => createSettingsStore(path)).toThrow(/execApprovals\.allowlist\.0\.pattern: .*'\*' inside the argument/);
+  });
+
   it('serializes concurrent updates', async () => {
     const store = createSettingsStore(path);
     await Promise.all(

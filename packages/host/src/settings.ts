@@ -157,6 +157,14 @@ export function createSettingsStore(path: string): SettingsStore {
       async set(policy) {
         await store.update((settings) => ({ ...settings, execApprovals: { mode: policy.mode, allowlist: [...policy.allowlist] } }));
       },
+      async update(change) {
+        // Read-modify-write inside the settings queue: a change applies to the policy current at that moment.
+        const next = await store.update((settings) => {
+          const policy = change(settings.execApprovals);
+          return { ...settings, execApprovals: { mode: policy.mode, allowlist: [...policy.allowlist] } };
+        });
+        return next.execApprovals;
+      },
     },
   };
   return store;

@@ -2,12 +2,13 @@ import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalBroker } from '../approvalBroker.js';
+import { mkdir, symlink } from 'node:fs/promises';
+import { createApprovalBroker, type ApprovalDecision, type PendingApproval } from '../approvalBroker.js';
 import type { ProgressUpdate } from '../contract.js';
 import { createExecApprovalHook } from '../execApprovalHook.js';
 import { createMemoryExecApprovalStore, type ExecApprovalPolicy } from '../execPolicy.js';
 import { findExecutable } from '../internal/which.js';
-import { createBuiltinCapabilities } from '../node.js';
+import { createBuiltinCapabilities, createNodeExecResolvers } from '../node.js';
 import { createInvoker, type InvocationOutcome } from '../pipeline.js';
 import { createRegistry } from '../registry.js';
 import type { SystemRunResult } from './systemRun.js';
@@ -24,14 +25,20 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-function setup(policy: Partial<ExecApprovalPolicy> = { mode: 'full' }) {
+function setup(policy: Partial<ExecApprovalPolicy> = { mode: 'full' }, answer?: ApprovalDecision) {
   const store = createMemoryExecApprovalStore(policy);
   const broker = createApprovalBroker();
+  const asked: PendingApproval[] = [];
+  broker.subscribe((event) => {
+    if (event.type !== 'requested') return;
+    asked.push(event.approval);
+    if (answer) queueMicrotask(() => broker.resolve(event.approval.id, answer));
+  });
   const registry = createRegistry(createBuiltinCapabilities({ execApprovals: { store, broker } }));
-  const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, resolveExecutable: findExecutable })] });
+  const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, ...createNodeExecResolvers() })] });
   const run = (args: Record<string, unknown>, options: Parameters<typeof invoker.invoke>[1] = {}) =>
     invoker.invoke({ command: 'system.run', args, transport: 'mcp-http' }, options);
-  return { store, broker, invoker, run, [Symbol.asyncDispose]: () => broker.close() };
+  return { store, broker, asked, invoker, run, [Symbol.asyncDispose]: () => broker.close() };
 }
 
 function structured(outcome: InvocationOutcome): SystemRunResult {
@@ -88,15 +95,52 @@ describe('system.run', () => {
     expect(failure(await t.run({ command: ['echo'], cwd: file }))).toEqual({ code: 'invalid_arguments', message: `cwd '${file}' is not a directory.` });
   });
 
-  it('merges env over the host environment and refuses variables that inject code', async () => {
-    await using t = setup();
-    const result = structured(await t.run({ command: [node, '-e', 'console.log(process.env.CAPNODE_T, Boolean(process.env.PATH))'], env: { CAPNODE_T: 'v 1' } }));
-    expect(result.stdout).toBe('v 1 true\n');
-    for (const key of ['NODE_OPTIONS', 'LD_PRELOAD', 'ld_library_path', 'DYLD_INSERT_LIBRARIES', 'BASH_ENV', 'ENV']) {
-      const refused = failure(await t.run({ command: ['echo'], env: { [key]: 'x' } }));
-      expect(refused.code).toBe('invalid_arguments');
-      expect(refused.message).toContain(`env may not set ${key}`);
+  it('starts the child from a minimal environment plus the approved env: host secrets never reach it', async () => {
+    process.env.CAPNODE_TEST_SECRET = 'host-secret-value';
+    try {
+      await using t = setup();
+      const result = structured(await t.run({ command: [node, '-e', 'console.log(JSON.stringify(process.env))'], env: { CAPNODE_T: 'v 1' } }));
+      const env = JSON.parse(result.stdout) as Record<string, string>;
+      expect(env.CAPNODE_T).toBe('v 1');
+      expect(env.PATH).toBe(process.env.PATH);
+      expect(result.stdout).not.toContain('host-secret-value');
+      expect(env.CAPNODE_TEST_SECRET).toBeUndefined();
+      const allowed = /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TERM|TZ|TMPDIR|LC_.*|CAPNODE_T)$/;
+      // Node itself may add a few of its own (e.g. on macOS __CF_USER_TEXT_ENCODING); nothing of the host's beyond the base set.
+      for (const key of Object.keys(env)) if (key in process.env) expect(key, key).toMatch(allowed);
+    } finally {
+      delete process.env.CAPNODE_TEST_SECRET;
     }
+  });
+
+  it("code-loading variables need the user's approval of that exact value, even in mode 'full'", async () => {
+    const marker = path.join(tmp, 'node-options-marker');
+    const preload = path.join(tmp, 'preload.cjs');
+    await writeFile(preload, `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`);
+    const args = { command: [node, '-e', '0'], env: { NODE_OPTIONS: `--require ${preload}` } };
+    await using denied = setup({ mode: 'full' }, 'deny');
+    expect(failure(await denied.run(args)).code).toBe('denied');
+    expect(denied.asked[0]).toMatchObject({ env: { NODE_OPTIONS: `--require ${preload}` }, summary: expect.stringContaining('NODE_OPTIONS') });
+    await expect(readFile(marker, 'utf8')).rejects.toThrow();
+    await using refused = setup({ mode: 'allowlist', allowlist: [`${node} *`] });
+    expect(failure(await refused.run(args))).toMatchObject({ code: 'denied', message: expect.stringContaining('env sets NODE_OPTIONS') });
+    await expect(readFile(marker, 'utf8')).rejects.toThrow();
+    await using allowed = setup({ mode: 'full' }, 'allow-once');
+    structured(await allowed.run(args));
+    expect(await readFile(marker, 'utf8')).toBe('ran');
+  });
+
+  it('runs in the real cwd the policy approved, and without cwd in the home directory', async () => {
+    const real = path.join(tmp, 'real-dir');
+    const link = path.join(tmp, 'link-dir');
+    await mkdir(real, { recursive: true });
+    await symlink(real, link, 'dir').catch(() => undefined);
+    await using t = setup({ mode: 'ask' }, 'allow-once');
+    const inLink = structured(await t.run({ command: [node, '-e', 'console.log(process.cwd())'], cwd: link }));
+    expect(inLink.stdout.trim()).toBe(real);
+    expect(t.asked[0]).toMatchObject({ cwd: real, resolvedPath: node });
+    const inHome = structured(await t.run({ command: [node, '-e', 'console.log(process.cwd())'] }));
+    expect(inHome.stdout.trim()).toBe(await realpath(os.homedir()));
   });
 
   it('kills the process when timeoutMs passes and returns what it printed', async () => {
@@ -212,5 +256,13 @@ describe('system.run', () => {
     });
     expect(structured(await t.run({ command: ['echo', 'approved'] })).stdout).toBe('approved\n');
     expect((await t.store.get()).allowlist).toEqual(['echo approved']);
+  });
+
+  it("'allow always' for a call with cwd records the real cwd as the scope", async () => {
+    await using t = setup({ mode: 'ask' }, 'allow-always');
+    structured(await t.run({ command: ['echo', 'scoped'], cwd: tmp }));
+    expect((await t.store.get()).allowlist).toEqual([{ pattern: 'echo scoped', cwd: tmp }]);
+    structured(await t.run({ command: ['echo', 'scoped'], cwd: tmp }));
+    expect(t.asked).toHaveLength(1);
   });
 });

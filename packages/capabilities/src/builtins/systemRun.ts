@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { json } from '../content.js';
@@ -6,7 +7,7 @@ import { defineCommand, type CommandDefinition } from '../contract.js';
 import { CapabilityError } from '../errors.js';
 import { describeExecArgs } from '../execApprovalHook.js';
 import { formatDuration } from '../internal/askApproval.js';
-import { isExecApproved } from '../internal/execGate.js';
+import { approvedExec } from '../internal/execGate.js';
 import { buildChildEnv } from '../internal/childEnv.js';
 import { runProcess } from '../internal/runProcess.js';
 import { findExecutable } from '../internal/which.js';
@@ -23,8 +24,13 @@ const runInput = z.object({
   command: z
     .union([z.array(z.string().max(131_072)).min(1).max(4096), z.string().min(1).max(131_072)])
     .describe('argv array (runs without a shell), or a command-line string split on spaces with quotes honoured (shell syntax needs shell: true).'),
-  cwd: z.string().min(1).max(4096).optional().describe('Working directory; must exist. Default: the host\'s working directory.'),
-  env: z.record(z.string(), z.string()).optional().describe('Variables set over the host environment. NODE_OPTIONS, LD_*, DYLD_*, BASH_ENV and ENV are refused.'),
+  cwd: z.string().min(1).max(4096).optional().describe("Working directory (absolute, or relative to the user's home); must exist. Default: the user's home directory."),
+  env: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      'Variables set for the program, over a minimal base (PATH, HOME, USER, LANG, TERM, TZ, …; nothing else of the host). Every variable is part of what the user approves; code-loading ones (PATH, GIT_*, LD_*, NODE_*, PYTHON*, …) need the user\'s approval of that exact value.',
+    ),
   timeoutMs: z.number().int().min(1).max(MAX_RUN_TIMEOUT_MS).optional().describe(`Kill the process tree after this many ms. Default ${DEFAULT_RUN_TIMEOUT_MS}.`),
   maxOutputBytes: z.number().int().min(1).max(MAX_OUTPUT_LIMIT).optional().describe(`Bytes kept per stream (stdout, stderr); the rest is dropped with a marker. Default ${DEFAULT_MAX_OUTPUT_BYTES}.`),
   shell: z.boolean().optional().describe('Run the command string in the platform shell (/bin/sh, cmd.exe). Needs exec approvals mode \'full\' or the user\'s approval.'),
@@ -46,16 +52,35 @@ export interface SystemRunResult {
   readonly durationMs: number;
 }
 
-async function resolveCwd(requested: string | undefined, base: string): Promise<string> {
+/**
+ * The real path of a working directory: `requested` (absolute, or relative to `base`) with every
+ * symlink resolved. Exported to the host through `createNodeExecResolvers`, so the policy and the
+ * command see the same directory.
+ *
+ * @throws CapabilityError `invalid_arguments` when it does not exist or is not a directory.
+ */
+export async function resolveWorkingDirectory(requested: string | undefined, base: string): Promise<string> {
   const cwd = path.resolve(base, requested ?? '.');
-  let info;
+  let real: string;
   try {
-    info = await stat(cwd);
+    real = await realpath(cwd);
   } catch {
     throw new CapabilityError('invalid_arguments', `cwd '${cwd}' does not exist.`);
   }
+  const info = await stat(real).catch(() => undefined);
+  if (!info) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' does not exist.`);
   if (!info.isDirectory()) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' is not a directory.`);
-  return cwd;
+  return real;
+}
+
+/** Where `system.run` runs a call without cwd: `options.defaultCwd`, else the user's home directory. */
+export function defaultRunCwd(options: BuiltinOptions): string {
+  return options.defaultCwd ?? os.homedir();
+}
+
+function sameEnv(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const left = Object.entries(a ?? {});
+  return left.length === Object.keys(b ?? {}).length && left.every(([key, value]) => b?.[key] === value);
 }
 
 /**
@@ -64,7 +89,10 @@ async function resolveCwd(requested: string | undefined, base: string): Promise<
  * An argv array runs without a shell; a string is split into argv by `splitCommandLine` unless
  * `shell: true`, which hands it to `/bin/sh -c` (POSIX) or `cmd.exe` (Windows). The program is
  * looked up on the host's PATH (never in cwd, and not on a PATH given in `env`), the same lookup the
- * exec approval hook matches against. A timeout or cancellation kills the whole process tree; the
+ * exec approval hook matches against; when the hook resolved it, exactly that path runs, in the real
+ * cwd the hook approved. A call without cwd runs in the user's home directory. The child starts from
+ * a minimal environment (PATH, HOME, USER, LANG, TERM, TZ, … — see `buildChildEnv`) plus the
+ * approved `env`; nothing else of the host's environment is passed on. A timeout or cancellation kills the whole process tree; the
  * call then returns what was captured with `timedOut: true` (timeout) or fails as cancelled. Progress
  * is reported every 500 ms (elapsed ms, message with bytes received). Gated by exec approvals
  * (`approval: 'exec'`); it refuses to run when the invoker has no exec approval hook, so forgetting
@@ -79,14 +107,16 @@ export function createSystemRunCommand(options: BuiltinOptions = {}): CommandDef
     approval: 'exec',
     input: runInput,
     async execute(args, ctx) {
-      if (!isExecApproved(ctx.request)) {
+      const approved = approvedExec(ctx.request);
+      if (!approved) {
         throw new CapabilityError('denied', 'system.run refuses to run: the invoker has no exec approval hook. Add createExecApprovalHook({ store, broker }) to the invoker\'s hooks.');
       }
       const baseEnv = options.env ?? process.env;
       const windows = process.platform === 'win32';
       const exec = describeExecArgs(args);
-      const cwd = await resolveCwd(args.cwd, options.defaultCwd ?? process.cwd());
-      const env = buildChildEnv(baseEnv, args.env, windows);
+      if (!sameEnv(exec.env, approved.env)) throw new CapabilityError('denied', 'system.run refuses to run: its env differs from what the exec policy approved.');
+      const cwd = approved.cwd ?? (await resolveWorkingDirectory(args.cwd, defaultRunCwd(options)));
+      const env = buildChildEnv(baseEnv, exec.env, windows);
       const timeoutMs = args.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
       let file: string;
       let argv: readonly string[] = [];
@@ -94,7 +124,7 @@ export function createSystemRunCommand(options: BuiltinOptions = {}): CommandDef
         file = exec.commandLine;
       } else {
         const program = exec.target.argv[0]!;
-        const resolved = await findExecutable(program, { cwd, env: baseEnv });
+        const resolved = approved.resolvedPath ?? (await findExecutable(program, { cwd, env: baseEnv }));
         if (resolved === undefined) {
           throw new CapabilityError('failed', `Program '${program}' was not found${/[/\\]/.test(program) ? '' : ' on PATH'} or is not executable.`);
         }

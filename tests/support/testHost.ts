@@ -1,0 +1,97 @@
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { ApprovalDecision, PendingApproval } from '@capnode/capabilities';
+import { createHost, type Host, type HostOptions } from '@capnode/host';
+
+/** A temporary directory (real path, symlinks resolved), removed on dispose. */
+export function tempDir(prefix = 'capnode-test-'): { readonly path: string; [Symbol.dispose](): void } {
+  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** The text and error flag of a `tools/call` result. */
+export interface ToolOutcome {
+  readonly isError: boolean;
+  readonly text: string;
+  readonly structured: Record<string, unknown> | undefined;
+}
+
+export interface TestHost extends AsyncDisposable {
+  readonly host: Host;
+  readonly home: string;
+  readonly url: string;
+  readonly client: Client;
+  readonly logs: string[];
+  /** Every approval request the host's broker received, in order. */
+  readonly asked: PendingApproval[];
+  /** Answers every later approval request with `decision` (or stops answering with `undefined`). */
+  answerWith(decision: ApprovalDecision | undefined): void;
+  /** Calls a tool through the real SDK v2 client over HTTP. */
+  call(name: string, args: Record<string, unknown>): Promise<ToolOutcome>;
+}
+
+export interface TestHostOptions {
+  /** Written to `settings.json` before the host starts. */
+  readonly settings?: Record<string, unknown>;
+  readonly host?: Partial<HostOptions>;
+  readonly clientName?: string;
+}
+
+/**
+ * Starts a real host (`createHost`) in a temporary config directory on 127.0.0.1 port 0 and
+ * connects a real MCP SDK v2 client to it over streamable HTTP with the host's token.
+ */
+export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
+  const home = realpathSync(mkdtempSync(join(tmpdir(), 'capnode-host-')));
+  if (options.settings) writeFileSync(join(home, 'settings.json'), JSON.stringify(options.settings), { mode: 0o600 });
+  const logs: string[] = [];
+  const host = createHost({ home, port: 0, onLog: (level, message) => logs.push(`${level}: ${message}`), ...options.host });
+  const asked: PendingApproval[] = [];
+  let decision: ApprovalDecision | undefined;
+  host.approvals.subscribe((event) => {
+    if (event.type !== 'requested') return;
+    asked.push(event.approval);
+    const answer = decision;
+    if (answer) queueMicrotask(() => host.approvals.resolve(event.approval.id, answer));
+  });
+  let client: Client | undefined;
+  const dispose = async () => {
+    await client?.close().catch(() => undefined);
+    await host.close();
+    rmSync(home, { recursive: true, force: true });
+  };
+  try {
+    const status = await host.start();
+    const url = status.mcp.url!;
+    const token = readFileSync(join(home, 'mcp-token'), 'utf8').trim();
+    client = new Client({ name: options.clientName ?? 'security-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    const connected = client;
+    return {
+      host,
+      home,
+      url,
+      client: connected,
+      logs,
+      asked,
+      answerWith(next) {
+        decision = next;
+      },
+      async call(name, args) {
+        const result = (await connected.callTool({ name, arguments: args })) as {
+          isError?: boolean;
+          content?: { type: string; text?: string }[];
+          structuredContent?: Record<string, unknown>;
+        };
+        const text = (result.content ?? []).map((part) => part.text ?? '').join('\n');
+        return { isError: result.isError === true, text, structured: result.structuredContent };
+      },
+      [Symbol.asyncDispose]: dispose,
+    };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+}
