@@ -18,7 +18,7 @@ import {
   type Invoker,
   type Registry,
 } from '@capnode/capabilities';
-import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
+import { createBuiltinCapabilities, createNodeExecResolvers } from '@capnode/capabilities/node';
 import type { GatewayClient, GatewayNode } from '@capnode/gateway-bridge';
 import { NODE_IDENTITY_FILE, connectGatewayOperator, createGatewayNode, type GatewayNodeOptions } from '@capnode/gateway-bridge/node';
 import { startGateway, type RealGateway } from './harness.js';
@@ -127,7 +127,7 @@ export function createNodeFixture(): NodeFixture {
   const invoker = createInvoker({
     registry,
     hooks: [
-      createExecApprovalHook({ store, broker, resolveExecutable: findExecutable }),
+      createExecApprovalHook({ store, broker, ...createNodeExecResolvers() }),
       {
         afterInvoke(_invocation: Invocation | undefined, request: InvocationRequest, outcome: InvocationOutcome) {
           audited.push({ request, outcome });
