@@ -139,7 +139,9 @@ function webHeaders(incoming: IncomingMessage): Headers {
 /**
  * Starts the hardened loopback MCP server on `node:http`.
  *
- * Every request passes these gates in order: non-loopback peer → 403; concurrency cap → 503 with
+ * Every request passes these gates in order: non-loopback peer → 403; a request target that is not a
+ * canonical origin-form path (see `canonicalPath`: absolute-form, `*`, `%` escapes, backslashes, empty
+ * or dot segments) → 400, so gating and routing see one path; concurrency cap → 503 with
  * Retry-After; any Origin, Referer or browser fetch-metadata header (a lone `Sec-Fetch-Mode: cors`,
  * which Node's fetch sends, excepted) → 403; Host other than
  * 127.0.0.1 / localhost / [::1] (any port) or missing → 403; bearer token → 401 with no body, before
