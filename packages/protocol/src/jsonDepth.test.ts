@@ -31,6 +31,11 @@ describe('exceedsJsonDepth', () => {
     expect(exceedsJsonDepth(nested(100_000), MAX_ARGUMENTS_DEPTH)).toBe(true);
   });
 
+  it('sees depth under a parsed "__proto__" key (an own property, not the prototype)', () => {
+    const deep = JSON.parse(`{"__proto__":${'['.repeat(100)}${']'.repeat(100)}}`) as unknown;
+    expect(exceedsJsonDepth(deep, MAX_ARGUMENTS_DEPTH)).toBe(true);
+  });
+
   it('treats a cycle as too deep instead of looping', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;

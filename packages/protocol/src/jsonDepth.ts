@@ -19,18 +19,33 @@ export const MAX_ARGUMENTS_DEPTH = 64;
 export function exceedsJsonDepth(value: unknown, maxDepth: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (maxDepth < 1) return true;
-  const values: object[] = [value];
-  const depths: number[] = [1];
-  while (values.length > 0) {
-    const current = values.pop() as object;
-    const depth = depths.pop() as number;
-    const children: readonly unknown[] = Array.isArray(current) ? current : Object.values(current);
-    for (const child of children) {
-      if (typeof child !== 'object' || child === null) continue;
-      if (depth >= maxDepth) return true;
-      values.push(child);
-      depths.push(depth + 1);
+  // Containers still to visit and their levels; flat arguments (the common case) never push.
+  const pending: object[] = [];
+  const levels: number[] = [];
+  let current: object = value;
+  let depth = 1;
+  for (;;) {
+    if (Array.isArray(current)) {
+      for (const child of current as unknown[]) {
+        if (typeof child !== 'object' || child === null) continue;
+        if (depth >= maxDepth) return true;
+        pending.push(child);
+        levels.push(depth + 1);
+      }
+    } else {
+      const record = current as Record<string, unknown>;
+      for (const key in record) {
+        if (!Object.hasOwn(record, key)) continue;
+        const child = record[key];
+        if (typeof child !== 'object' || child === null) continue;
+        if (depth >= maxDepth) return true;
+        pending.push(child);
+        levels.push(depth + 1);
+      }
     }
+    const next = pending.pop();
+    if (next === undefined) return false;
+    current = next;
+    depth = levels.pop() as number;
   }
-  return false;
 }
