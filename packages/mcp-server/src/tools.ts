@@ -51,7 +51,7 @@ export function toolError(message: string, code: CapabilityErrorCode): CallToolR
 }
 
 /** The failure code of a tool result, or `undefined` when it is no error or carries none. */
-export function toolFailureCode(result: { readonly isError?: boolean; readonly _meta?: Record<string, unknown> }): string | undefined {
+export function toolFailureCode(result: { readonly isError?: boolean | undefined; readonly _meta?: Record<string, unknown> | undefined }): string | undefined {
   if (result.isError !== true) return undefined;
   const failure = result._meta?.[FAILURE_META_KEY] as { code?: unknown } | undefined;
   return typeof failure?.code === 'string' ? failure.code : undefined;
