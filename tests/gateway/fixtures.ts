@@ -25,7 +25,12 @@ import { startGateway, type RealGateway } from './harness.js';
 import { z } from 'zod';
 
 /** Commands the interop gateway must forward to a linux node beyond its platform defaults. */
-export const INTEROP_ALLOW = ['device.info', 'device.status', 'interop.echo', 'interop.slow', 'interop.added'];
+/**
+ * Commands the gateway may forward. The last three are never declared by the node (a localOnly command
+ * and case variants of declared ones): allowing them gives the gateway every chance to forward them,
+ * so the node's own refusal is exercised wherever the gateway does not refuse them itself.
+ */
+export const INTEROP_ALLOW = ['device.info', 'device.status', 'interop.echo', 'interop.slow', 'interop.added', 'interop.local', 'INTEROP.ECHO', 'System.Run'];
 
 /** A gate the slow command waits on, so tests decide when invocations finish. */
 export interface Gate {

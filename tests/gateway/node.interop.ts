@@ -94,6 +94,21 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
     expect(bad).toMatchObject({ ok: false, message: expect.stringContaining('INVALID_ARGUMENTS') });
   });
 
+  it('an invoke of a command the node did not declare (localOnly, case variants) runs nothing', async () => {
+    const before = fixture.audited.length;
+    const refusedBy: Record<string, string> = {};
+    for (const command of ['interop.local', 'INTEROP.ECHO', 'Interop.Echo', 'System.Run', 'DEVICE.INFO']) {
+      const seen = logs.length;
+      const result = await invokeNode(operator, node.nodeId, command, {}, { timeoutMs: 10_000 });
+      expect(result.ok, command).toBe(false);
+      const byNode = logs.slice(seen).some((line) => line.includes('refused node.invoke.request') && line.includes(JSON.stringify(command)));
+      if (byNode) expect(result.ok === false && result.message, command).toContain('is not declared by this node');
+      refusedBy[command] = byNode ? 'node' : `gateway (${result.ok === false ? `${result.code}: ${result.message}` : ''})`;
+    }
+    console.info(`undeclared commands refused by: ${JSON.stringify(refusedBy)}`);
+    expect(fixture.audited.length).toBe(before);
+  });
+
   it('an invoke that needs exec approval waits for the user: allowed runs, denied comes back DENIED', async () => {
     const pending = invokeNode(operator, node.nodeId, 'system.run', { command: ['echo', 'approved by the user'] }, { timeoutMs: 60_000 });
     const approval = await eventually(() => fixture.broker.list()[0], gatewayWait('the exec approval request'));

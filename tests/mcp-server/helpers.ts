@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -117,4 +120,125 @@ export async function connectV1(url: string, name = 'test-v1'): Promise<ClientV1
   const client = new ClientV1({ name, version: '1.0.0' });
   await client.connect(new HttpTransportV1(new URL(url), { requestInit: { headers: authHeaders } }));
   return Object.assign(client, { [Symbol.asyncDispose]: () => client.close() });
+}
+
+/** A raw HTTP/1.1 answer as read off the socket: status line, headers, body (chunked bodies decoded). */
+export interface NetResponse {
+  readonly status: number;
+  readonly head: string;
+  readonly body: string;
+}
+
+function decodeChunked(body: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let position = 0;
+  for (;;) {
+    const lineEnd = body.indexOf('\r\n', position);
+    if (lineEnd < 0) break;
+    const size = Number.parseInt(body.subarray(position, lineEnd).toString('latin1'), 16);
+    if (!Number.isFinite(size) || size === 0) break;
+    parts.push(body.subarray(lineEnd + 2, lineEnd + 2 + size));
+    position = lineEnd + 2 + size + 2;
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * Writes one request with exactly the given request target over a plain `net` socket (`fetch` and
+ * `http.request` normalise or refuse unusual targets themselves) and reads the answer until the
+ * server closes the connection (`Connection: close` is always sent).
+ */
+export function netRequest(port: number, target: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<NetResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.setTimeout(15_000, () => socket.destroy(new Error(`no answer for ${target}`)));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const raw = Buffer.concat(chunks);
+      const split = raw.indexOf('\r\n\r\n');
+      const head = raw.subarray(0, split < 0 ? raw.length : split).toString('latin1');
+      const rest = split < 0 ? Buffer.alloc(0) : raw.subarray(split + 4);
+      const body = /\r\ntransfer-encoding:\s*chunked/i.test(head) ? decodeChunked(rest) : rest;
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: body.toString('utf8') });
+    });
+    const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...options.headers, connection: 'close' };
+    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
+    const lines = [`${options.method ?? 'GET'} ${target} HTTP/1.1`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+    socket.end(`${lines.join('\r\n')}\r\n\r\n${options.body ?? ''}`);
+  });
+}
+
+const stdioFixture = fileURLToPath(new URL('./fixtures/stdioServer.mjs', import.meta.url));
+
+/** The stdio fixture server as a child process spoken to in raw lines. */
+export interface RawStdio extends AsyncDisposable {
+  /** Writes `line` and a newline to the server's stdin as is. */
+  write(line: string | Buffer): void;
+  /** Sends a request and resolves with the response carrying its id. */
+  request(message: { id: string | number } & Record<string, unknown>, timeoutMs?: number): Promise<Record<string, any>>;
+  /** Every stdout line so far. */
+  readonly lines: readonly string[];
+  stderr(): string;
+  readonly exited: Promise<number | null>;
+}
+
+/** Spawns the stdio fixture (it imports the built packages). */
+export function spawnRawStdio(): RawStdio {
+  const child = spawn(process.execPath, [stdioFixture], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let pending = '';
+  let stderr = '';
+  const waiters = new Map<string, (message: Record<string, any>) => void>();
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => {
+    pending += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      lines.push(line);
+      let message: Record<string, any> | undefined;
+      try {
+        message = JSON.parse(line) as Record<string, any>;
+      } catch {
+        continue;
+      }
+      const key = JSON.stringify(message?.id ?? null);
+      const waiter = waiters.get(key);
+      if (waiter && ('result' in message || 'error' in message)) {
+        waiters.delete(key);
+        waiter(message);
+      }
+    }
+  });
+  child.stdin.on('error', () => {});
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    write: (line) => void child.stdin.write(Buffer.concat([Buffer.isBuffer(line) ? line : Buffer.from(line), Buffer.from('\n')])),
+    request(message, timeoutMs = 10_000) {
+      const key = JSON.stringify(message.id);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(key);
+          reject(new Error(`stdio: no response to ${key} within ${timeoutMs} ms; stderr: ${stderr.slice(-500)}`));
+        }, timeoutMs);
+        waiters.set(key, (response) => {
+          clearTimeout(timer);
+          resolve(response);
+        });
+        child.stdin.write(`${JSON.stringify(message)}\n`);
+      });
+    },
+    lines,
+    stderr: () => stderr,
+    exited,
+    async [Symbol.asyncDispose]() {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }

@@ -10,6 +10,23 @@ export interface CallResult {
   readonly content?: readonly Record<string, unknown>[];
   readonly structuredContent?: unknown;
   readonly isError?: boolean;
+  readonly _meta?: Record<string, unknown>;
+}
+
+/**
+ * The `_meta` key under which the capnode host puts an error result's failure code (`FAILURE_META_KEY`
+ * of `@capnode/mcp-server`, spelled out here so the CLI's fast path does not load the server package).
+ */
+const FAILURE_META_KEY = 'capnode/failure';
+
+/**
+ * The machine-readable failure code of an `isError` result (`unknown_command`, `denied`, `timeout`, …),
+ * or `undefined` for a success or a result without one. The CLI branches on this, never on the text.
+ */
+export function failureCode(result: CallResult): string | undefined {
+  if (result.isError !== true) return undefined;
+  const failure = result._meta?.[FAILURE_META_KEY] as { code?: unknown } | undefined;
+  return typeof failure?.code === 'string' ? failure.code : undefined;
 }
 
 function firstLine(text: string | undefined): string {

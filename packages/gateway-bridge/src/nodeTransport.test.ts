@@ -107,3 +107,59 @@ describe('node transport against a faulty gateway', () => {
     expect(node.status().connection.state).toBe('connected');
   });
 });
+
+describe('node transport surface', () => {
+  it('refuses an invoke of any command it did not declare before the pipeline, with the gateway’s code', async () => {
+    let connection!: FakeConnection;
+    await using gateway = await startFakeGateway(async (c) => {
+      connection = c;
+      await c.handshake();
+    });
+    const { invoker, registry } = fixture();
+    const piped: string[] = [];
+    invoker.use({ afterInvoke: (_invocation, request) => void piped.push(request.command) });
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createNodeTransport({
+      url: gateway.url,
+      token: 't',
+      invoker,
+      identity,
+      createSocket: createWsSocketFactory(),
+      client: { version: '0', platform: 'linux' },
+      // A command registered after the connect stays undeclared for the whole test.
+      declarationDebounceMs: 60_000,
+    });
+    await node.ready({ timeoutMs: 10_000 });
+    registry.register(defineCapability({ category: 'late', commands: [defineCommand({ name: 'late.one', description: 'late', execute: () => 'late' })] }));
+
+    const invoke = async (id: string, command: string, paramsJSON = '{}') => {
+      connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command, paramsJSON } });
+      const frame = await connection.next((f) => f.method === 'node.invoke.result' && f.params.id === id);
+      connection.respond(frame.id, { ok: true });
+      return frame.params;
+    };
+
+    const undeclared = ['demo.local', 'DEMO.ECHO', 'Demo.Echo', 'other.ONE', ' demo.echo', 'demo.echo ', 'late.one', 'constructor', '__proto__', 'toString', 'demo.echo\u0000'];
+    for (const [index, command] of undeclared.entries()) {
+      const result = await invoke(`u${index}`, command, '{"v":"x"}');
+      expect(result, JSON.stringify(command)).toEqual({
+        id: `u${index}`,
+        nodeId: identity.deviceId,
+        ok: false,
+        error: { code: 'INVALID_REQUEST', message: `node command not allowed: ${JSON.stringify(command)} is not declared by this node` },
+      });
+    }
+    expect(piped).toEqual([]);
+
+    // Declared names still run, through the pipeline.
+    expect(await invoke('ok', 'demo.echo', '{"v":"x"}')).toMatchObject({ ok: true, payload: { v: 'x' } });
+    expect(piped).toEqual(['demo.echo']);
+
+    // Arguments nested past MAX_ARGUMENTS_DEPTH are refused too, with a clear message, not a stack overflow.
+    const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    const refused = await invoke('deep', 'other.one', deep);
+    expect(refused).toMatchObject({ ok: false, error: { code: 'INVALID_ARGUMENTS', message: 'Invalid arguments for other.one: they nest deeper than 64 levels.' } });
+    expect(piped).toEqual(['demo.echo']);
+    expect(node.status().connection.state).toBe('connected');
+  });
+});

@@ -1,5 +1,5 @@
 import type { InvocationOutcome, Invoker, Registry } from '@capnode/capabilities';
-import { argumentsHash } from '@capnode/protocol';
+import { MAX_ARGUMENTS_DEPTH, argumentsHash, exceedsJsonDepth } from '@capnode/protocol';
 import {
   nodeInvokeCancelSchema,
   nodeInvokeRequestSchema,
@@ -137,6 +137,16 @@ export function toInvokeResult(id: string, nodeId: string, outcome: InvocationOu
   return { id, nodeId, ok: true, payload: result.structured ?? { content: result.content } };
 }
 
+/**
+ * The error code a node answers for an invoke of a command it did not declare: the gateway's own
+ * code for "node command not allowed", so callers see the same refusal whichever side made it.
+ */
+const NOT_DECLARED_CODE = 'INVALID_REQUEST';
+
+function notDeclaredMessage(command: string): string {
+  return `node command not allowed: ${JSON.stringify(command.slice(0, 200))} is not declared by this node`;
+}
+
 function errorResult(id: string, nodeId: string, code: string, message: string): NodeInvokeResultParams {
   return { id, nodeId, ok: false, error: { code, message } };
 }
@@ -181,6 +191,9 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
   });
   const lifetime = new AbortController();
   let declared = nodeDeclaration(registry);
+  // Exactly the names this connection declared: an invoke of anything else (a localOnly command, one
+  // registered after the declaration, a case variant such as `System.Run`) is refused before the pipeline.
+  let declaredNames: ReadonlySet<string> = new Set(declared.commands);
   let pairing: GatewayNodeStatus['pairing'] = { state: 'unknown' };
   let pairingVersion = 0;
   let redeclareTimer: ReturnType<typeof setTimeout> | undefined;
@@ -268,9 +281,18 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
       setPairing({ state: 'approved' });
       emitStatus();
     }
+    if (!declaredNames.has(request.command)) {
+      log('warning', `refused node.invoke.request ${request.id}: command ${JSON.stringify(request.command.slice(0, 200))} was not declared to the gateway`);
+      await sendResult(errorResult(request.id, nodeId, NOT_DECLARED_CODE, notDeclaredMessage(request.command)));
+      return;
+    }
     const args = invokeArgs(request);
     if (!args.ok) {
       await sendResult(errorResult(request.id, nodeId, 'INVALID_REQUEST', args.message));
+      return;
+    }
+    if (exceedsJsonDepth(args.args, MAX_ARGUMENTS_DEPTH)) {
+      await sendResult(errorResult(request.id, nodeId, 'INVALID_ARGUMENTS', `Invalid arguments for ${request.command}: they nest deeper than ${MAX_ARGUMENTS_DEPTH} levels.`));
       return;
     }
     let fingerprint: string;
@@ -392,6 +414,7 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
     },
     declaration: () => {
       declared = nodeDeclaration(registry);
+      declaredNames = new Set(declared.commands);
       return declared;
     },
     identity,

@@ -5,7 +5,7 @@ import { SlotMap } from '@capnode/protocol';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
 import { Admission } from './internal/admission.js';
-import { browserHeader, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './internal/gates.js';
+import { browserHeader, canonicalPath, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './internal/gates.js';
 import { createMcpCore } from './internal/mcpCore.js';
 import { writeAnswer } from './internal/nodeWrite.js';
 import { readBody } from './internal/readBody.js';
@@ -75,7 +75,16 @@ const DEFAULTS = {
 } as const;
 
 const PROBE_TEXT = 'capnode MCP server: send JSON-RPC with POST to this URL (Content-Type: application/json).\n';
+const ADMIN_ROOT = '/_capnode';
 const ADMIN_PREFIX = '/_capnode/';
+const BAD_TARGET: Reply = jsonRpcErrorReply(
+  400,
+  -32600,
+  'Bad Request: the request target must be a plain path (origin-form, no percent-escapes, backslashes, empty or dot segments)',
+  undefined,
+  null,
+  { connection: 'close' },
+);
 const UNAUTHORIZED: Reply = { status: 401, headers: { 'www-authenticate': 'Bearer realm="capnode"' }, body: null };
 
 /** One admitted request: the abort source of the calls it starts, its deadline, and whether it was answered. */
@@ -88,12 +97,6 @@ class LiveRequest extends AbortLatch {
     super();
     this.outgoing = outgoing;
   }
-}
-
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '/';
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 function timeoutError(message: string): Error {
@@ -136,7 +139,9 @@ function webHeaders(incoming: IncomingMessage): Headers {
 /**
  * Starts the hardened loopback MCP server on `node:http`.
  *
- * Every request passes these gates in order: non-loopback peer → 403; concurrency cap → 503 with
+ * Every request passes these gates in order: non-loopback peer → 403; a request target that is not a
+ * canonical origin-form path (see `canonicalPath`: absolute-form, `*`, `%` escapes, backslashes, empty
+ * or dot segments) → 400, so gating and routing see one path; concurrency cap → 503 with
  * Retry-After; any Origin, Referer or browser fetch-metadata header (a lone `Sec-Fetch-Mode: cors`,
  * which Node's fetch sends, excepted) → 403; Host other than
  * 127.0.0.1 / localhost / [::1] (any port) or missing → 403; bearer token → 401 with no body, before
@@ -232,13 +237,16 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     onError: (error) => log('error', `http: unhandled ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`),
   });
 
-  /** Gates after admission, then routing; `request` aborts the calls this request started. */
-  const dispatch = (incoming: IncomingMessage, request: LiveRequest): Reply | Promise<Reply | Response | void> => {
+  /**
+   * Gates after admission, then routing, both on `path` (the canonical target path); `request` aborts
+   * the calls this request started.
+   */
+  const dispatch = (incoming: IncomingMessage, request: LiveRequest, path: string): Reply | Promise<Reply | Response | void> => {
     const headers = incoming.headers;
     const browser = browserHeader(headers);
     if (browser !== undefined) return textReply(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
     if (!isAllowedHost(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
-    const isAdmin = pathOf(incoming.url).startsWith(ADMIN_PREFIX);
+    const isAdmin = path === ADMIN_ROOT || path.startsWith(ADMIN_PREFIX);
     const check = isAdmin ? checkAdmin : checkToken;
     if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return UNAUTHORIZED;
     if (incoming.method === 'POST' && !isAdmin) {
@@ -249,7 +257,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     }
     // Everything but the MCP POST: Hono answers it and writes the response itself.
     request.answered = true;
-    return routes(incoming, request.outgoing);
+    return isAdmin ? routes.admin(incoming, request.outgoing) : routes.surface(incoming, request.outgoing);
   };
 
   const answer = (request: LiveRequest, reply: Reply | Response | void): void => {
@@ -269,7 +277,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     else answer(request, jsonRpcErrorReply(408, -32000, 'Request Timeout: the request took too long', undefined, null, { connection: 'close' }));
   };
 
-  const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+  const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse, path: string): void => {
     const request = new LiveRequest(outgoing);
     live.set(request, true);
     request.timer = setTimeout(onDeadline, requestTimeoutMs, request);
@@ -281,7 +289,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     });
     let reply: Reply | Promise<Reply | Response | void>;
     try {
-      reply = dispatch(incoming, request);
+      reply = dispatch(incoming, request, path);
     } catch (error) {
       reply = Promise.reject(error);
     }
@@ -303,16 +311,21 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       void writeAnswer(outgoing, textReply(403, 'Forbidden: only loopback peers are served.\n'));
       return;
     }
+    const path = canonicalPath(incoming.url);
+    if (path === undefined) {
+      void writeAnswer(outgoing, BAD_TARGET);
+      return;
+    }
     if (closing) {
       void writeAnswer(outgoing, textReply(503, 'The server is shutting down.\n', { 'retry-after': '1', connection: 'close' }));
       return;
     }
     if (admission.tryAcquire()) {
-      serveAdmitted(incoming, outgoing);
+      serveAdmitted(incoming, outgoing, path);
       return;
     }
     void admission.acquire().then((admitted) => {
-      if (admitted) serveAdmitted(incoming, outgoing);
+      if (admitted) serveAdmitted(incoming, outgoing, path);
       else void writeAnswer(outgoing, textReply(503, 'Busy: too many requests in flight; retry shortly.\n', { 'retry-after': '1' }));
     });
   };

@@ -1,3 +1,4 @@
 export type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions, McpFetchOptions } from './capnodeMcp.js';
 export { createCapnodeMcp, supportedProtocolVersions } from './capnodeMcp.js';
-export { toMcpTool, toCallToolResult } from './tools.js';
+export type { ToolFailureMeta } from './tools.js';
+export { FAILURE_META_KEY, toMcpTool, toCallToolResult, toolFailureCode } from './tools.js';

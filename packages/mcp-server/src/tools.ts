@@ -1,4 +1,4 @@
-import type { CommandResult, RegisteredCommand, Registry } from '@capnode/capabilities';
+import type { CapabilityErrorCode, CommandResult, RegisteredCommand, Registry } from '@capnode/capabilities';
 import type { CallToolResult, ListToolsResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 
 /**
@@ -21,19 +21,40 @@ export function toMcpTool(command: RegisteredCommand): Tool {
 }
 
 /**
+ * The `_meta` key of an `isError` tool result that carries its machine-readable failure:
+ * `_meta: { "capnode/failure": { code } }`, `code` being a {@link CapabilityErrorCode} (`denied`,
+ * `invalid_arguments`, `unknown_command`, `timeout`, …). Callers branch on the code, never on the text.
+ */
+export const FAILURE_META_KEY = 'capnode/failure';
+
+/** What {@link FAILURE_META_KEY} holds. */
+export interface ToolFailureMeta {
+  readonly code: CapabilityErrorCode;
+}
+
+/**
  * Maps a pipeline result to an MCP `CallToolResult`: content passes through, structured data becomes
  * `structuredContent`, and a failure becomes `isError: true` with its message as text, so the model
- * sees the reason and can correct itself (a failure is never a JSON-RPC error).
+ * sees the reason and can correct itself (a failure is never a JSON-RPC error), and its code under
+ * `_meta["capnode/failure"]`, so programs can tell failures apart.
  */
 export function toCallToolResult(result: CommandResult): CallToolResult {
-  if (!result.ok) return toolError(result.error.message);
+  if (!result.ok) return toolError(result.error.message, result.error.code);
   const content = result.content as CallToolResult['content'];
   return result.structured === undefined ? { content } : { content, structuredContent: result.structured };
 }
 
-/** A tool error result carrying `message` as its only text content. */
-export function toolError(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
+/** A tool error result carrying `message` as its only text content and `code` under {@link FAILURE_META_KEY}. */
+export function toolError(message: string, code: CapabilityErrorCode): CallToolResult {
+  const failure: ToolFailureMeta = { code };
+  return { content: [{ type: 'text', text: message }], isError: true, _meta: { [FAILURE_META_KEY]: failure } };
+}
+
+/** The failure code of a tool result, or `undefined` when it is no error or carries none. */
+export function toolFailureCode(result: { readonly isError?: boolean | undefined; readonly _meta?: Record<string, unknown> | undefined }): string | undefined {
+  if (result.isError !== true) return undefined;
+  const failure = result._meta?.[FAILURE_META_KEY] as { code?: unknown } | undefined;
+  return typeof failure?.code === 'string' ? failure.code : undefined;
 }
 
 /**

@@ -36,12 +36,14 @@ describe('@capnode/protocol root entry', () => {
   it('exports exactly the documented runtime API', () => {
     expect(Object.keys(protocol).sort()).toEqual([
       'JsonRpcErrorCode',
+      'MAX_ARGUMENTS_DEPTH',
       'ProtocolError',
       'ProtocolFormatError',
       'SlotMap',
       'argumentsHash',
       'canonicalJson',
       'createCancellationTracker',
+      'exceedsJsonDepth',
       'extractRequestIdRaw',
       'findRequestIdToken',
       'isJsonNumberLexeme',

@@ -20,4 +20,5 @@ export type {
 } from './cancellation.js';
 export { createCancellationTracker } from './cancellation.js';
 export { canonicalJson, argumentsHash } from './canonicalJson.js';
+export { MAX_ARGUMENTS_DEPTH, exceedsJsonDepth } from './jsonDepth.js';
 export { SlotMap } from './slotMap.js';

@@ -2,7 +2,7 @@ import { flag } from '../args.js';
 import { mcpEndpoint, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
 import type { Endpoint } from '../http.js';
-import { formatContent, formatToolTable, type CallResult, type ToolInfo } from '../output.js';
+import { failureCode, formatContent, formatToolTable, type CallResult, type ToolInfo } from '../output.js';
 import { peekNextId, rpcCall, rpcNotify, type RpcNotification } from '../rpc.js';
 import { closeNames } from '../suggest.js';
 
@@ -132,7 +132,7 @@ export async function callCommand(context: Context, toolName?: string, fallback?
     return 130;
   }
 
-  if (result.isError && /^unknown tool\b/i.test(errorText(result))) {
+  if (failureCode(result) === 'unknown_command') {
     if (fallback) return fallback('unknown', args);
     const tools = await fetchTools(endpoint).catch(() => [] as ToolInfo[]);
     const close = closeNames(name, tools.map((tool) => tool.name));

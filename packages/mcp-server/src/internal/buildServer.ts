@@ -34,11 +34,15 @@ const NO_SCHEMA_VALIDATION: jsonSchemaValidator = {
   getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }),
 };
 
-const EMPTY_LISTS: Readonly<Record<string, Result>> = {
-  'resources/list': { resources: [] },
-  'resources/templates/list': { resourceTemplates: [] },
-  'prompts/list': { prompts: [] },
-};
+/**
+ * A `Map`, not an object literal: a method name is client input, and looking up `constructor` or
+ * `__proto__` in an object finds `Object.prototype` members (a function result is not JSON).
+ */
+const EMPTY_LISTS: ReadonlyMap<string, Result> = new Map<string, Result>([
+  ['resources/list', { resources: [] }],
+  ['resources/templates/list', { resourceTemplates: [] }],
+  ['prompts/list', { prompts: [] }],
+]);
 
 function isInboundRequest(message: JSONRPCMessage): message is JSONRPCRequest {
   return typeof message === 'object' && message !== null && 'method' in message && !('result' in message) && !('error' in message) && isJSONRPCRequest(message);
@@ -168,7 +172,7 @@ export function buildServer(
     if (request.method === 'tools/call') {
       return runToolCall(wiring.invoker, request.params, ctx, scopeOf(ctx), wiring.onError) as Promise<Result>;
     }
-    const empty = EMPTY_LISTS[request.method];
+    const empty = EMPTY_LISTS.get(request.method);
     if (empty !== undefined) return empty;
     throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { browserHeader, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './gates.js';
+import { browserHeader, canonicalPath, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './gates.js';
 
 describe('loopback peer gate', () => {
   it.each(['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1'])('accepts %s', (address) => {
@@ -49,5 +49,46 @@ describe('bearer gate', () => {
     for (const value of [undefined, '', 'Bearer', 'Bearer ', 'Basic s3cret-token', 'Bearer s3cret-token2', 'Bearer s3cret-toke', 'Bearer a b', 's3cret-token']) {
       expect(check(value)).toBe(false);
     }
+  });
+});
+
+describe('request target gate', () => {
+  it.each([
+    ['/', '/'],
+    ['/?a=b', '/'],
+    ['/mcp', '/mcp'],
+    ['/_capnode/status', '/_capnode/status'],
+    ['/_capnode/status/', '/_capnode/status/'],
+    ['/_capnode/status?x=/../%2e', '/_capnode/status'],
+    ['/a.b/c', '/a.b/c'],
+    ['/.well-known/x', '/.well-known/x'],
+  ])('keeps the canonical target %s as path %s', (target, path) => {
+    expect(canonicalPath(target)).toBe(path);
+  });
+  it.each([
+    undefined,
+    '',
+    '*',
+    'http://127.0.0.1/_capnode/status',
+    '_capnode',
+    '//_capnode',
+    '/a//b',
+    '/.',
+    '/..',
+    '/x/../_capnode',
+    '/x/./y',
+    '/x/.',
+    '/x.',
+    '/x./y',
+    '/%2e%2e/x',
+    '/a%2fb',
+    '/%5fcapnode',
+    '/a\\b',
+    '/a#b',
+    '/a b',
+    '/a\u00e4',
+    '/a\u007f',
+  ])('refuses %j', (target) => {
+    expect(canonicalPath(target)).toBeUndefined();
   });
 });

@@ -63,3 +63,46 @@ export function createBearerCheck(token: string): (authorization: string | undef
     return timingSafeEqual(digest(match[2] as string), expected);
   };
 }
+
+const SLASH = 0x2f;
+const DOT = 0x2e;
+const PERCENT = 0x25;
+const BACKSLASH = 0x5c;
+const HASH = 0x23;
+const QUESTION = 0x3f;
+
+/**
+ * The path of an HTTP request target when the target is already in canonical origin-form, else
+ * `undefined` (answer 400). The server gates and routes on this one path, so no spelling can reach
+ * a route that the gates judged as another.
+ *
+ * Canonical means: it starts with `/` (no absolute-form `http://host/…`, no asterisk-form `*`), and
+ * no normalisation a URL parser or router applies could change its path — no `%` escape at all
+ * (`%2e%2e`, `%2f`, `%5f…`), no backslash, no `#`, no empty segment (`//`), no segment that ends in
+ * a dot (`.`, `..`, `status.`), only printable ASCII. The query (after `?`) is not examined.
+ * One pass over the target's characters; no URL object.
+ */
+export function canonicalPath(target: string | undefined): string | undefined {
+  if (target === undefined || target.charCodeAt(0) !== SLASH) return undefined;
+  if (target.length === 1) return target;
+  let end = target.length;
+  let segmentStart = 1;
+  for (let index = 1; index <= end; index += 1) {
+    const code = index === end ? SLASH : target.charCodeAt(index);
+    if (code === SLASH) {
+      if (index === segmentStart) {
+        // An empty segment: only the one after a trailing slash (`/a/`) is allowed.
+        if (index !== end) return undefined;
+      } else if (target.charCodeAt(index - 1) === DOT) {
+        return undefined;
+      }
+      segmentStart = index + 1;
+    } else if (code === QUESTION) {
+      end = index;
+      index -= 1;
+    } else if (code === PERCENT || code === BACKSLASH || code === HASH || code <= 0x20 || code >= 0x7f) {
+      return undefined;
+    }
+  }
+  return end === target.length ? target : target.slice(0, end);
+}

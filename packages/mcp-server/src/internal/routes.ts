@@ -12,30 +12,46 @@ export interface RouteOptions {
   readonly onError: (error: unknown) => void;
 }
 
+/** The two Hono listeners; the gate chain picks one by the canonical path it gated on. */
+export interface RouteListeners {
+  /** `/_capnode` and everything under it: the host's admin handler, or 404 without one. */
+  readonly admin: (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>;
+  /** Every other path: the GET probe, DELETE, and 405 for every other verb. */
+  readonly surface: (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>;
+}
+
 /**
  * The HTTP surface beside the MCP POST hot path, routed by Hono through `@hono/node-server`: the GET
  * probe, the host's admin routes, DELETE, and 405 for every other verb. It runs after the gate chain,
- * which has already refused browsers, foreign Hosts and missing tokens.
+ * which has already refused non-canonical targets, browsers, foreign Hosts and missing tokens.
+ *
+ * Admin and surface are separate apps chosen by the gate chain, not by Hono's own path matching, so
+ * which token a path needs and which handler serves it are decided once, on one path.
  */
-export function createRouteListener(options: RouteOptions): (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void> {
-  const app = new Hono();
+export function createRouteListener(options: RouteOptions): RouteListeners {
+  const listen = (app: Hono) => {
+    app.onError((error) => {
+      options.onError(error);
+      return toResponse(jsonRpcErrorReply(500, -32603, 'Internal server error'));
+    });
+    return getRequestListener(app.fetch, { overrideGlobalObjects: false });
+  };
   const tooLarge = () =>
     toResponse(jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${options.maxBodyBytes} bytes`, undefined, null, { connection: 'close' }));
+  const adminApp = new Hono();
   const admin = options.admin;
-  if (admin === undefined) app.all('/_capnode/*', () => toResponse(textReply(404, 'Not found.\n')));
-  else app.all('/_capnode/*', bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), (c) => admin(c.req.raw));
+  if (admin === undefined) adminApp.all('*', () => toResponse(textReply(404, 'Not found.\n')));
+  else adminApp.all('*', bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), (c) => admin(c.req.raw));
+
+  const surfaceApp = new Hono();
   const notAllowed = (method: string) =>
     toResponse(jsonRpcErrorReply(405, -32000, `Method not allowed: ${method}`, undefined, null, { allow: 'GET, POST, DELETE' }));
   // Hono serves HEAD with the GET handler; the spec allows only GET, POST and DELETE.
-  app.get('*', (c) => {
+  surfaceApp.get('*', (c) => {
     if (c.req.method !== 'GET') return notAllowed(c.req.method);
     return toResponse(c.req.header('accept')?.includes('text/event-stream') ? noSessionReply() : textReply(200, options.probeText));
   });
-  app.delete('*', () => toResponse(noSessionReply()));
-  app.all('*', (c) => notAllowed(c.req.method));
-  app.onError((error) => {
-    options.onError(error);
-    return toResponse(jsonRpcErrorReply(500, -32603, 'Internal server error'));
-  });
-  return getRequestListener(app.fetch, { overrideGlobalObjects: false });
+  surfaceApp.delete('*', () => toResponse(noSessionReply()));
+  surfaceApp.all('*', (c) => notAllowed(c.req.method));
+  return { admin: listen(adminApp), surface: listen(surfaceApp) };
 }

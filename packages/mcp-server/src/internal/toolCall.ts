@@ -1,4 +1,5 @@
 import type { AbortSignalLike, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
+import { MAX_ARGUMENTS_DEPTH, exceedsJsonDepth } from '@capnode/protocol';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { toCallToolResult, toolError } from '../tools.js';
 
@@ -40,10 +41,13 @@ export async function runToolCall(
   scope: CallScope,
   onError: (error: unknown) => void,
 ): Promise<CallToolResult> {
-  if (!isPlainObject(params)) return toolError('Invalid tools/call request: params must be an object with a string "name".');
+  if (!isPlainObject(params)) return toolError('Invalid tools/call request: params must be an object with a string "name".', 'invalid_arguments');
   const name = params.name;
-  if (typeof name !== 'string' || name.length === 0) return toolError('Invalid tools/call request: "name" must be a non-empty string.');
-  if (scope.signal.aborted) return toolError(`${name} was cancelled.`);
+  if (typeof name !== 'string' || name.length === 0) return toolError('Invalid tools/call request: "name" must be a non-empty string.', 'invalid_arguments');
+  if (exceedsJsonDepth(params.arguments, MAX_ARGUMENTS_DEPTH)) {
+    return toolError(`Invalid arguments for ${name}: they nest deeper than ${MAX_ARGUMENTS_DEPTH} levels.`, 'invalid_arguments');
+  }
+  if (scope.signal.aborted) return toolError(`${name} was cancelled.`, 'cancelled');
   let progressSent = false;
   try {
     const request: InvocationRequest = {
@@ -83,6 +87,6 @@ export async function runToolCall(
     return toCallToolResult(outcome.result);
   } catch (error) {
     onError(error);
-    return toolError(`${name} failed with an internal error.`);
+    return toolError(`${name} failed with an internal error.`, 'internal');
   }
 }
