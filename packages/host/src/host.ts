@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -12,13 +13,15 @@ import {
   type Registry,
 } from '@capnode/capabilities';
 import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
-import { generateToken, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
+import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
 import { createAppCapability } from './appStatus.js';
 import { createAuditLog, type AuditLog } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
 import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, type GatewayOverride, type NodeModeStatus } from './gatewayMode.js';
 import { HostError } from './errors.js';
+import { acquireHostLock, type HostLock } from './hostLock.js';
+import { ensurePrivateDirectory } from './internal/secureFile.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
 import { createSettingsStore, type SettingsStore } from './settings.js';
@@ -151,13 +154,17 @@ export function createHost(options: HostOptions = {}): Host {
   const version = options.version ?? DEFAULT_VERSION;
   const serverInfo = { name: 'capnode', version };
   const started = Date.now();
+  /** Tells this host's files (`host.json`, `run/*`) from another host's of the same process. */
+  const instance = randomBytes(8).toString('hex');
+  const warn = (message: string) => log('warning', message);
 
-  const settings = createSettingsStore(paths.settings);
   try {
     mkdirSync(paths.home, { recursive: true, mode: 0o700 });
   } catch (error) {
     throw new HostError('io', `cannot create the config directory ${paths.home}: ${(error as Error).message}`, { cause: error });
   }
+  ensurePrivateDirectory(paths.home, 'the config directory', warn);
+  const settings = createSettingsStore(paths.settings, { onWarning: warn });
 
   const registry = createRegistry();
   const approvals = createApprovalBroker(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs });
@@ -194,6 +201,7 @@ export function createHost(options: HostOptions = {}): Host {
   let stdioAdmin: McpHttpServer | undefined;
   let closed = false;
   let closing: Promise<void> | undefined;
+  let lock: HostLock | undefined;
   const stdioController = new AbortController();
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -209,7 +217,8 @@ export function createHost(options: HostOptions = {}): Host {
   function unpublish(path: string): void {
     try {
       const runtime = JSON.parse(readFileSync(path, 'utf8')) as Partial<RuntimeState>;
-      if (runtime.pid === process.pid) rmSync(path, { force: true });
+      // Only the instance that wrote it: another host of this process may have replaced it.
+      if (runtime.pid === process.pid && runtime.instance === instance) rmSync(path, { force: true });
     } catch {
       // Already gone.
     }
@@ -226,7 +235,8 @@ export function createHost(options: HostOptions = {}): Host {
       return undefined;
     }
     const adminUrl = new URL('/_capnode/', admin.url).href;
-    await publish(runFile, { pid: process.pid, kind, adminUrl, startedAt: new Date(started).toISOString(), version });
+    await publish(runFile, { pid: process.pid, instance, kind, adminUrl, startedAt: new Date(started).toISOString(), version });
+    if (kind === 'node') await lock?.update({ adminUrl });
     return admin;
   }
 
@@ -246,6 +256,7 @@ export function createHost(options: HostOptions = {}): Host {
 
   async function startAll(): Promise<HostStatus> {
     const current = settings.get();
+    lock ??= acquireHostLock({ runDir: paths.runDir, home: paths.home, instance, address: `${options.host ?? current.mcp.host}:${options.port ?? current.mcp.port}`, onWarning: warn });
     gatewayConfig = resolveGatewayConfig(current, options.gateway, env);
     const nodeOn = gatewayConfig !== undefined && (options.gateway?.url !== undefined || current.node.enabled);
     const channelOn = gatewayConfig !== undefined && current.channel.enabled && current.mcp.enabled;
@@ -276,6 +287,10 @@ export function createHost(options: HostOptions = {}): Host {
       adminToken = (await loadOrCreateToken(paths.adminToken)).token;
     } catch (error) {
       state = 'error';
+      if (isInsecureTokenFileError(error)) {
+        startError = error.message;
+        throw new HostError('insecure_file', startError, { cause: error });
+      }
       startError = `cannot read or create the token files in ${paths.home}: ${(error as Error).message}`;
       throw new HostError('io', startError, { cause: error });
     }
@@ -294,7 +309,9 @@ export function createHost(options: HostOptions = {}): Host {
     }
     state = 'listening';
     imports.start();
-    await publish(paths.runtime, { pid: process.pid, kind: 'http', url: server.url, adminUrl: new URL('/_capnode/', server.url).href, startedAt: new Date(started).toISOString(), version });
+    const adminUrl = new URL('/_capnode/', server.url).href;
+    await lock?.update({ url: server.url, adminUrl });
+    await publish(paths.runtime, { pid: process.pid, instance, kind: 'http', url: server.url, adminUrl, startedAt: new Date(started).toISOString(), version });
     return host.status();
   }
 
@@ -393,6 +410,7 @@ export function createHost(options: HostOptions = {}): Host {
         await gateway.close();
         await imports.close();
         await audit.close();
+        lock?.release();
       })();
       return closing;
     },

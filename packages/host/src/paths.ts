@@ -73,6 +73,8 @@ export function hostPaths(home: string = resolveHome()): HostPaths {
  */
 export interface RuntimeState {
   readonly pid: number;
+  /** Random id of the host instance that wrote the file; only that instance removes it. */
+  readonly instance?: string;
   /** `node`: a gateway node host running without the MCP listener (admin routes only). */
   readonly kind: 'http' | 'stdio' | 'node';
   /** MCP endpoint, e.g. `http://127.0.0.1:8765/`; absent for stdio hosts. */
