@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import type { InvocationHook } from '@capnode/capabilities';
-import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client';
+import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { argumentsHashSync } from '@capnode/protocol/node';
 
 /** One line of `audit.log`. Argument values are never written (they can hold secrets); only their hash. */

@@ -1,27 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  createApprovalBroker,
-  createExecApprovalHook,
-  createInvoker,
-  createRegistry,
-  type ApprovalBroker,
-  type Capability,
-  type Invoker,
-  type PendingApproval,
-  type Registry,
-} from '@capnode/capabilities';
-import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
+import type { ApprovalBroker, Capability, Invoker, PendingApproval, Registry } from '@capnode/capabilities';
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
 import { createAppCapability } from './appStatus.js';
-import { createAuditLog, type AuditLog } from './audit.js';
+import type { AuditLogOptions } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
 import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, type GatewayOverride, type NodeModeStatus } from './gatewayMode.js';
 import { HostError } from './errors.js';
 import { acquireHostLock, type HostLock } from './hostLock.js';
+import { createScrubbedLog, hostSecrets } from './internal/hostLog.js';
 import { ensurePrivateDirectory } from './internal/secureFile.js';
+import { createHostPipeline } from './pipeline.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
 import { createSettingsStore, type SettingsStore } from './settings.js';
@@ -43,6 +34,8 @@ export interface HostOptions {
   readonly capabilities?: readonly Capability[];
   /** How long an exec approval waits for an answer before it counts as denied. Default 120 s. */
   readonly approvalTimeoutMs?: number;
+  /** Audit log rotation and queue (default 10 MiB × 5 files, 1 MiB queued); see {@link AuditLogOptions}. */
+  readonly audit?: Omit<AuditLogOptions, 'path' | 'onError'>;
   /** Version reported as MCP server info and in `host.json`. */
   readonly version?: string;
   /** Host log lines (approvals needed, errors; `debug` for listener chatter). Default: stderr, `debug` only with `CAPNODE_DEBUG` set. Never stdout (stdio mode). */
@@ -150,7 +143,10 @@ function describeListenError(error: unknown, host: string, port: number): string
 export function createHost(options: HostOptions = {}): Host {
   const env = options.env ?? process.env;
   const paths = hostPaths(resolveHome({ ...(options.home === undefined ? {} : { home: options.home }), env }));
-  const log = options.onLog ?? defaultLog;
+  const knownSecrets = new Set<string>();
+  let settingsForLog: SettingsStore | undefined;
+  // Every line is scrubbed of the host's secrets (tokens, gateway token, imported servers' env/headers), then capped.
+  const log = createScrubbedLog(options.onLog ?? defaultLog, () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])]);
   const version = options.version ?? DEFAULT_VERSION;
   const serverInfo = { name: 'capnode', version };
   const started = Date.now();
@@ -165,25 +161,23 @@ export function createHost(options: HostOptions = {}): Host {
   }
   ensurePrivateDirectory(paths.home, 'the config directory', warn);
   const settings = createSettingsStore(paths.settings, { onWarning: warn });
+  settingsForLog = settings;
 
-  const registry = createRegistry();
-  const approvals = createApprovalBroker(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs });
+  const pipeline = createHostPipeline({
+    paths,
+    settings,
+    log,
+    ...(options.builtins === undefined ? {} : { builtins: options.builtins }),
+    ...(options.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: options.approvalTimeoutMs }),
+    ...(options.audit === undefined ? {} : { audit: options.audit }),
+  });
+  const { registry, approvals, invoker } = pipeline;
   const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';
   approvals.subscribe((event) => {
     if (event.type === 'requested') log('warning', describePending(event.approval, homeHint));
     else if (event.settlement !== 'answered') log('info', `approval ${event.approval.id} ${event.settlement === 'timeout' ? 'timed out (denied)' : `ended: ${event.settlement}`}`);
   });
 
-  const audit: AuditLog = createAuditLog({ path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
-  const invoker = createInvoker({
-    registry,
-    hooks: [createExecApprovalHook({ store: settings.execApprovals, broker: approvals, resolveExecutable: findExecutable }), audit.hook],
-    onInternalError: (error, request) => log('error', `${request.command} failed internally: ${(error as Error)?.stack ?? String(error)}`),
-  });
-
-  if (options.builtins !== false) {
-    for (const capability of createBuiltinCapabilities({ execApprovals: { store: settings.execApprovals, broker: approvals } })) registry.register(capability);
-  }
   registry.register(createAppCapability(() => host.status()));
   for (const capability of options.capabilities ?? []) registry.register(capability);
 
@@ -229,6 +223,7 @@ export function createHost(options: HostOptions = {}): Host {
     let admin: McpHttpServer;
     try {
       const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+      knownSecrets.add(adminToken);
       admin = await listen(0, '127.0.0.1', generateToken(), adminToken);
     } catch (error) {
       log('warning', `approvals listener failed (${(error as Error).message}); exec approvals of this ${kind} host cannot be answered and time out as denied`);
@@ -285,6 +280,7 @@ export function createHost(options: HostOptions = {}): Host {
     try {
       token = (await loadOrCreateToken(paths.mcpToken)).token;
       adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+      knownSecrets.add(token).add(adminToken);
     } catch (error) {
       state = 'error';
       if (isInsecureTokenFileError(error)) {
@@ -357,6 +353,7 @@ export function createHost(options: HostOptions = {}): Host {
     },
     async rotateToken() {
       const token = await rotateTokenFile(paths.mcpToken);
+      knownSecrets.add(token);
       server?.setToken(token);
       log('info', `MCP token rotated (${paths.mcpToken}); clients need the new one`);
     },
@@ -409,7 +406,7 @@ export function createHost(options: HostOptions = {}): Host {
         }
         await gateway.close();
         await imports.close();
-        await audit.close();
+        await pipeline.close();
         lock?.release();
       })();
       return closing;

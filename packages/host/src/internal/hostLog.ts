@@ -1,4 +1,8 @@
-import { createSecretScrubber, scrubAndCap, type SecretScrubber } from '@capnode/mcp-client';
+import type { McpServerConfig } from '@capnode/mcp-client';
+import { collectSecrets, createSecretScrubber, scrubAndCap, type SecretScrubber } from '@capnode/mcp-client/redact';
+import { GATEWAY_TOKEN_ENV } from '../gatewayMode.js';
+import { resolveMcpClientSettings } from '../mcpClientSettings.js';
+import type { Settings } from '../settings.js';
 
 /** Longest host log line; longer ones are cut after scrubbing. */
 export const MAX_LOG_LINE = 8 * 1024;
@@ -25,4 +29,22 @@ export function createScrubbedLog<Level extends string>(
     return scrubber;
   };
   return (level, message) => sink(level, scrubAndCap(message, current(), MAX_LOG_LINE));
+}
+
+const cache = new WeakMap<Settings, readonly string[]>();
+
+/** The secrets `settings` and `env` hold (the gateway token, imported servers' env and header values), cached per settings object. */
+export function hostSecrets(settings: Settings, env: Readonly<Record<string, string | undefined>>): readonly (string | undefined)[] {
+  let values = cache.get(settings);
+  if (!values) {
+    let servers: McpServerConfig[] = [];
+    try {
+      servers = [...resolveMcpClientSettings(settings).config.servers];
+    } catch {
+      // Invalid mcpClient section: reported elsewhere; no server secrets to know.
+    }
+    values = [...(settings.node.token ? [settings.node.token] : []), ...collectSecrets(servers)];
+    cache.set(settings, values);
+  }
+  return [...values, env[GATEWAY_TOKEN_ENV]];
 }
