@@ -106,8 +106,10 @@ export interface Host {
    * and writes `host.json`. Without the listener, node mode opens a loopback listener for the admin
    * routes only, published in `run/node-<pid>.json`, so exec approvals can be answered. With
    * `mcpClient.reexport` on, also starts connecting the configured MCP servers in the background.
+   * Takes the config directory's lock (`run/host.lock`) first: one started host per directory.
    * @throws HostError `listen_failed` (the status keeps the error), `invalid_settings` (node mode
-   * without a gateway URL), `gateway_failed`, `closed`.
+   * without a gateway URL), `gateway_failed`, `locked` (another host holds the directory; the message
+   * names its pid and URL), `insecure_file` (a symlinked or readable token file, a symlinked `run/`), `closed`.
    */
   start(): Promise<HostStatus>;
   /**
@@ -119,7 +121,7 @@ export interface Host {
   /** Writes a new MCP token; a running listener accepts only the new one afterwards. */
   rotateToken(): Promise<void>;
   status(): HostStatus;
-  /** Stops the listener (draining in-flight requests), denies pending approvals, closes imported MCP servers (their processes end), removes `host.json`. Idempotent. */
+  /** Stops the listener (draining in-flight requests), denies pending approvals, closes imported MCP servers (their processes end), removes `host.json` (when this instance wrote it), flushes the audit log, releases the lock. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
