@@ -5,7 +5,7 @@ import type { ApprovalBroker, Capability, Invoker, PendingApproval, Registry } f
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
 import { createAppCapability } from './appStatus.js';
-import type { AuditLogOptions } from './audit.js';
+import type { AuditLogOptions, AuditStats } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
 import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, type GatewayOverride, type NodeModeStatus } from './gatewayMode.js';
 import { HostError } from './errors.js';
@@ -83,6 +83,8 @@ export interface HostStatus {
   readonly admin?: { readonly url: string };
   /** Tools imported from other MCP servers (`mcpClient` in settings.json) and each server's diagnostic. */
   readonly mcpClient: ImportedToolsStatus;
+  /** The audit log: records written, dropped (stalled or full disk), waiting, rotations. */
+  readonly audit: AuditStats & { readonly path: string };
 }
 
 /** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */
@@ -385,6 +387,7 @@ export function createHost(options: HostOptions = {}): Host {
         channel: { enabled: current.channel.enabled },
         ...(nodeAdmin ? { admin: { url: new URL('/_capnode/', nodeAdmin.url).href } } : {}),
         mcpClient: imports.status(),
+        audit: { path: pipeline.audit.path, ...pipeline.audit.stats() },
       };
     },
     close() {

@@ -46,6 +46,15 @@ describe('one host per config directory (in-process)', () => {
     expect((await third.start()).mcp.state).toBe('listening');
   });
 
+  it('two hosts starting at the same moment: exactly one wins', async () => {
+    const hosts = [0, 1, 2].map(() => createHost({ home, port: 0, builtins: false, onLog: () => {} }));
+    const results = await Promise.allSettled(hosts.map((host) => host.start()));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    for (const result of results) if (result.status === 'rejected') expect((result.reason as { code?: string }).code).toBe('locked');
+    await Promise.all(hosts.map((host) => host.close()));
+    expect(existsSync(join(home, 'run', 'host.lock'))).toBe(false);
+  });
+
   it('removes host.json only when this instance wrote it (same pid, other instance: kept)', async () => {
     const host = createHost({ home, port: 0, builtins: false, onLog: () => {} });
     await host.start();
