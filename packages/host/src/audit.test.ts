@@ -157,4 +157,21 @@ describe('audit log', () => {
     expect(line.caller).not.toMatch(/sk-abc/);
     expect(line.command).not.toMatch(/sk-abc/);
   });
+
+  it('two processes sharing audit.log rotate it once, not twice', async () => {
+    const path = join(home, 'audit.log');
+    const first = createAuditLog({ path, rotateBytes: 1_000, maxFiles: 5 });
+    const second = createAuditLog({ path, rotateBytes: 1_000, maxFiles: 5 });
+    const invokers = [first, second].map((audit) => createInvoker({ registry: createRegistry([capability]), hooks: [audit.hook] }));
+    for (let index = 0; index < 12; index += 1) {
+      await invokers[index % 2]!.invoke({ command: 'test.echo', args: { secret: 'x' }, transport: 'cli', requestId: String(index) });
+      await first.flush();
+      await second.flush();
+    }
+    await first.close();
+    await second.close();
+    const files = [`${path}.4`, `${path}.3`, `${path}.2`, `${path}.1`, path].filter((file) => existsSync(file));
+    const ids = files.flatMap((file) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean)).map((line) => Number(JSON.parse(line).requestId));
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, index) => index));
+  });
 });

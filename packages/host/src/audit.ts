@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import type { InvocationHook } from '@capnode/capabilities';
 import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { argumentsHashSync } from '@capnode/protocol/node';
@@ -154,7 +154,10 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     try {
       handle ??= await openLog();
       if (rotateWhileRunning && regular && size > 0 && size + bytes > rotateBytes) {
-        await rotate();
+        // Another process of this directory (a stdio host, the CLI) may have rotated already: then only reopen.
+        const [onDisk, mine] = await Promise.all([lstat(path).catch(() => undefined), handle.stat()]);
+        if (onDisk && onDisk.ino === mine.ino && onDisk.dev === mine.dev) await rotate();
+        else await handle.close().catch(() => undefined);
         handle = await openLog();
       }
       await handle.write(batch.join(''));
