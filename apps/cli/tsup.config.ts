@@ -14,7 +14,7 @@ const shared: Options = {
   define: { __CAPNODE_VERSION__: JSON.stringify(version) },
   // The dependency-free paths module is bundled in; the host, the MCP server and the SDK stay
   // external and load only for serve / mcp / token and the other lazily imported commands.
-  noExternal: ['@capnode/host/paths'],
+  noExternal: ['@capnode/host/paths', '@capnode/protocol/node'],
 };
 
 export default defineConfig([

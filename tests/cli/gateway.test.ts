@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -173,5 +173,15 @@ describe('capnode mcp channel over stdio (SDK v2 client)', () => {
     } finally {
       await client.close();
     }
+    // The channel tools run through the host's pipeline: every call is in the config directory's audit.log.
+    const audited = await eventually(() => {
+      try {
+        const records = readFileSync(join(home.home, 'audit.log'), 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+        return records.some((record) => String(record.command).includes('events_poll')) ? records : undefined;
+      } catch {
+        return undefined;
+      }
+    }, slowPoll('the channel calls in audit.log'));
+    expect(audited.find((record) => String(record.command).includes('events_poll'))).toMatchObject({ transport: 'mcp-stdio', outcome: 'ok' });
   });
 });

@@ -173,9 +173,19 @@ describe('capnode servers', () => {
     expect(listed.stdout).toMatch(/^everything__echo\s+Echoes back the input string$/m);
     expect(listed.stdout).toContain("call one with: capnode call <name> --params '<json>'");
 
+    // The CLI's own pipeline asks as the host would (default risk profile); without a terminal it refuses, saying so.
+    const denied = await runCli(['call', 'everything__echo', '--params', '{"message":"hello locally"}', '--url', 'http://127.0.0.1:9/'], dir.home);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toContain(`capnode: denied: everything__echo (tool 'echo' of MCP server 'everything') wants to run with {"message":"hello locally"} — it needs your approval and capnode call has no terminal to ask on`);
+    const settings = settingsOf(dir.home);
+    settings.mcpClient.risk_profiles = { capnode: { auto_approve: ['everything__echo'] } };
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify(settings), { mode: 0o600 });
     const called = await runCli(['call', 'everything__echo', '--params', '{"message":"hello locally"}', '--url', 'http://127.0.0.1:9/'], dir.home);
     expect(called.code, called.stderr).toBe(0);
     expect(called.stdout.trim()).toBe('Echo: hello locally');
+    // Both calls are in the audit log, as the host would write them.
+    const audit = readFileSync(join(dir.home, 'audit.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(audit.filter((record) => record.command === 'everything__echo').map((record) => record.outcome)).toEqual(['denied', 'ok']);
 
     const typo = await runCli(['call', 'everything__ecko', '--url', 'http://127.0.0.1:9/'], dir.home);
     expect(typo.code).toBe(1);

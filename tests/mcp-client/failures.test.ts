@@ -143,6 +143,16 @@ describe('stdio framing', () => {
     expect(logger.text()).toContain('non-JSON line');
   });
 
+  test('a secret straddling the cut of a logged stdout or stderr line is scrubbed before the cut', async () => {
+    const secret = 'straddling-secret-value-0123456789';
+    const logger = memoryLogger();
+    await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'straddle', { env: { SECRET_TOKEN: secret } })]), { agent: 'test', logger });
+    expect(runtime.diagnostics()[0]!.state).toBe('connected');
+    await eventually(() => logger.text().includes('[fx stderr]') && logger.text().includes('non-JSON line'));
+    const text = logger.text();
+    for (let length = 6; length <= secret.length; length += 1) expect(text).not.toContain(secret.slice(0, length));
+  });
+
   test('a line longer than max_response_bytes is discarded, its call fails at once, the session survives', async () => {
     const config = grantAll([fixtureServer('fx', 'ok', { max_response_bytes: 100_000, tool_timeout_secs: 60 })]);
     await using runtime = await createMcpRuntime(config, { agent: 'test' });

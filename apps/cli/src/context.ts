@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { defaultMcpUrl, hostPaths, listRuntimeStates, resolveHome, type HostPaths } from '@capnode/host/paths';
+import { defaultMcpUrl, hostPaths, listRuntimeStates, readTokenFile, resolveHome, type HostPaths } from '@capnode/host/paths';
 import { flag, type ParsedArgs } from './args.js';
+import { CliError } from './errors.js';
 import type { Endpoint } from './http.js';
 
 /** What every command gets: parsed arguments, the config directory's files, and output streams. */
@@ -24,12 +24,15 @@ export function createContext(args: ParsedArgs, env: Readonly<Record<string, str
   };
 }
 
-/** Reads a token file; `undefined` when it is missing or empty. */
+/**
+ * Reads a token file; `undefined` when it is missing or empty. A symlinked token file, or one others
+ * can read, is a CliError naming the file and the fix (its content is never sent anywhere).
+ */
 export function readToken(path: string): string | undefined {
   try {
-    return readFileSync(path, 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
+    return readTokenFile(path);
+  } catch (error) {
+    throw new CliError('failure', (error as Error).message, { cause: error });
   }
 }
 

@@ -2,6 +2,7 @@ import type { McpClientSetup, SettingsStore } from '@capnode/host/settings';
 import type { Logger, McpConfig, McpRuntime } from '@capnode/mcp-client';
 import type { Context } from './context.js';
 import { CliError, hostFailure } from './errors.js';
+import { openCliPipeline } from './pipeline.js';
 import { version } from './version.js';
 
 type SettingsModule = typeof import('@capnode/host/settings');
@@ -52,23 +53,36 @@ export interface LocalRuntimeOptions {
 }
 
 /**
- * Connects MCP servers from this process (no host involved). Calls need no approval: the person
- * running the command asked for them. Binary results are saved under `<config dir>/uploads/`.
+ * Connects MCP servers from this process (no host involved), through the host's pipeline built
+ * here ({@link openCliPipeline}): the risk profile decides which calls need approval, those are
+ * asked at the terminal (or refused when there is none), and every call is written to `audit.log`.
+ * Binary results are saved under `<config dir>/uploads/`. Closing the runtime closes the pipeline.
  */
 export async function openLocalRuntime(context: Context, options: LocalRuntimeOptions): Promise<McpRuntime> {
-  const { createMcpRuntime } = await import('@capnode/mcp-client/node');
+  const [{ createMcpRuntime }, { requestToolApproval }] = await Promise.all([import('@capnode/mcp-client/node'), import('@capnode/host')]);
+  const cli = await openCliPipeline(context, { what: 'capnode call' });
+  const { approvals, invoker } = cli.pipeline;
+  let runtime: McpRuntime;
   try {
-    return await createMcpRuntime(options.config, {
+    runtime = await createMcpRuntime(options.config, {
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       allServers: options.allServers,
-      approve: () => true,
+      invoker,
+      approve: async (request) => (await requestToolApproval(approvals, request)).decision !== 'deny',
       logger: runtimeLogger(context),
       signal: options.signal,
       workspace: context.paths.home,
       clientInfo: { name: 'capnode-cli', version: version() },
     });
   } catch (error) {
+    await cli.close();
     if (options.signal.aborted) throw new CliError('interrupted', 'interrupted', { cause: error });
     throw error;
   }
+  const closeRuntime = runtime.close.bind(runtime);
+  const close = async () => {
+    await closeRuntime();
+    await cli.close();
+  };
+  return Object.assign(runtime, { close, [Symbol.asyncDispose]: close });
 }

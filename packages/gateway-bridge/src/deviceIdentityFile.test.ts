@@ -1,5 +1,5 @@
 import { createPublicKey, verify } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildDeviceAuthPayload } from '@capnode/protocol/gateway';
@@ -56,19 +56,33 @@ describe('device identity file', () => {
 
   it('refuses a damaged or inconsistent file instead of silently replacing the identity', () => {
     const path = join(dir, 'id.json');
-    writeFileSync(path, '{ not json');
+    writeFileSync(path, '{ not json', { mode: 0o600 });
     expect(() => loadOrCreateDeviceIdentity(path)).toThrow(/damaged.*delete it/);
     const good = loadOrCreateDeviceIdentity(join(dir, 'good.json'));
     const data = JSON.parse(readFileSync(good.path, 'utf8'));
-    writeFileSync(path, JSON.stringify({ ...data, deviceId: 'f'.repeat(64) }));
+    writeFileSync(path, JSON.stringify({ ...data, deviceId: 'f'.repeat(64) }), { mode: 0o600 });
     expect(() => loadOrCreateDeviceIdentity(path)).toThrow(/inconsistent/);
   });
 
-  it.runIf(posix)('narrows a readable file to 0600', () => {
+  it.runIf(posix)('refuses a file others can read (it holds the private key) and names the chmod 600 fix', () => {
     const path = join(dir, 'id.json');
-    loadOrCreateDeviceIdentity(path);
+    const first = loadOrCreateDeviceIdentity(path);
     chmodSync(path, 0o644);
-    loadOrCreateDeviceIdentity(path);
-    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(() => loadOrCreateDeviceIdentity(path)).toThrow(`refusing to use the device identity ${path}: other users can access it (mode 0644); make it private with: chmod 600 ${path}`);
+    expect(statSync(path).mode & 0o777).toBe(0o644);
+    chmodSync(path, 0o600);
+    expect(loadOrCreateDeviceIdentity(path).identity.deviceId).toBe(first.identity.deviceId);
+  });
+
+  it.runIf(posix)('refuses a symlink to another file and never creates through it', () => {
+    const target = join(dir, 'elsewhere.json');
+    const real = loadOrCreateDeviceIdentity(join(dir, 'real.json'));
+    const path = join(dir, 'id.json');
+    symlinkSync(real.path, path);
+    expect(() => loadOrCreateDeviceIdentity(path)).toThrow(/refusing to use the device identity .*id\.json: it is a symbolic link/);
+    const dangling = join(dir, 'dangling.json');
+    symlinkSync(target, dangling);
+    expect(() => loadOrCreateDeviceIdentity(dangling)).toThrow(/symbolic link|cannot create/);
+    expect(existsSync(target)).toBe(false);
   });
 });

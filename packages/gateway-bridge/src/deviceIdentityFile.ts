@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { readPrivateFileSync } from '@capnode/protocol/node';
 import type { GatewayRole } from '@capnode/protocol/gateway';
 import { z } from 'zod';
 import { GatewayError } from './errors.js';
@@ -64,13 +65,26 @@ function writeTemp(path: string, data: IdentityFile): string {
   return temp;
 }
 
-function readIdentityFile(path: string): IdentityFile {
-  let text: string;
+/** The identity file's content; `undefined` when there is none. Never follows a symlink; refuses a file others can read. */
+function readIdentityText(path: string): string | undefined {
+  let check;
   try {
-    text = readFileSync(path, 'utf8');
+    check = readPrivateFileSync(path, { label: 'the device identity', exposed: 'refuse' });
   } catch (error) {
     throw new GatewayError('identity', `cannot read the device identity ${path}: ${(error as Error).message}`, { cause: error });
   }
+  if (check.state === 'missing') return undefined;
+  if (check.state === 'insecure') {
+    const alternative = check.problem === 'exposed' ? ' (or, if others may have copied the key, delete it to create a new identity; the gateway must then approve this device again)' : '';
+    throw new GatewayError('identity', `${check.message}${alternative}`);
+  }
+  return check.text;
+}
+
+/** The identity stored at `path`; `undefined` when there is no file. */
+function readIdentityFile(path: string): IdentityFile | undefined {
+  const text = readIdentityText(path);
+  if (text === undefined) return undefined;
   let parsed: IdentityFile;
   try {
     parsed = identityFileSchema.parse(JSON.parse(text));
@@ -90,21 +104,12 @@ function readIdentityFile(path: string): IdentityFile {
   return parsed;
 }
 
-/** Narrows the file to 0600 when group or others may read it (POSIX only). */
-function ensurePrivate(path: string): void {
-  if (process.platform === 'win32') return;
-  try {
-    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
-  } catch {
-    // Reading succeeded; a failed chmod is not worth refusing to run for.
-  }
-}
-
 /**
  * Loads the Ed25519 device identity at `path`, creating it (0600, directory 0700) on first use.
  * The identity is what the gateway pairs, so it is never replaced silently: a damaged file is a
- * {@link GatewayError} `identity` telling the user to delete it. Device tokens from `hello-ok` are
- * kept in the same file.
+ * {@link GatewayError} `identity` telling the user to delete it. The file is never followed through
+ * a symlink, and one that group or others can read (it holds the private key) is refused with the
+ * `chmod 600` fix. Device tokens from `hello-ok` are kept in the same file.
  *
  * @example
  * const { identity, deviceTokens } = loadOrCreateDeviceIdentity(join(home, 'gateway-device.json'));
@@ -112,31 +117,30 @@ function ensurePrivate(path: string): void {
 export function loadOrCreateDeviceIdentity(path: string): DeviceIdentityFile {
   let data: IdentityFile;
   let created = false;
-  try {
-    data = readIdentityFile(path);
-  } catch (error) {
-    if ((error as GatewayError).cause && ((error as GatewayError).cause as NodeJS.ErrnoException).code === 'ENOENT') {
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      const fresh = newIdentityFile();
-      const temp = writeTemp(path, fresh);
+  const existing = readIdentityFile(path);
+  if (existing) data = existing;
+  else {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const fresh = newIdentityFile();
+    const temp = writeTemp(path, fresh);
+    try {
+      // link fails when another process created the file meanwhile; then its identity wins.
+      linkSync(temp, path);
+      data = fresh;
+      created = true;
+    } catch (linkError) {
+      if ((linkError as NodeJS.ErrnoException).code !== 'EEXIST') throw new GatewayError('identity', `cannot create the device identity ${path}: ${(linkError as Error).message}`, { cause: linkError });
+      const raced = readIdentityFile(path);
+      if (!raced) throw new GatewayError('identity', `the device identity ${path} disappeared while it was created`);
+      data = raced;
+    } finally {
       try {
-        // link fails when another process created the file meanwhile; then its identity wins.
-        linkSync(temp, path);
-        data = fresh;
-        created = true;
-      } catch (linkError) {
-        if ((linkError as NodeJS.ErrnoException).code !== 'EEXIST') throw new GatewayError('identity', `cannot create the device identity ${path}: ${(linkError as Error).message}`, { cause: linkError });
-        data = readIdentityFile(path);
-      } finally {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // Already gone.
-        }
+        unlinkSync(temp);
+      } catch {
+        // Already gone.
       }
-    } else throw error;
+    }
   }
-  ensurePrivate(path);
   const privateKey = createPrivateKey(data.privateKey);
   const identity: DeviceIdentity = {
     deviceId: data.deviceId,
@@ -146,6 +150,7 @@ export function loadOrCreateDeviceIdentity(path: string): DeviceIdentityFile {
   const key = (gateway: string, role: GatewayRole) => `${role} ${gateway}`;
   const update = (change: (tokens: IdentityFile['deviceTokens']) => void) => {
     const latest = readIdentityFile(path);
+    if (!latest) throw new GatewayError('identity', `the device identity ${path} was removed while in use`);
     if (latest.deviceId !== data.deviceId) throw new GatewayError('identity', `the device identity ${path} was replaced while in use`);
     change(latest.deviceTokens);
     const temp = writeTemp(path, latest);

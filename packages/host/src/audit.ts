@@ -1,14 +1,17 @@
-import { createWriteStream, renameSync, statSync, type WriteStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { lstat, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import type { InvocationHook } from '@capnode/capabilities';
+import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { argumentsHashSync } from '@capnode/protocol/node';
 
 /** One line of `audit.log`. Argument values are never written (they can hold secrets); only their hash. */
 export interface AuditRecord {
   /** ISO 8601 time the call finished. */
   readonly time: string;
-  /** Canonical command name, or the name as sent when it was unknown. */
+  /** Canonical command name, or the name as sent when it was unknown (scrubbed, at most 200 characters). */
   readonly command: string;
   readonly transport: string;
+  /** The caller as it named itself (scrubbed, at most 200 characters). */
   readonly caller?: string;
   readonly requestId?: string;
   /** Hex SHA-256 of the canonical JSON of the arguments as sent. */
@@ -18,21 +21,54 @@ export interface AuditRecord {
   readonly durationMs: number;
 }
 
+/** Default size at which `audit.log` is rotated: 10 MiB. */
+export const AUDIT_ROTATE_BYTES = 10 * 1024 * 1024;
+/** Default number of files kept: `audit.log` and `audit.log.1` … `audit.log.4` (so at most 50 MiB). */
+export const AUDIT_MAX_FILES = 5;
+/** Default bytes of records waiting for the disk before new ones are dropped: 1 MiB. */
+export const AUDIT_MAX_QUEUED_BYTES = 1024 * 1024;
+
 export interface AuditLogOptions {
   readonly path: string;
-  /** Size at which the log is moved to `<path>.1` when opened. Default 10 MiB. */
+  /** Size at which the log is rotated, checked before every write while it runs (and when opened). Default {@link AUDIT_ROTATE_BYTES}. */
   readonly rotateBytes?: number;
-  /** Receives write errors (the log never fails a call). */
+  /** Files kept, the live one included (`audit.log`, `.1`, … `.N-1`; the oldest is removed). Default {@link AUDIT_MAX_FILES}, at least 1. */
+  readonly maxFiles?: number;
+  /** Rotate while running (default). `false`: only when opened (a CLI process next to a running host leaves rotation to the host). */
+  readonly rotateWhileRunning?: boolean;
+  /** Records waiting for a slow or stalled disk, in bytes; beyond it new records are dropped and counted. Default {@link AUDIT_MAX_QUEUED_BYTES}. */
+  readonly maxQueuedBytes?: number;
+  /** How long `close()` waits for queued records to reach the disk. Default 2 s; what is left counts as dropped. */
+  readonly closeTimeoutMs?: number;
+  /** Receives the first write error, and the first drop (the log never fails or delays a call). */
   readonly onError?: (error: Error) => void;
+}
+
+/** What the audit log did so far. */
+export interface AuditStats {
+  /** Records on disk. */
+  readonly written: number;
+  /** Records lost: the queue was full (stalled disk), a write failed (disk full), or close timed out. */
+  readonly dropped: number;
+  /** Bytes waiting for the disk. */
+  readonly queuedBytes: number;
+  readonly rotations: number;
 }
 
 /** An append-only invocation log and the hook that feeds it. */
 export interface AuditLog {
   readonly hook: InvocationHook;
   readonly path: string;
+  stats(): AuditStats;
+  /** Resolves once every record queued so far was written (or dropped). */
+  flush(): Promise<void>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
+
+/** Longest `command` / `caller` value written. */
+const MAX_FIELD = 200;
+const scrubField = createSecretScrubber();
 
 function hashArgs(args: unknown): string | undefined {
   try {
@@ -42,55 +78,185 @@ function hashArgs(args: unknown): string | undefined {
   }
 }
 
+const OPEN_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (process.platform === 'win32' ? 0 : constants.O_NOFOLLOW);
+
 /**
- * Opens `audit.log` (mode 0600, appended) and returns an `afterInvoke` hook that writes one JSON
- * line per invocation: command, transport, caller, argument hash, outcome code, duration.
+ * Opens `audit.log` (mode 0600, appended, never through a symlink) and returns an `afterInvoke`
+ * hook that queues one JSON line per invocation: command, transport, caller, argument hash,
+ * outcome code, duration. The hook never waits for the disk: records are written in the background,
+ * in order; when the disk stalls and more than `maxQueuedBytes` wait, new records are dropped and
+ * counted ({@link AuditStats}). The log rotates by size while it runs: at `rotateBytes` the files
+ * shift (`audit.log` → `.1` → … → `.<maxFiles-1>`, the oldest removed) and a new `audit.log` starts.
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { path } = options;
-  const rotateBytes = options.rotateBytes ?? 10 * 1024 * 1024;
-  let reported = false;
+  const rotateBytes = options.rotateBytes ?? AUDIT_ROTATE_BYTES;
+  const maxFiles = Math.max(1, Math.floor(options.maxFiles ?? AUDIT_MAX_FILES));
+  const maxQueuedBytes = options.maxQueuedBytes ?? AUDIT_MAX_QUEUED_BYTES;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 2_000;
+  const rotateWhileRunning = options.rotateWhileRunning ?? true;
+  let reportedError = false;
+  let reportedDrop = false;
   const report = (error: Error) => {
-    if (reported) return;
-    reported = true;
+    if (reportedError) return;
+    reportedError = true;
     options.onError?.(error);
   };
-  try {
-    if (statSync(path).size >= rotateBytes) renameSync(path, `${path}.1`);
-  } catch {
-    // Missing file, or not rotatable: append to what is there.
-  }
-  let stream: WriteStream | undefined = createWriteStream(path, { flags: 'a', mode: 0o600 });
-  stream.on('error', report);
+
+  let written = 0;
+  let dropped = 0;
+  let rotations = 0;
+  let queue: string[] = [];
+  let queuedBytes = 0;
+  let size = 0;
+  let regular = true;
+  let handle: FileHandle | undefined;
+  let closed = false;
   let closing: Promise<void> | undefined;
+
+  const drop = (count: number, why: string) => {
+    dropped += count;
+    if (reportedDrop) return;
+    reportedDrop = true;
+    options.onError?.(new Error(`audit records dropped (${why}); later drops are only counted`));
+  };
+
+  async function rotate(): Promise<void> {
+    await handle?.close().catch(() => undefined);
+    handle = undefined;
+    const name = (index: number) => (index === 0 ? path : `${path}.${index}`);
+    await rm(name(maxFiles - 1), { force: true }).catch(() => undefined);
+    for (let index = maxFiles - 2; index >= 0; index -= 1) {
+      await rename(name(index), name(index + 1)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    }
+    if (maxFiles === 1) await rm(path, { force: true });
+    rotations += 1;
+  }
+
+  async function openLog(): Promise<FileHandle> {
+    let opened = await open(path, OPEN_FLAGS, 0o600);
+    let stats = await opened.stat();
+    regular = stats.isFile();
+    if (regular && stats.size >= rotateBytes && stats.size > 0) {
+      await opened.close();
+      await rotate();
+      opened = await open(path, OPEN_FLAGS, 0o600);
+      stats = await opened.stat();
+    }
+    if (regular && process.platform !== 'win32' && (stats.mode & 0o077) !== 0) await opened.chmod(0o600);
+    size = regular ? stats.size : 0;
+    return opened;
+  }
+
+  async function writeBatch(batch: string[], bytes: number): Promise<void> {
+    try {
+      handle ??= await openLog();
+      if (rotateWhileRunning && regular && size > 0 && size + bytes > rotateBytes) {
+        // Another process of this directory (a stdio host, the CLI) may have rotated already: then only reopen.
+        const [onDisk, mine] = await Promise.all([lstat(path).catch(() => undefined), handle.stat()]);
+        if (onDisk && onDisk.ino === mine.ino && onDisk.dev === mine.dev) await rotate();
+        else await handle.close().catch(() => undefined);
+        handle = await openLog();
+      }
+      await handle.write(batch.join(''));
+      size += bytes;
+      written += batch.length;
+    } catch (error) {
+      drop(batch.length, `cannot write ${path}: ${(error as Error).message}`);
+      report(error as Error);
+      // Reopen on the next batch (the file may have been removed, or space freed).
+      await handle?.close().catch(() => undefined);
+      handle = undefined;
+    }
+  }
+
+  let draining: Promise<void> | undefined;
+  async function drain(): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      const bytes = batch.reduce((total, line) => total + Buffer.byteLength(line), 0);
+      await writeBatch(batch, bytes);
+      queuedBytes -= bytes;
+    }
+  }
+  const settle = (work: Promise<void>) =>
+    work.finally(() => {
+      draining = undefined;
+      if (queue.length > 0) kick();
+    });
+  const kick = () => {
+    draining ??= settle(drain());
+  };
+  // Open now, so a log over the limit is rotated at start and problems show early.
+  draining = settle(
+    openLog().then(
+      (opened) => {
+        handle = opened;
+      },
+      (error: unknown) => report(error as Error),
+    ),
+  );
+
+  function enqueue(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    if (queuedBytes + bytes > maxQueuedBytes) {
+      drop(1, `more than ${maxQueuedBytes} bytes are waiting for ${path}: the disk is slow or stalled`);
+      return;
+    }
+    queue.push(line);
+    queuedBytes += bytes;
+    kick();
+  }
 
   const hook: InvocationHook = {
     afterInvoke(_invocation, request, outcome) {
-      if (!stream) return;
+      if (closed) return;
       const record: AuditRecord = {
         time: new Date().toISOString(),
-        command: outcome.command ?? request.command,
+        command: scrubAndCap(outcome.command ?? request.command, scrubField, MAX_FIELD),
         transport: request.transport,
-        ...(request.caller === undefined ? {} : { caller: request.caller }),
-        ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
+        ...(request.caller === undefined ? {} : { caller: scrubAndCap(request.caller, scrubField, MAX_FIELD) }),
+        ...(request.requestId === undefined ? {} : { requestId: String(request.requestId).slice(0, MAX_FIELD) }),
         ...((hash) => (hash === undefined ? {} : { argsSha256: hash }))(hashArgs(request.args)),
         outcome: outcome.result.ok ? 'ok' : outcome.result.error.code,
         durationMs: Math.round(outcome.durationMs * 1000) / 1000,
       };
-      stream.write(`${JSON.stringify(record)}\n`);
+      enqueue(`${JSON.stringify(record)}\n`);
     },
+  };
+
+  const flush = async () => {
+    while (draining) await draining;
   };
 
   const log: AuditLog = {
     hook,
     path,
+    stats: () => ({ written, dropped, queuedBytes, rotations }),
+    flush,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        const open = stream;
-        stream = undefined;
-        if (!open) return resolve();
-        open.end(() => resolve());
-      });
+      closing ??= (async () => {
+        closed = true;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timedOut = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), closeTimeoutMs);
+          timer.unref?.();
+        });
+        const result = await Promise.race([flush().then(() => 'flushed' as const), timedOut]);
+        clearTimeout(timer);
+        if (result === 'timeout') {
+          // A stalled disk: what still waits is lost; the pending write finishes (or not) on its own.
+          const waiting = queue.length;
+          queue = [];
+          if (waiting > 0) drop(waiting, `the disk did not take them within ${closeTimeoutMs} ms of closing`);
+          return;
+        }
+        await handle?.close().catch(() => undefined);
+        handle = undefined;
+      })();
       return closing;
     },
     [Symbol.asyncDispose]: () => log.close(),

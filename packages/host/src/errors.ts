@@ -4,6 +4,10 @@ export type HostErrorCode =
   | 'invalid_settings'
   /** A file in the config directory could not be read or written. */
   | 'io'
+  /** A file or directory of the config directory is a symlink, another user's, or readable by others (a secret); the message names it and the fix. */
+  | 'insecure_file'
+  /** Another host already runs on this config directory; the message names its pid and URL. */
+  | 'locked'
   /** The MCP listener could not start (port in use, bad address). */
   | 'listen_failed'
   /** Gateway node mode could not start (bad gateway URL, unreadable identity file). */

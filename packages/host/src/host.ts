@@ -1,24 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  createApprovalBroker,
-  createExecApprovalHook,
-  createInvoker,
-  createRegistry,
-  type ApprovalBroker,
-  type Capability,
-  type Invoker,
-  type PendingApproval,
-  type Registry,
-} from '@capnode/capabilities';
-import { createBuiltinCapabilities, createNodeExecResolvers } from '@capnode/capabilities/node';
-import { generateToken, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
+import type { ApprovalBroker, Capability, Invoker, PendingApproval, Registry } from '@capnode/capabilities';
+import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
 import { createAppCapability } from './appStatus.js';
-import { createAuditLog, type AuditLog } from './audit.js';
+import type { AuditLogOptions, AuditStats } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
 import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, type GatewayOverride, type NodeModeStatus } from './gatewayMode.js';
 import { HostError } from './errors.js';
+import { acquireHostLock, type HostLock } from './hostLock.js';
+import { createScrubbedLog, hostSecrets } from './internal/hostLog.js';
+import { ensurePrivateDirectory } from './internal/secureFile.js';
+import { createHostPipeline } from './pipeline.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
 import { createSettingsStore, type SettingsStore } from './settings.js';
@@ -40,6 +34,8 @@ export interface HostOptions {
   readonly capabilities?: readonly Capability[];
   /** How long an exec approval waits for an answer before it counts as denied. Default 120 s. */
   readonly approvalTimeoutMs?: number;
+  /** Audit log rotation and queue (default 10 MiB × 5 files, 1 MiB queued); see {@link AuditLogOptions}. */
+  readonly audit?: Omit<AuditLogOptions, 'path' | 'onError'>;
   /** Version reported as MCP server info and in `host.json`. */
   readonly version?: string;
   /** Host log lines (approvals needed, errors; `debug` for listener chatter). Default: stderr, `debug` only with `CAPNODE_DEBUG` set. Never stdout (stdio mode). */
@@ -87,6 +83,8 @@ export interface HostStatus {
   readonly admin?: { readonly url: string };
   /** Tools imported from other MCP servers (`mcpClient` in settings.json) and each server's diagnostic. */
   readonly mcpClient: ImportedToolsStatus;
+  /** The audit log: records written, dropped (stalled or full disk), waiting, rotations. */
+  readonly audit: AuditStats & { readonly path: string };
 }
 
 /** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */
@@ -110,8 +108,10 @@ export interface Host {
    * and writes `host.json`. Without the listener, node mode opens a loopback listener for the admin
    * routes only, published in `run/node-<pid>.json`, so exec approvals can be answered. With
    * `mcpClient.reexport` on, also starts connecting the configured MCP servers in the background.
+   * Takes the config directory's lock (`run/host.lock`) first: one started host per directory.
    * @throws HostError `listen_failed` (the status keeps the error), `invalid_settings` (node mode
-   * without a gateway URL), `gateway_failed`, `closed`.
+   * without a gateway URL), `gateway_failed`, `locked` (another host holds the directory; the message
+   * names its pid and URL), `insecure_file` (a symlinked or readable token file, a symlinked `run/`), `closed`.
    */
   start(): Promise<HostStatus>;
   /**
@@ -123,7 +123,7 @@ export interface Host {
   /** Writes a new MCP token; a running listener accepts only the new one afterwards. */
   rotateToken(): Promise<void>;
   status(): HostStatus;
-  /** Stops the listener (draining in-flight requests), denies pending approvals, closes imported MCP servers (their processes end), removes `host.json`. Idempotent. */
+  /** Stops the listener (draining in-flight requests), denies pending approvals, closes imported MCP servers (their processes end), removes `host.json` (when this instance wrote it), flushes the audit log, releases the lock. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -147,36 +147,41 @@ function describeListenError(error: unknown, host: string, port: number): string
 export function createHost(options: HostOptions = {}): Host {
   const env = options.env ?? process.env;
   const paths = hostPaths(resolveHome({ ...(options.home === undefined ? {} : { home: options.home }), env }));
-  const log = options.onLog ?? defaultLog;
+  const knownSecrets = new Set<string>();
+  let settingsForLog: SettingsStore | undefined;
+  // Every line is scrubbed of the host's secrets (tokens, gateway token, imported servers' env/headers), then capped.
+  const log = createScrubbedLog(options.onLog ?? defaultLog, () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])]);
   const version = options.version ?? DEFAULT_VERSION;
   const serverInfo = { name: 'capnode', version };
   const started = Date.now();
+  /** Tells this host's files (`host.json`, `run/*`) from another host's of the same process. */
+  const instance = randomBytes(8).toString('hex');
+  const warn = (message: string) => log('warning', message);
 
-  const settings = createSettingsStore(paths.settings);
   try {
     mkdirSync(paths.home, { recursive: true, mode: 0o700 });
   } catch (error) {
     throw new HostError('io', `cannot create the config directory ${paths.home}: ${(error as Error).message}`, { cause: error });
   }
+  ensurePrivateDirectory(paths.home, 'the config directory', warn);
+  const settings = createSettingsStore(paths.settings, { onWarning: warn });
+  settingsForLog = settings;
 
-  const registry = createRegistry();
-  const approvals = createApprovalBroker(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs });
+  const pipeline = createHostPipeline({
+    paths,
+    settings,
+    log,
+    ...(options.builtins === undefined ? {} : { builtins: options.builtins }),
+    ...(options.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: options.approvalTimeoutMs }),
+    ...(options.audit === undefined ? {} : { audit: options.audit }),
+  });
+  const { registry, approvals, invoker } = pipeline;
   const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';
   approvals.subscribe((event) => {
     if (event.type === 'requested') log('warning', describePending(event.approval, homeHint));
     else if (event.settlement !== 'answered') log('info', `approval ${event.approval.id} ${event.settlement === 'timeout' ? 'timed out (denied)' : `ended: ${event.settlement}`}`);
   });
 
-  const audit: AuditLog = createAuditLog({ path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
-  const invoker = createInvoker({
-    registry,
-    hooks: [createExecApprovalHook({ store: settings.execApprovals, broker: approvals, ...createNodeExecResolvers() }), audit.hook],
-    onInternalError: (error, request) => log('error', `${request.command} failed internally: ${(error as Error)?.stack ?? String(error)}`),
-  });
-
-  if (options.builtins !== false) {
-    for (const capability of createBuiltinCapabilities({ execApprovals: { store: settings.execApprovals, broker: approvals } })) registry.register(capability);
-  }
   registry.register(createAppCapability(() => host.status()));
   for (const capability of options.capabilities ?? []) registry.register(capability);
 
@@ -194,6 +199,7 @@ export function createHost(options: HostOptions = {}): Host {
   let stdioAdmin: McpHttpServer | undefined;
   let closed = false;
   let closing: Promise<void> | undefined;
+  let lock: HostLock | undefined;
   const stdioController = new AbortController();
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -209,7 +215,8 @@ export function createHost(options: HostOptions = {}): Host {
   function unpublish(path: string): void {
     try {
       const runtime = JSON.parse(readFileSync(path, 'utf8')) as Partial<RuntimeState>;
-      if (runtime.pid === process.pid) rmSync(path, { force: true });
+      // Only the instance that wrote it: another host of this process may have replaced it.
+      if (runtime.pid === process.pid && runtime.instance === instance) rmSync(path, { force: true });
     } catch {
       // Already gone.
     }
@@ -220,13 +227,15 @@ export function createHost(options: HostOptions = {}): Host {
     let admin: McpHttpServer;
     try {
       const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+      knownSecrets.add(adminToken);
       admin = await listen(0, '127.0.0.1', generateToken(), adminToken);
     } catch (error) {
       log('warning', `approvals listener failed (${(error as Error).message}); exec approvals of this ${kind} host cannot be answered and time out as denied`);
       return undefined;
     }
     const adminUrl = new URL('/_capnode/', admin.url).href;
-    await publish(runFile, { pid: process.pid, kind, adminUrl, startedAt: new Date(started).toISOString(), version });
+    await publish(runFile, { pid: process.pid, instance, kind, adminUrl, startedAt: new Date(started).toISOString(), version });
+    if (kind === 'node') await lock?.update({ adminUrl });
     return admin;
   }
 
@@ -246,6 +255,7 @@ export function createHost(options: HostOptions = {}): Host {
 
   async function startAll(): Promise<HostStatus> {
     const current = settings.get();
+    lock ??= acquireHostLock({ runDir: paths.runDir, home: paths.home, instance, address: `${options.host ?? current.mcp.host}:${options.port ?? current.mcp.port}`, onWarning: warn });
     gatewayConfig = resolveGatewayConfig(current, options.gateway, env);
     const nodeOn = gatewayConfig !== undefined && (options.gateway?.url !== undefined || current.node.enabled);
     const channelOn = gatewayConfig !== undefined && current.channel.enabled && current.mcp.enabled;
@@ -274,8 +284,13 @@ export function createHost(options: HostOptions = {}): Host {
     try {
       token = (await loadOrCreateToken(paths.mcpToken)).token;
       adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+      knownSecrets.add(token).add(adminToken);
     } catch (error) {
       state = 'error';
+      if (isInsecureTokenFileError(error)) {
+        startError = error.message;
+        throw new HostError('insecure_file', startError, { cause: error });
+      }
       startError = `cannot read or create the token files in ${paths.home}: ${(error as Error).message}`;
       throw new HostError('io', startError, { cause: error });
     }
@@ -294,7 +309,9 @@ export function createHost(options: HostOptions = {}): Host {
     }
     state = 'listening';
     imports.start();
-    await publish(paths.runtime, { pid: process.pid, kind: 'http', url: server.url, adminUrl: new URL('/_capnode/', server.url).href, startedAt: new Date(started).toISOString(), version });
+    const adminUrl = new URL('/_capnode/', server.url).href;
+    await lock?.update({ url: server.url, adminUrl });
+    await publish(paths.runtime, { pid: process.pid, instance, kind: 'http', url: server.url, adminUrl, startedAt: new Date(started).toISOString(), version });
     return host.status();
   }
 
@@ -340,6 +357,7 @@ export function createHost(options: HostOptions = {}): Host {
     },
     async rotateToken() {
       const token = await rotateTokenFile(paths.mcpToken);
+      knownSecrets.add(token);
       server?.setToken(token);
       log('info', `MCP token rotated (${paths.mcpToken}); clients need the new one`);
     },
@@ -369,6 +387,7 @@ export function createHost(options: HostOptions = {}): Host {
         channel: { enabled: current.channel.enabled },
         ...(nodeAdmin ? { admin: { url: new URL('/_capnode/', nodeAdmin.url).href } } : {}),
         mcpClient: imports.status(),
+        audit: { path: pipeline.audit.path, ...pipeline.audit.stats() },
       };
     },
     close() {
@@ -392,7 +411,8 @@ export function createHost(options: HostOptions = {}): Host {
         }
         await gateway.close();
         await imports.close();
-        await audit.close();
+        await pipeline.close();
+        lock?.release();
       })();
       return closing;
     },

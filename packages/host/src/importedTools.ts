@@ -2,6 +2,7 @@ import type { ApprovalBroker, Invoker } from '@capnode/capabilities';
 import type { ApprovalRequest, Logger, McpRuntime, McpServerConfig, ServerDiagnostic } from '@capnode/mcp-client';
 import type { HostLogLevel } from './host.js';
 import { DEFAULT_MCP_CLIENT_AGENT, resolveMcpClientSettings, type McpClientSetup } from './mcpClientSettings.js';
+import { requestToolApproval } from './pipeline.js';
 import type { Settings, SettingsStore } from './settings.js';
 
 /** Where the host's imported MCP tools stand. */
@@ -44,21 +45,8 @@ export interface ImportedTools {
   close(): Promise<void>;
 }
 
-/** Longest argument text shown in an approval prompt. */
-const MAX_APPROVAL_ARGS = 300;
-
 function pendingDiagnostic(server: McpServerConfig): ServerDiagnostic {
   return { server: server.name, transport: server.transport, state: 'connecting', toolCount: 0, warnings: [] };
-}
-
-function describeArgs(args: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(args ?? {}) ?? '{}';
-  } catch {
-    text = '{…}';
-  }
-  return text.length > MAX_APPROVAL_ARGS ? `${text.slice(0, MAX_APPROVAL_ARGS - 1)}…` : text;
 }
 
 /**
@@ -113,14 +101,7 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
   }
 
   async function approve(request: ApprovalRequest): Promise<boolean> {
-    const answer = await approvals.request(
-      {
-        command: request.name,
-        commandLine: `${request.name} ${describeArgs(request.args)}`,
-        summary: `${request.name} (tool '${request.tool}' of MCP server '${request.server}') wants to run with ${describeArgs(request.args)}`,
-      },
-      { signal: request.signal },
-    );
+    const answer = await requestToolApproval(approvals, request);
     if (answer.decision === 'deny') return false;
     if (answer.decision === 'allow-always') {
       await approveAlways(request.name).catch((failure: unknown) => log('warning', `could not save the approval of ${request.name}: ${(failure as Error).message}`));

@@ -1,8 +1,8 @@
 export type { HostErrorCode } from './errors.js';
 export { HostError, isHostError } from './errors.js';
 export type { HostPaths, ResolveHomeOptions, RuntimeState } from './paths.js';
-export { HOME_ENV, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveHome, hostPaths, readRuntimeState, listRuntimeStates, defaultMcpUrl, formatUrl } from './paths.js';
-export type { Settings, SettingsStore, McpClientSettings, McpServerEntry, McpClientSetup } from './settings.js';
+export { HOME_ENV, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveHome, hostPaths, readRuntimeState, listRuntimeStates, readTokenFile, defaultMcpUrl, formatUrl } from './paths.js';
+export type { Settings, SettingsStore, LoadSettingsOptions, McpClientSettings, McpServerEntry, McpClientSetup } from './settings.js';
 export {
   settingsSchema,
   defaultSettings,
@@ -18,8 +18,12 @@ export {
   setMcpReexport,
 } from './settings.js';
 export type { ImportedToolsState, ImportedToolsStatus } from './importedTools.js';
-export type { AuditRecord, AuditLogOptions, AuditLog } from './audit.js';
-export { createAuditLog } from './audit.js';
+export type { AuditRecord, AuditLogOptions, AuditLog, AuditStats } from './audit.js';
+export { createAuditLog, AUDIT_ROTATE_BYTES, AUDIT_MAX_FILES, AUDIT_MAX_QUEUED_BYTES } from './audit.js';
+export type { HostPipeline, HostPipelineOptions, PipelineLogLevel } from './pipeline.js';
+export { createHostPipeline, requestToolApproval, describeToolArgs } from './pipeline.js';
+export type { HostLock, HostLockState, AcquireHostLockOptions } from './hostLock.js';
+export { acquireHostLock, HOST_LOCK_FILE } from './hostLock.js';
 export type { AdminApiOptions } from './adminApi.js';
 export { createAdminHandler } from './adminApi.js';
 export { createAppCapability } from './appStatus.js';

@@ -1,6 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readPrivateFileSync } from '@capnode/protocol/node';
+import { HostError } from './errors.js';
 
 /** Environment variable that overrides the config directory (tests and side-by-side instances). */
 export const HOME_ENV = 'CAPNODE_HOME';
@@ -73,6 +75,8 @@ export function hostPaths(home: string = resolveHome()): HostPaths {
  */
 export interface RuntimeState {
   readonly pid: number;
+  /** Random id of the host instance that wrote the file; only that instance removes it. */
+  readonly instance?: string;
   /** `node`: a gateway node host running without the MCP listener (admin routes only). */
   readonly kind: 'http' | 'stdio' | 'node';
   /** MCP endpoint, e.g. `http://127.0.0.1:8765/`; absent for stdio hosts. */
@@ -152,4 +156,21 @@ export function defaultMcpUrl(paths: HostPaths): string {
 export function formatUrl(host: string, port: number, path = '/'): string {
   const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return `http://${bracketed}:${port}${path}`;
+}
+
+/**
+ * Reads a token file (`mcp-token`, `admin-token`) the way the host does: `undefined` when it is
+ * missing or empty; never through a symlink. A symlink, a non-regular or another user's file, or
+ * one group or others can read is a {@link HostError} `insecure_file` whose message names the file
+ * and the `chmod 600` fix. Other read errors count as missing.
+ */
+export function readTokenFile(path: string): string | undefined {
+  let check;
+  try {
+    check = readPrivateFileSync(path, { label: 'the token file', exposed: 'refuse' });
+  } catch {
+    return undefined;
+  }
+  if (check.state === 'insecure') throw new HostError('insecure_file', check.message);
+  return check.state === 'ok' ? check.text.trim() || undefined : undefined;
 }

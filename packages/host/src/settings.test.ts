@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -98,5 +98,35 @@ describe('settings', () => {
       ['a', 'b', 'c', 'd'].map((name) => store.update((settings) => ({ ...settings, execApprovals: { ...settings.execApprovals, allowlist: [...settings.execApprovals.allowlist, name] } }))),
     );
     expect(loadSettings(path).execApprovals.allowlist).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  describe.skipIf(process.platform === 'win32')('file attacks', () => {
+    it('refuses a settings file that is a symlink to another file, and never writes through it', async () => {
+      const target = join(home, 'elsewhere.json');
+      writeFileSync(target, JSON.stringify({ mcp: { port: 9000 } }), { mode: 0o600 });
+      symlinkSync(target, path);
+      let failure: unknown;
+      try {
+        createSettingsStore(path);
+      } catch (error) {
+        failure = error;
+      }
+      expect(isHostError(failure) && failure.code).toBe('insecure_file');
+      expect((failure as Error).message).toBe(`refusing to use the settings file ${path}: it is a symbolic link; replace it with a regular file (or remove it to have it recreated)`);
+      expect(() => loadSettings(path)).toThrow(/symbolic link/);
+      expect(readFileSync(target, 'utf8')).toBe(JSON.stringify({ mcp: { port: 9000 } }));
+    });
+
+    it('narrows a settings file others can read (0644: it may hold node.token) to 0600 and says so', () => {
+      writeFileSync(path, JSON.stringify({ node: { token: 'gateway-secret' } }));
+      chmodSync(path, 0o644);
+      const warnings: string[] = [];
+      const store = createSettingsStore(path, { onWarning: (message) => warnings.push(message) });
+      expect(store.get().node.token).toBe('gateway-secret');
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(warnings).toEqual([`the settings file ${path} was accessible to other users (mode 0644); narrowed it to 0600`]);
+      store.reload();
+      expect(warnings).toHaveLength(1);
+    });
   });
 });

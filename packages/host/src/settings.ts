@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { execApprovalPolicySchema, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
+import { readConfigFile } from './internal/secureFile.js';
 import { mcpClientSettingsSchema } from './mcpClientSettings.js';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT } from './paths.js';
 
@@ -94,16 +94,19 @@ export function parseSettings(text: string, path: string): Settings {
   return parsed.data;
 }
 
-/** Reads and validates `settings.json`; a missing file means the defaults. Never writes. */
-export function loadSettings(path: string): Settings {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return defaultSettings();
-    throw new HostError('io', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  return parseSettings(text, path);
+export interface LoadSettingsOptions {
+  /** Told when the file was readable by group or others and was narrowed to 0600 (it can hold the gateway token). */
+  readonly onWarning?: (message: string) => void;
+}
+
+/**
+ * Reads and validates `settings.json`; a missing file means the defaults. Never follows a symlink:
+ * a symlinked, non-regular or another user's file is a {@link HostError} `insecure_file`. A file
+ * others can read is narrowed to 0600 (it may hold `node.token`) and `onWarning` says so.
+ */
+export function loadSettings(path: string, options: LoadSettingsOptions = {}): Settings {
+  const text = readConfigFile(path, 'the settings file', 'fix', options.onWarning);
+  return text === undefined ? defaultSettings() : parseSettings(text, path);
 }
 
 /** The live settings of a host, persisted to `settings.json`. */
@@ -123,21 +126,22 @@ export interface SettingsStore {
   readonly path: string;
 }
 
-/** Creates the settings store over `path`, loading it now (throws on a bad file). */
-export function createSettingsStore(path: string): SettingsStore {
-  let current = loadSettings(path);
+/** Creates the settings store over `path`, loading it now (throws on a bad or insecure file; see {@link loadSettings}). */
+export function createSettingsStore(path: string, options: LoadSettingsOptions = {}): SettingsStore {
+  const load = () => loadSettings(path, options);
+  let current = load();
   let queue: Promise<unknown> = Promise.resolve();
 
   const store: SettingsStore = {
     path,
     get: () => current,
     reload() {
-      current = loadSettings(path);
+      current = load();
       return current;
     },
     update(change) {
       const run = queue.then(async () => {
-        const next = settingsSchema.safeParse(change(loadSettings(path)));
+        const next = settingsSchema.safeParse(change(load()));
         if (!next.success) throw new HostError('invalid_settings', `refusing to write invalid settings to ${path}: ${describeIssues(next.error)}`, { cause: next.error });
         try {
           await writeFileAtomic(path, `${JSON.stringify(next.data, null, 2)}\n`);

@@ -25,7 +25,8 @@ export type { ImportFormat, ImportOptions, ImportedServer, ImportResult } from '
 export { importMcpServers } from './importers.js';
 export type { Provenance } from './provenance.js';
 export { MAX_CONTEXT_TEXT, wrapUntrusted } from './provenance.js';
-export { REDACTED, MAX_ERROR_TEXT, maskSecret, redactServerConfig, redactConfig, collectSecrets, createSecretScrubber, capText } from './redact.js';
+export type { SecretScrubber } from './redact.js';
+export { REDACTED, MAX_ERROR_TEXT, maskSecret, redactServerConfig, redactConfig, collectSecrets, createSecretScrubber, capText, scrubAndCap } from './redact.js';
 export type { ServerToolNames, NamedTool, ToolNaming, ToolNamingOptions } from './naming.js';
 export { MAX_SERVER_PART, MAX_TOOL_NAME, NAME_SEPARATOR, toServerPart, assignToolNames } from './naming.js';
 export type { AgentGrant } from './grants.js';

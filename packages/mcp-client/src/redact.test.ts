@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
 import { parseMcpConfig } from './config.js';
-import { capText, collectSecrets, createSecretScrubber, REDACTED, redactConfig } from './redact.js';
+import { capText, collectSecrets, createSecretScrubber, REDACTED, redactConfig, scrubAndCap } from './redact.js';
 
 const { config } = parseMcpConfig({
   servers: [
@@ -32,4 +32,33 @@ test('the scrubber removes configured secrets (also URL-encoded and bare bearer 
 test('capText caps at 500 characters by default', () => {
   expect(capText('x'.repeat(600))).toHaveLength(500);
   expect(capText('short')).toBe('short');
+});
+
+test('scrubAndCap scrubs before it cuts: a secret straddling the cut leaves no part of itself', () => {
+  const secret = 'S3cr3t-value-that-is-long-0123456789';
+  const scrub = createSecretScrubber([secret]);
+  expect(scrub.longestSecret).toBe(secret.length);
+  for (let start = 480; start < 500; start += 1) {
+    const text = `${'x'.repeat(start)}${secret}${' tail'.repeat(50)}`;
+    // Cutting first would leave a prefix of the secret that no longer matches it.
+    expect(scrub(text.slice(0, 500))).toContain(secret.slice(0, 500 - start));
+    const out = scrubAndCap(text, scrub, 500);
+    expect(out.length).toBeLessThanOrEqual(500);
+    for (let length = 4; length <= secret.length; length += 1) expect(out).not.toContain(secret.slice(0, length));
+  }
+  // Credential shapes too (bearer tokens, api_key=…).
+  const bearer = `${'y'.repeat(290)}Authorization: Bearer abcdefghijklmnopqrstuvwxyz`;
+  expect(scrubAndCap(bearer, scrub, 300)).not.toMatch(/abcdefg/);
+});
+
+test('scrubAndCap scrubs only a window of a huge text, and widens it when scrubbing shrank the text', () => {
+  const secret = 'k'.repeat(40);
+  const scrub = createSecretScrubber([secret]);
+  const huge = `${secret.repeat(2_000)}${'z'.repeat(5_000_000)}`;
+  const out = scrubAndCap(huge, scrub, 300);
+  expect(out.length).toBe(300);
+  expect(out).not.toContain('kkkk');
+  expect(out.startsWith(REDACTED)).toBe(true);
+  expect(scrubAndCap('short', scrub, 300)).toBe('short');
+  expect(scrubAndCap(`${'a'.repeat(10)}${secret}`, (text) => text.replaceAll(secret, REDACTED), 20)).toBe(`${'a'.repeat(10)}${REDACTED}`);
 });

@@ -63,7 +63,7 @@ function escapeRegExp(value: string): string {
  * const scrub = createSecretScrubber(collectSecrets(config.servers));
  * logger.warn(scrub(String(error)));
  */
-export function createSecretScrubber(secrets: Iterable<string> = []): (text: string) => string {
+export function createSecretScrubber(secrets: Iterable<string> = []): SecretScrubber {
   const literals = new Set<string>();
   for (const secret of secrets) {
     if (secret.length < MIN_SECRET_LENGTH) continue;
@@ -74,14 +74,43 @@ export function createSecretScrubber(secrets: Iterable<string> = []): (text: str
   const literal = literals.size
     ? new RegExp([...literals].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g')
     : undefined;
-  return (text) => {
+  const scrub = (text: string) => {
     let out = text;
     for (const { pattern, keep } of GENERIC_PATTERNS) out = out.replace(pattern, keep);
     return literal ? out.replace(literal, REDACTED) : out;
   };
+  return Object.assign(scrub, { longestSecret: Math.max(0, ...[...literals].map((value) => value.length)) });
 }
 
-/** Cuts text to `max` characters (default 500), marking the cut. */
+/** A scrubber from {@link createSecretScrubber}: removes secrets from text; knows the length of the longest one. */
+export type SecretScrubber = ((text: string) => string) & { readonly longestSecret: number };
+
+/** Room for a credential shape (`authorization: bearer …`, `sk-…`) that starts before a cut. */
+const PATTERN_MARGIN = 512;
+/** Assumed longest secret when the scrubber does not say. */
+const UNKNOWN_SECRET_LENGTH = 4096;
+
+/**
+ * Scrubs, then cuts to `max` characters: the one order for anything bounded that may hold a secret
+ * (logs, diagnostics, error text, audit fields). Cutting first could leave the start of a secret
+ * that no longer matches. Only a window somewhat longer than `max` (by the longest secret) is
+ * scrubbed, so a huge text costs little; the window grows when scrubbing shrank it below `max`.
+ *
+ * @example
+ * logger.warn(scrubAndCap(String(error), scrub, 300));
+ */
+export function scrubAndCap(text: string, scrub: (text: string) => string, max = MAX_ERROR_TEXT): string {
+  const longest = (scrub as Partial<SecretScrubber>).longestSecret ?? UNKNOWN_SECRET_LENGTH;
+  const margin = longest + PATTERN_MARGIN;
+  for (let window = max + margin; ; window *= 2) {
+    if (window >= text.length) return capText(scrub(text), max);
+    const scrubbed = scrub(text.slice(0, window));
+    // The window's last `margin` characters may end in a cut secret; keep them out of the result.
+    if (scrubbed.length - margin >= max) return capText(scrubbed, max);
+  }
+}
+
+/** Cuts text to `max` characters (default 500), marking the cut. Text that may hold secrets goes through {@link scrubAndCap} instead. */
 export function capText(text: string, max = MAX_ERROR_TEXT): string {
   if (text.length <= max) return text;
   return `${text.slice(0, Math.max(0, max - 1))}…`;

@@ -22,7 +22,7 @@ import { resolveAgentGrant } from './grants.js';
 import { assignToolNames, type NamedTool } from './naming.js';
 import { createPolicyHook, createToolPolicy, type Approver, type ToolPolicy } from './policy.js';
 import { createServerToolCommands, PROMPTS_TOOL, readResource, RESOURCES_TOOL, type ServerAccess } from './internal/serverTools.js';
-import { capText, collectSecrets, createSecretScrubber } from './redact.js';
+import { capText, collectSecrets, createSecretScrubber, type SecretScrubber } from './redact.js';
 import { toModelResult, type BinaryStore, type ModelToolResult } from './results.js';
 
 /** Where the runtime reports what happens; nothing is ever written to stdout. */
@@ -608,7 +608,8 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   };
   let current = config;
   let selection = select(config);
-  const scrub = (text: string) => selection.scrub(text);
+  // Follows config reloads; says how long the longest secret is, so scrubAndCap scrubs a window that holds it.
+  const scrub = Object.defineProperty((text: string) => selection.scrub(text), 'longestSecret', { get: () => selection.scrub.longestSecret }) as SecretScrubber;
   const policy: ToolPolicy = {
     get profile() {
       return selection.policy.profile;

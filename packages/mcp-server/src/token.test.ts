@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateToken, loadOrCreateToken, rotateToken } from './token.js';
+import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken } from './token.js';
 
 const posix = process.platform !== 'win32';
 
@@ -40,12 +40,12 @@ describe('token helpers', () => {
 
   it('regenerates only when the file is missing or empty', async () => {
     const path = join(dir, 'mcp-token');
-    await writeFile(path, '  \n');
+    await writeFile(path, '  \n', { mode: 0o600 });
     const fromEmpty = await loadOrCreateToken(path);
     expect(fromEmpty.created).toBe(true);
     expect(fromEmpty.token).toHaveLength(43);
     if (posix) expect((await stat(path)).mode & 0o777).toBe(0o600);
-    await writeFile(path, 'user-chosen-token\n');
+    await writeFile(path, 'user-chosen-token\n', { mode: 0o600 });
     expect(await loadOrCreateToken(path)).toEqual({ token: 'user-chosen-token', created: false });
     await rm(path);
     const recreated = await loadOrCreateToken(path);
@@ -68,5 +68,48 @@ describe('token helpers', () => {
     expect(rotated).toHaveLength(43);
     expect((await loadOrCreateToken(path)).token).toBe(rotated);
     if (posix) expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  describe.skipIf(!posix)('token file attacks', () => {
+    it('refuses a token file that is a symlink to another file, without reading or changing the target', async () => {
+      const target = join(dir, 'victim');
+      await writeFile(target, 'not-a-token-but-a-secret\n', { mode: 0o600 });
+      const path = join(dir, 'mcp-token');
+      await symlink(target, path);
+      const failure = await loadOrCreateToken(path).catch((error: unknown) => error);
+      expect(isInsecureTokenFileError(failure)).toBe(true);
+      expect((failure as Error).message).toContain(`refusing to use the token file ${path}: it is a symbolic link`);
+      expect((failure as { problem: string }).problem).toBe('symlink');
+      expect(await readFile(target, 'utf8')).toBe('not-a-token-but-a-secret\n');
+    });
+
+    it('refuses a token file others can read (0644) and names the chmod 600 fix; works once fixed', async () => {
+      const path = join(dir, 'mcp-token');
+      await writeFile(path, 'shared-token-value\n');
+      await chmod(path, 0o644);
+      const failure = await loadOrCreateToken(path).catch((error: unknown) => error);
+      expect(isInsecureTokenFileError(failure)).toBe(true);
+      expect((failure as Error).message).toBe(`refusing to use the token file ${path}: other users can access it (mode 0644); make it private with: chmod 600 ${path}`);
+      expect((await stat(path)).mode & 0o777).toBe(0o644);
+      await chmod(path, 0o600);
+      expect(await loadOrCreateToken(path)).toEqual({ token: 'shared-token-value', created: false });
+    });
+
+    it('refuses a directory (or FIFO) where the token file should be', async () => {
+      const path = join(dir, 'mcp-token');
+      await mkdir(path);
+      const failure = await loadOrCreateToken(path).catch((error: unknown) => error);
+      expect((failure as { problem: string }).problem).toBe('not_regular');
+    });
+
+    it('rotating replaces a symlinked token file with a regular one and leaves the target alone', async () => {
+      const target = join(dir, 'victim');
+      await writeFile(target, 'keep\n', { mode: 0o600 });
+      const path = join(dir, 'mcp-token');
+      await symlink(target, path);
+      const rotated = await rotateToken(path);
+      expect(await readFile(target, 'utf8')).toBe('keep\n');
+      expect(await loadOrCreateToken(path)).toEqual({ token: rotated, created: false });
+    });
   });
 });

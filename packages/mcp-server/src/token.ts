@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { readPrivateFileSync, type PrivateFileProblem } from '@capnode/protocol/node';
 
 const FILE_MODE = 0o600;
 const DIR_MODE = 0o700;
@@ -10,14 +11,27 @@ export function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/**
+ * Thrown by {@link loadOrCreateToken} for a token file that must not be used: a symlink, not a
+ * regular file, another user's, or readable by group or others. `message` names the file and the fix.
+ */
+export interface InsecureTokenFileError extends Error {
+  readonly code: 'insecure_file';
+  readonly problem: PrivateFileProblem;
+  readonly path: string;
+}
+
+/** True for the error {@link loadOrCreateToken} throws for an insecure token file. */
+export function isInsecureTokenFileError(value: unknown): value is InsecureTokenFileError {
+  return value instanceof Error && (value as { code?: unknown }).code === 'insecure_file';
+}
+
 async function readToken(path: string): Promise<string | undefined> {
-  try {
-    const text = (await readFile(path, 'utf8')).trim();
-    return text.length > 0 ? text : undefined;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const check = readPrivateFileSync(path, { label: 'the token file', exposed: 'refuse' });
+  if (check.state === 'missing') return undefined;
+  if (check.state === 'insecure') throw Object.assign(new Error(check.message), { code: 'insecure_file' as const, problem: check.problem, path });
+  const text = check.text.trim();
+  return text.length > 0 ? text : undefined;
 }
 
 /** Writes `token` to `path` with mode 0600 via a temporary file and a rename, so readers never see half a token. */
@@ -38,7 +52,9 @@ async function writeToken(path: string, token: string): Promise<void> {
  * Reads the bearer token stored at `path`, creating it on first use. The token persists across
  * restarts and is regenerated only when the file is missing or empty. The file gets mode 0600 and a
  * directory this call creates gets 0700 (the modes have no effect on Windows, where the user
- * profile's ACL protects the file).
+ * profile's ACL protects the file). A token file that is a symlink, not a regular file, another
+ * user's, or that group or others can read is refused ({@link InsecureTokenFileError}, message with
+ * the `chmod 600` fix): a token others could read is no secret. It is never followed or read.
  *
  * @example
  * const { token, created } = await loadOrCreateToken(join(configDir, 'mcp-token'));

@@ -6,6 +6,7 @@ import { flag } from '../args.js';
 import { readToken, type Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
 import { readText, send } from '../http.js';
+import { openCliPipeline, type CliPipeline } from '../pipeline.js';
 import { gatewayOverride } from './serve.js';
 
 type HostModule = typeof import('@capnode/host');
@@ -177,8 +178,7 @@ async function pair(context: Context, version: string): Promise<number> {
 export async function channel(context: Context, version: string): Promise<number> {
   const hostModule: HostModule = await import('@capnode/host');
   const target = await gatewayTarget(context, hostModule, false);
-  const [{ createInvoker, createRegistry }, { createChannelCapability }, { createGatewayChannelBridge }, { serveStdio }] = await Promise.all([
-    import('@capnode/capabilities'),
+  const [{ createChannelCapability }, { createGatewayChannelBridge }, { serveStdio }] = await Promise.all([
     import('@capnode/gateway-bridge'),
     import('@capnode/gateway-bridge/node'),
     import('@capnode/mcp-server/stdio'),
@@ -208,9 +208,12 @@ export async function channel(context: Context, version: string): Promise<number
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const channelBridge = bridge;
+  // The host's pipeline (approvals, audit.log), built here: stdin carries MCP, so approvals are refused with a message, never asked.
+  let cli: CliPipeline | undefined;
   try {
+    cli = await openCliPipeline(context, { what: 'capnode mcp channel', approvals: 'refuse', capabilities: [createChannelCapability(channelBridge)] });
     server = await serveStdio({
-      invoker: createInvoker({ registry: createRegistry([createChannelCapability(channelBridge)]) }),
+      invoker: cli.pipeline.invoker,
       serverInfo: { name: 'capnode-channel', version },
       signal: controller.signal,
       experimentalCapabilities: { 'claude/channel': {}, 'claude/channel/permission': {} },
@@ -226,6 +229,7 @@ export async function channel(context: Context, version: string): Promise<number
     await server.closed;
   } finally {
     await channelBridge.close();
+    await cli?.close();
   }
   return 0;
 }

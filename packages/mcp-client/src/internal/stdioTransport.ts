@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { scrubAndCap } from '../redact.js';
 import type { Logger } from '../runtime.js';
 
 export interface StdioTransportOptions {
@@ -259,7 +260,7 @@ export class ProcessStdioTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch {
-      this.#options.logger.debug(`mcp server '${this.#options.server}' printed a non-JSON line on stdout (skipped): ${this.#options.scrub(line.slice(0, 200))}`);
+      this.#options.logger.debug(`mcp server '${this.#options.server}' printed a non-JSON line on stdout (skipped): ${scrubAndCap(line, this.#options.scrub, 200)}`);
       return;
     }
     let message: JSONRPCMessage;
@@ -304,7 +305,7 @@ export class ProcessStdioTransport implements Transport {
   }
 
   #logStderr(raw: string): void {
-    const line = this.#options.scrub(raw.replace(/\r$/, '').slice(0, MAX_STDERR_LINE));
+    const line = scrubAndCap(raw.replace(/\r$/, ''), this.#options.scrub, MAX_STDERR_LINE);
     if (line.trim() === '') return;
     this.#stderrTail.push(line.slice(0, 300));
     if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();

@@ -1,0 +1,50 @@
+import type { McpServerConfig } from '@capnode/mcp-client';
+import { collectSecrets, createSecretScrubber, scrubAndCap, type SecretScrubber } from '@capnode/mcp-client/redact';
+import { GATEWAY_TOKEN_ENV } from '../gatewayMode.js';
+import { resolveMcpClientSettings } from '../mcpClientSettings.js';
+import type { Settings } from '../settings.js';
+
+/** Longest host log line; longer ones are cut after scrubbing. */
+export const MAX_LOG_LINE = 8 * 1024;
+
+/**
+ * Wraps a host log sink so every line is scrubbed of secrets (the host's tokens, the gateway token,
+ * imported servers' env and header values, common credential shapes) and then cut to
+ * {@link MAX_LOG_LINE}: scrub first, so a secret straddling the cut never shows half. `secrets` is
+ * read again when its list changes (a rotated token, edited settings).
+ */
+export function createScrubbedLog<Level extends string>(
+  sink: (level: Level, message: string) => void,
+  secrets: () => readonly (string | undefined)[],
+): (level: Level, message: string) => void {
+  let key = '';
+  let scrubber: SecretScrubber = createSecretScrubber();
+  const current = (): SecretScrubber => {
+    const values = secrets().filter((value): value is string => typeof value === 'string' && value.length > 0);
+    const next = values.join('\u0000');
+    if (next !== key) {
+      key = next;
+      scrubber = createSecretScrubber(values);
+    }
+    return scrubber;
+  };
+  return (level, message) => sink(level, scrubAndCap(message, current(), MAX_LOG_LINE));
+}
+
+const cache = new WeakMap<Settings, readonly string[]>();
+
+/** The secrets `settings` and `env` hold (the gateway token, imported servers' env and header values), cached per settings object. */
+export function hostSecrets(settings: Settings, env: Readonly<Record<string, string | undefined>>): readonly (string | undefined)[] {
+  let values = cache.get(settings);
+  if (!values) {
+    let servers: McpServerConfig[] = [];
+    try {
+      servers = [...resolveMcpClientSettings(settings).config.servers];
+    } catch {
+      // Invalid mcpClient section: reported elsewhere; no server secrets to know.
+    }
+    values = [...(settings.node.token ? [settings.node.token] : []), ...collectSecrets(servers)];
+    cache.set(settings, values);
+  }
+  return [...values, env[GATEWAY_TOKEN_ENV]];
+}
