@@ -12,7 +12,7 @@ const execInput = z.object({ command: z.union([z.array(z.string()), z.string()])
 function setup(policy: Partial<ExecApprovalPolicy> = {}, options: { timeoutMs?: number; store?: ExecApprovalStore } = {}) {
   const ran: unknown[] = [];
   const store = options.store ?? createMemoryExecApprovalStore(policy);
-  const broker = createApprovalBroker({ timeoutMs: options.timeoutMs ?? 60_000 });
+  const broker = createApprovalBroker({ timeoutMs: options.timeoutMs ?? 60_000, waitMode: 'block' });
   const registry = createRegistry([
     defineCapability({
       category: 'test',

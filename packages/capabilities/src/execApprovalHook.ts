@@ -151,7 +151,7 @@ export function createExecApprovalHook(options: ExecApprovalHookOptions): Invoca
           transport: invocation.request.transport,
         },
         what,
-        invocation.signal,
+        invocation,
       );
       if (decision === 'allow-always') {
         const pattern = patternForTarget(target, matchOptions);

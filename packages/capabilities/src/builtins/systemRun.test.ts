@@ -26,7 +26,7 @@ afterAll(async () => {
 
 function setup(policy: Partial<ExecApprovalPolicy> = { mode: 'full' }) {
   const store = createMemoryExecApprovalStore(policy);
-  const broker = createApprovalBroker();
+  const broker = createApprovalBroker({ waitMode: 'block' });
   const registry = createRegistry(createBuiltinCapabilities({ execApprovals: { store, broker } }));
   const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, resolveExecutable: findExecutable })] });
   const run = (args: Record<string, unknown>, options: Parameters<typeof invoker.invoke>[1] = {}) =>
