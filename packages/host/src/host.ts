@@ -8,12 +8,12 @@ import {
   type ApprovalBroker,
   type Capability,
   type Invoker,
-  type PendingApproval,
   type Registry,
 } from '@capnode/capabilities';
 import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
 import { generateToken, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
+import { describePending, startApprovalNotifier } from './approvalNotices.js';
 import { createAppCapability } from './appStatus.js';
 import { createAuditLog, type AuditLog } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
@@ -40,6 +40,8 @@ export interface HostOptions {
   readonly capabilities?: readonly Capability[];
   /** How long an exec approval waits for an answer before it counts as denied. Default 120 s. */
   readonly approvalTimeoutMs?: number;
+  /** How often a call waiting for approval reports progress, instead of `approvals.progressIntervalMs` (default 5 s). */
+  readonly approvalProgressIntervalMs?: number;
   /** Version reported as MCP server info and in `host.json`. */
   readonly version?: string;
   /** Host log lines (approvals needed, errors; `debug` for listener chatter). Default: stderr, `debug` only with `CAPNODE_DEBUG` set. Never stdout (stdio mode). */
@@ -160,12 +162,24 @@ export function createHost(options: HostOptions = {}): Host {
   }
 
   const registry = createRegistry();
-  const approvals = createApprovalBroker(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs });
-  const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';
-  approvals.subscribe((event) => {
-    if (event.type === 'requested') log('warning', describePending(event.approval, homeHint));
-    else if (event.settlement !== 'answered') log('info', `approval ${event.approval.id} ${event.settlement === 'timeout' ? 'timed out (denied)' : `ended: ${event.settlement}`}`);
-  });
+  const approvals = createApprovals();
+  const stopNotifier = startApprovalNotifier({ broker: approvals, enabled: () => settings.get().approvals.notify, env, log });
+  const adminStreams = new AbortController();
+
+  /** The approval broker, its wait mode and progress interval from settings, its events in the host log. */
+  function createApprovals(): ApprovalBroker {
+    const broker = createApprovalBroker({
+      ...(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs }),
+      waitMode: () => settings.get().approvals.wait,
+      progressIntervalMs: options.approvalProgressIntervalMs ?? settings.get().approvals.progressIntervalMs,
+    });
+    const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';
+    broker.subscribe((event) => {
+      if (event.type === 'requested') log('warning', describePending(event.approval, homeHint));
+      else if (event.settlement !== 'answered') log('info', `approval ${event.approval.id} ${event.settlement === 'timeout' ? 'timed out (denied)' : `ended: ${event.settlement}`}`);
+    });
+    return broker;
+  }
 
   const audit: AuditLog = createAuditLog({ path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
   const invoker = createInvoker({
@@ -302,6 +316,7 @@ export function createHost(options: HostOptions = {}): Host {
     broker: approvals,
     status: () => host.status(),
     rotateToken: () => host.rotateToken(),
+    signal: adminStreams.signal,
   });
 
   const host: Host = {
@@ -376,7 +391,9 @@ export function createHost(options: HostOptions = {}): Host {
         closed = true;
         options.signal?.removeEventListener('abort', onAbort);
         stdioController.abort();
+        adminStreams.abort();
         await approvals.close();
+        await stopNotifier();
         if (server) {
           const running = server;
           server = undefined;
@@ -400,12 +417,3 @@ export function createHost(options: HostOptions = {}): Host {
   };
   return host;
 }
-
-function describePending(approval: PendingApproval, homeHint: string): string {
-  const where = approval.cwd ? ` in ${approval.cwd}` : '';
-  const who = approval.caller ? ` (asked by ${approval.caller})` : '';
-  const what = approval.summary ?? `${approval.command} wants to run \`${approval.commandLine}\``;
-  const seconds = Math.max(1, Math.round((approval.expiresAt - approval.createdAt) / 1000));
-  return `approval needed: ${what}${where}${who}. Allow: ${homeHint}capnode approvals allow ${approval.id} [--always] · deny: ${homeHint}capnode approvals deny ${approval.id} · denied automatically in ${seconds} s`;
-}
-

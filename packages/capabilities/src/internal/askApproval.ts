@@ -81,7 +81,7 @@ function waitModeFor(broker: ApprovalBroker, input: ApprovalRequestInput, contex
  * the question put through the client when it can elicit. Whichever of the host and the client
  * answers first wins; the other is withdrawn.
  */
-async function waitForAnswer(broker: ApprovalBroker, input: ApprovalRequestInput, context: ApprovalContext): Promise<ApprovalAnswer> {
+async function waitForAnswer(broker: ApprovalBroker, input: ApprovalRequestInput, context: ApprovalContext, what: string): Promise<ApprovalAnswer> {
   const withdraw = new AbortController();
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   const onPending = (approval: PendingApproval) => {
@@ -91,7 +91,10 @@ async function waitForAnswer(broker: ApprovalBroker, input: ApprovalRequestInput
       const report = () => {
         tick += 1;
         const left = Math.max(0, Math.round((approval.expiresAt - Date.now()) / 1000));
-        progress({ progress: tick, message: `waiting for approval ${approval.id}: capnode approvals allow ${approval.id} (or deny); denied automatically in ${left} s` });
+        progress({
+          progress: tick,
+          message: `waiting for approval ${approval.id} of ${what}: answer with capnode approvals allow ${approval.id} (or deny ${approval.id}); denied automatically in ${left} s`,
+        });
       };
       report();
       heartbeat = setInterval(report, broker.progressIntervalMs);
@@ -183,5 +186,5 @@ export async function askApproval(
     if ('settlement' in opened) return decide(opened, what, broker);
     throw pendingFailure(opened, what, broker);
   }
-  return decide(await waitForAnswer(broker, request, context), what, broker);
+  return decide(await waitForAnswer(broker, request, context, what), what, broker);
 }

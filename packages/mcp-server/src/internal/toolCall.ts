@@ -1,4 +1,4 @@
-import type { AbortSignalLike, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
+import type { AbortSignalLike, ElicitationRequest, ElicitationResult, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { toCallToolResult, toolError } from '../tools.js';
 
@@ -12,6 +12,25 @@ export interface CallScope {
   readonly caller?: string | undefined;
   /** The client's JSON-RPC id as text, for audit. */
   readonly requestId: string;
+  /**
+   * Whether the client declared form elicitation and can be asked through `elicitation/create`
+   * before the result (stdio today; the sessionless HTTP transport cannot carry the client's answer).
+   */
+  readonly canElicit?: boolean;
+}
+
+/** How long a question put to the user through the client may stay open; the approval's own timeout ends it sooner. */
+const ELICITATION_TIMEOUT_MS = 60 * 60_000;
+
+/** The pipeline's `elicit` over the SDK's `elicitInput` (form mode). */
+function elicitThrough(ctx: ServerContext): NonNullable<InvokeOptions['elicit']> {
+  return async (request: ElicitationRequest, { signal }): Promise<ElicitationResult> => {
+    const result = await ctx.mcpReq.elicitInput(
+      { mode: 'form', message: request.message, requestedSchema: request.requestedSchema as never },
+      { signal, timeout: ELICITATION_TIMEOUT_MS },
+    );
+    return { action: result.action, ...(result.content === undefined ? {} : { content: result.content }) };
+  };
 }
 
 const NOOP = (): void => {};
@@ -72,6 +91,7 @@ export async function runToolCall(
             .catch(NOOP);
         };
       }
+      if (scope.canElicit) options.elicit = elicitThrough(ctx);
       options.onLog = (level: LogLevel, message: string) => {
         ctx.mcpReq.log(level, message).catch(NOOP);
       };
