@@ -13,7 +13,7 @@ import {
 import { createBuiltinCapabilities, findExecutable } from '@capnode/capabilities/node';
 import { generateToken, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
-import { describePending, startApprovalNotifier } from './approvalNotices.js';
+import { describePending, startApprovalNotifier } from './internal/approvalNotices.js';
 import { createAppCapability } from './appStatus.js';
 import { createAuditLog, type AuditLog } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
