@@ -9,7 +9,7 @@ interface Listed {
 describe('answering approvals from the CLI', () => {
   it('a waiting direct call says what it waits for; list shows the whole escaped summary; watch answers it from piped stdin', async () => {
     using dir = tempHome();
-    await using serve = await startServe(dir.home);
+    await using _serve = await startServe(dir.home);
     const script = 'console.log(6*7); `\u001b[2K\r\u202e`';
     const call = spawnCli(['--command', 'system.run', '--params', JSON.stringify({ command: [process.execPath, '-e', script], cwd: dir.home })], dir.home);
     let callErr = '';

@@ -65,6 +65,7 @@ export async function nextPending(test: TestHost, timeoutMs = 10_000): Promise<P
 }
 
 /** Text of a tool result's content. */
-export function textOf(result: { content?: unknown }): string {
-  return ((result.content ?? []) as { type: string; text?: string }[]).map((part) => part.text ?? '').join('\n');
+export function textOf(result: unknown): string {
+  const content = (result as { content?: unknown }).content;
+  return (Array.isArray(content) ? (content as { text?: string }[]) : []).map((part) => part.text ?? '').join('\n');
 }

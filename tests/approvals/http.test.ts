@@ -26,7 +26,7 @@ describe('approvals over real HTTP sockets', () => {
   it('an SDK v1 client with resetTimeoutOnProgress and a 15 s timeout gets a system.run whose approval is answered after 25 s', { timeout: 60_000 }, async () => {
     await using test = await startTestHost();
     await using client = await connectV1(test.url, test.mcpToken, 'patient-v1');
-    const progress: { progress: number; message?: string }[] = [];
+    const progress: { progress: number; message?: string | undefined }[] = [];
     const started = Date.now();
     const call = client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', 'console.log(6*7)'] } }, undefined, {
       timeout: 15_000,

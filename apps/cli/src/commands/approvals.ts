@@ -120,6 +120,6 @@ export async function approvals(context: Context): Promise<number> {
   const answered = await answerApproval(found.endpoint, found.approval, decision);
   if (answered.status !== 200) throw new CliError('failure', `${escapeForDisplay(String(answered.value.error ?? `no pending approval '${id}'`))} — see pending ones with: capnode approvals list`);
   if (context.json) context.out(JSON.stringify(answered.value, null, 2));
-  else context.out(`${describeDecision(decision)}: ${id}`);
+  else context.out(`${describeDecision(decision)}: ${escapeForDisplay(id)}`);
   return 0;
 }
