@@ -193,6 +193,42 @@ interface KeptAnswer {
 }
 
 /**
+ * Answers to opened requests waiting for their retry, each for `retentionMs` after it was given, at
+ * most `max` of them (the oldest goes first).
+ */
+function createKeptAnswers(retentionMs: number, max: number) {
+  const kept = new Map<string, KeptAnswer>();
+  return {
+    keep(key: string, answer: ApprovalAnswer): void {
+      const earlier = kept.get(key);
+      if (earlier) clearTimeout(earlier.timer);
+      kept.delete(key);
+      const timer = setTimeout(() => kept.delete(key), retentionMs);
+      (timer as { unref?: () => void }).unref?.();
+      kept.set(key, { answer, timer });
+      if (kept.size > max) {
+        const [oldest] = kept;
+        if (oldest) {
+          clearTimeout(oldest[1].timer);
+          kept.delete(oldest[0]);
+        }
+      }
+    },
+    take(key: string): ApprovalAnswer | undefined {
+      const entry = kept.get(key);
+      if (!entry) return undefined;
+      clearTimeout(entry.timer);
+      kept.delete(key);
+      return entry.answer;
+    },
+    clear(): void {
+      for (const { timer } of kept.values()) clearTimeout(timer);
+      kept.clear();
+    },
+  };
+}
+
+/**
  * Creates an approval broker.
  *
  * @example
@@ -209,7 +245,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const waitSetting = options.waitMode ?? 'auto';
   const now = options.now ?? Date.now;
   const pending = new Map<string, Entry>();
-  const kept = new Map<string, KeptAnswer>();
+  const kept = createKeptAnswers(timeoutMs, maxPending);
   const listeners = new Set<(event: ApprovalEvent) => void>();
   let closed = false;
 
@@ -223,21 +259,6 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     }
   };
 
-  const keep = (key: string, answer: ApprovalAnswer) => {
-    kept.get(key) && clearTimeout(kept.get(key)!.timer);
-    const timer = setTimeout(() => kept.delete(key), timeoutMs);
-    (timer as { unref?: () => void }).unref?.();
-    kept.set(key, { answer, timer });
-    // Bounded like the queue: the oldest kept answer goes first.
-    if (kept.size > maxPending) {
-      const [oldest] = kept;
-      if (oldest) {
-        clearTimeout(oldest[1].timer);
-        kept.delete(oldest[0]);
-      }
-    }
-  };
-
   const settle = (entry: Entry, decision: ApprovalDecision, settlement: ApprovalSettlement) => {
     if (pending.get(entry.approval.id) !== entry) return;
     clearTimeout(entry.timer);
@@ -245,7 +266,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     const answer: ApprovalAnswer = { id: entry.approval.id, decision, settlement };
     emit({ type: 'resolved', approval: entry.approval, decision, settlement });
     if (entry.waiter) entry.waiter(answer);
-    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') keep(entry.retryKey, answer);
+    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer);
   };
 
   /** A new pending entry, or the refusal when the queue (or this caller's share of it) is full. */
@@ -310,12 +331,8 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     claim(input) {
       const key = retryKey(input);
       if (key === undefined) return undefined;
-      const answer = kept.get(key);
-      if (answer) {
-        clearTimeout(answer.timer);
-        kept.delete(key);
-        return { answer: answer.answer };
-      }
+      const answer = kept.take(key);
+      if (answer) return { answer };
       const open = findOpened(key);
       return open ? { pending: open.approval } : undefined;
     },
@@ -343,7 +360,6 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     async close() {
       closed = true;
       for (const entry of [...pending.values()]) settle(entry, 'deny', 'closed');
-      for (const { timer } of kept.values()) clearTimeout(timer);
       kept.clear();
     },
     [Symbol.asyncDispose]() {

@@ -41,7 +41,8 @@ describe('formatApprovalSummary', () => {
     expect(lines).toContain('shell: yes (the line runs in a shell)');
     expect(lines).toContain('env: (none set by the caller)');
     expect(lines).toContain('caller: (unnamed)');
-    expect(formatApprovalSummary({ ...base, resolvedPath: undefined })).toContain('program: git (not resolved)');
+    const { resolvedPath: _unresolved, ...unresolved } = base;
+    expect(formatApprovalSummary(unresolved)).toContain('program: git (not resolved)');
   });
 
   it('escapes control, bidi and zero-width characters in every caller-supplied field', () => {
