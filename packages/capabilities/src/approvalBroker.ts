@@ -86,6 +86,12 @@ export interface ApprovalBrokerOptions {
   readonly waitMode?: ApprovalWaitMode | (() => ApprovalWaitMode);
   /** How often a waiting call reports progress (keeps clients' request timeouts from firing). Default 5 000 ms. */
   readonly progressIntervalMs?: number;
+  /**
+   * Whether a waiting call may also put the question to the user through the caller's own client
+   * (MCP elicitation); read on every request. Such an answer trusts the client application to show
+   * the question to its user. Default true.
+   */
+  readonly elicitation?: boolean | (() => boolean);
   /** Clock for `createdAt` / `expiresAt` (epoch ms). Default `Date.now`. */
   readonly now?: () => number;
 }
@@ -136,6 +142,8 @@ export interface ApprovalBroker {
   readonly timeoutMs: number;
   /** The wait mode setting as it is now. */
   waitMode(): ApprovalWaitMode;
+  /** Whether questions may go through the caller's client (the `elicitation` option as it is now). */
+  elicitationEnabled(): boolean;
   readonly progressIntervalMs: number;
   /** Denies every pending request (settlement `closed`); later requests are denied at once. Idempotent. */
   close(): Promise<void>;
@@ -243,6 +251,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const maxPerCaller = Math.max(1, options.maxPendingPerCaller ?? Math.floor(maxPending / 4));
   const progressIntervalMs = Math.min(Math.max(Math.floor(options.progressIntervalMs ?? 5_000), 1), MAX_TIMER_MS);
   const waitSetting = options.waitMode ?? 'auto';
+  const elicitationSetting = options.elicitation ?? true;
   const now = options.now ?? Date.now;
   const pending = new Map<string, Entry>();
   const kept = createKeptAnswers(timeoutMs, maxPending);
@@ -297,6 +306,9 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const broker: ApprovalBroker = {
     timeoutMs,
     progressIntervalMs,
+    elicitationEnabled() {
+      return (typeof elicitationSetting === 'function' ? elicitationSetting() : elicitationSetting) === true;
+    },
     waitMode() {
       const mode = typeof waitSetting === 'function' ? waitSetting() : waitSetting;
       return isApprovalWaitMode(mode) ? mode : 'auto';

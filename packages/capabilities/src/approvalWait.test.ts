@@ -170,4 +170,13 @@ describe('approval wait modes', () => {
     t.broker.resolve(pending.id, 'allow-once');
     expect((await failing).result.ok).toBe(true);
   });
+
+  it('does not ask through the client when elicitation is turned off, and then returns for a caller without progress', async () => {
+    await using t = setup({ elicitation: () => false });
+    let asked = 0;
+    const result = await t.call({ command: ['ls'] }, {}, { elicit: async () => ((asked += 1), { action: 'accept', content: { decision: 'allow-once' } }) });
+    expect(failure(result.result).code).toBe('approval_pending');
+    expect(asked).toBe(0);
+    expect(t.ran).toEqual([]);
+  });
 });

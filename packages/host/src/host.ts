@@ -171,6 +171,7 @@ export function createHost(options: HostOptions = {}): Host {
     const broker = createApprovalBroker({
       ...(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs }),
       waitMode: () => settings.get().approvals.wait,
+      elicitation: () => settings.get().approvals.elicit,
       progressIntervalMs: options.approvalProgressIntervalMs ?? settings.get().approvals.progressIntervalMs,
     });
     const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';

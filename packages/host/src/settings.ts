@@ -62,6 +62,11 @@ export const settingsSchema = z.strictObject({
        * sent a progress token, declared elicitation, or is the CLI or a gateway, and returns otherwise.
        */
       wait: z.enum(['auto', 'block', 'return']).default('auto'),
+      /**
+       * Put the question to the user through the calling MCP client too, when it declared elicitation.
+       * The client application then answers (allow once or deny), so this trusts it to show the question.
+       */
+      elicit: z.boolean().default(true),
       /** Show a desktop notification (system.notify's backends) for each new pending approval. */
       notify: z.boolean().default(true),
       /** How often a waiting call reports progress, in ms (at most 10 s, so 60 s client timeouts that reset on progress never fire). */

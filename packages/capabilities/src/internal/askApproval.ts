@@ -71,7 +71,7 @@ function waitModeFor(broker: ApprovalBroker, input: ApprovalRequestInput, contex
   if (input.argsHash === undefined) return 'block';
   const mode = broker.waitMode();
   if (mode !== 'auto') return mode;
-  if (context.progress || context.elicit) return 'block';
+  if (context.progress || (context.elicit && broker.elicitationEnabled())) return 'block';
   return input.transport !== undefined && WAITING_TRANSPORTS.has(input.transport) ? 'block' : 'return';
 }
 
@@ -85,7 +85,8 @@ async function waitForAnswer(broker: ApprovalBroker, input: ApprovalRequestInput
   const withdraw = new AbortController();
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   const onPending = (approval: PendingApproval) => {
-    const { progress, elicit } = context;
+    const { progress } = context;
+    const elicit = broker.elicitationEnabled() ? context.elicit : undefined;
     if (progress) {
       let tick = 0;
       const report = () => {
