@@ -91,7 +91,13 @@ export async function watchApprovals(context: Context, endpoints: readonly Endpo
         }
         connected += 1;
         for await (const { event, data } of streamEvents(result.response)) {
-          if (event === 'snapshot') for (const approval of Array.isArray(data.approvals) ? data.approvals : []) add(endpoint, approval);
+          if (event === 'snapshot') {
+            const listed = (Array.isArray(data.approvals) ? data.approvals : []).filter(isPendingApproval);
+            // After a reconnect: what this host answered meanwhile is gone.
+            const ids = new Set(listed.map((approval) => approval.id));
+            for (const [id, entry] of held) if (entry.endpoint === endpoint && !ids.has(id)) held.delete(id);
+            for (const approval of listed) add(endpoint, approval);
+          }
           else if (event === 'requested') add(endpoint, data.approval);
           else if (event === 'resolved' && isPendingApproval(data.approval) && held.delete(data.approval.id)) {
             const wasCurrent = !skipped.has(data.approval.id);
