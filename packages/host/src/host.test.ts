@@ -190,4 +190,18 @@ describe('createHost', () => {
       await second;
     },
   );
+
+  it('ends open approval event streams when it closes, so the listener drains', async () => {
+    const host = createHost({ home, port: 0, onLog: () => {} });
+    const { mcp } = await host.start();
+    const adminToken = readFileSync(host.paths.adminToken, 'utf8').trim();
+    const response = await fetch(new URL('/_capnode/approvals/events', mcp.url), { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('event: snapshot');
+    const started = Date.now();
+    await host.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
+  });
 });
