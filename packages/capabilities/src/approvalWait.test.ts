@@ -179,4 +179,31 @@ describe('approval wait modes', () => {
     expect(asked).toBe(0);
     expect(t.ran).toEqual([]);
   });
+
+  it('a client that answers on a retry (input_required) gets the question with approval_pending, and its retry carrying the answer runs once', async () => {
+    await using t = setup();
+    const asked: ElicitationRequest[] = [];
+    // The first round records the question; the retry answers the question it was asked.
+    const firstRound = async (request: ElicitationRequest): Promise<never> => {
+      asked.push(request);
+      throw new Error('input required');
+    };
+    const first = failure((await t.call({ command: ['git', 'push'] }, {}, { elicit: firstRound, elicitOnRetry: true, onProgress: () => {} })).result);
+    expect(first.code).toBe('approval_pending');
+    const [pending] = t.broker.list();
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.key).toBe(`approval:${pending!.id}`);
+    const retry = (decision: string) => async (request: ElicitationRequest) => {
+      if (request.key !== asked[0]!.key) throw new Error('another question');
+      return { action: 'accept' as const, content: { decision } };
+    };
+    expect((await t.call({ command: ['git', 'push'] }, {}, { elicit: retry('allow-once'), elicitOnRetry: true })).result.ok).toBe(true);
+    expect(t.ran).toHaveLength(1);
+    expect(t.broker.list()).toEqual([]);
+    // A denial given on the retry refuses it.
+    expect(failure((await t.call({ command: ['rm'] }, {}, { elicit: firstRound, elicitOnRetry: true })).result).code).toBe('approval_pending');
+    asked.splice(0, 1);
+    expect(failure((await t.call({ command: ['rm'] }, {}, { elicit: retry('deny'), elicitOnRetry: true })).result).code).toBe('denied');
+    expect(t.ran).toHaveLength(1);
+  });
 });

@@ -22,6 +22,8 @@ export interface ProgressUpdate {
  * a message and a flat form schema of primitive fields.
  */
 export interface ElicitationRequest {
+  /** Names the question (e.g. `approval:<id>`), so an answer given on a retry is matched to it. */
+  readonly key?: string;
   readonly message: string;
   readonly requestedSchema: {
     readonly type: 'object';

@@ -19,6 +19,8 @@ export interface Invocation {
   readonly progress?: ((update: ProgressUpdate) => void) | undefined;
   /** Asks the user through the caller's client; absent when the client cannot (see {@link InvokeOptions.elicit}). */
   readonly elicit?: Elicitor | undefined;
+  /** See {@link InvokeOptions.elicitOnRetry}. */
+  readonly elicitOnRetry?: boolean | undefined;
 }
 
 /** The outcome of one invocation; never a thrown error. */
@@ -61,6 +63,12 @@ export interface InvokeOptions {
    * declare it can. Approval hooks put their question there as well as to the host.
    */
   readonly elicit?: Elicitor;
+  /**
+   * `elicit` is answered on a retry of the call (MCP 2026-07-28 `input_required`): it resolves when
+   * the retry carries the answer to that question, and rejects after recording the question for the
+   * call's return otherwise. Approval hooks then return `approval_pending` at once instead of waiting.
+   */
+  readonly elicitOnRetry?: boolean;
 }
 
 export interface InvokerOptions {
@@ -139,6 +147,7 @@ class LiveInvocation implements Invocation {
   readonly args: unknown;
   readonly progress: ((update: ProgressUpdate) => void) | undefined;
   readonly elicit: Elicitor | undefined;
+  readonly elicitOnRetry: boolean | undefined;
   readonly #state: CallAbortState;
 
   constructor(
@@ -148,12 +157,14 @@ class LiveInvocation implements Invocation {
     state: CallAbortState,
     progress: ((update: ProgressUpdate) => void) | undefined,
     elicit: Elicitor | undefined,
+    elicitOnRetry: boolean | undefined,
   ) {
     this.request = request;
     this.command = command;
     this.args = args;
     this.progress = progress;
     this.elicit = elicit;
+    this.elicitOnRetry = elicitOnRetry;
     this.#state = state;
   }
 
@@ -218,9 +229,9 @@ export function createInvoker(options: InvokerOptions): Invoker {
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
     // Progress and log lines after the outcome would reach the caller after its response; drop them.
     let settled = false;
-    const { onProgress, onLog, elicit } = invokeOptions;
+    const { onProgress, onLog, elicit, elicitOnRetry } = invokeOptions;
     const progress = onProgress ? (update: ProgressUpdate) => void (settled || onProgress(update)) : undefined;
-    const invocation: Invocation = new LiveInvocation(request, command, args, state, progress, elicit);
+    const invocation: Invocation = new LiveInvocation(request, command, args, state, progress, elicit, elicitOnRetry);
 
     const abortedResult = (): CommandResult =>
       invokeOptions.signal?.aborted

@@ -25,6 +25,8 @@ export interface ApprovalContext {
   readonly signal: AbortSignal;
   readonly progress?: ((update: ProgressUpdate) => void) | undefined;
   readonly elicit?: Elicitor | undefined;
+  /** The client answers questions on a retry of the call (see `InvokeOptions.elicitOnRetry`). */
+  readonly elicitOnRetry?: boolean | undefined;
   /** The call's command and parsed arguments: the argument hash when the request carries none. */
   readonly command?: { readonly name: string };
   readonly args?: unknown;
@@ -44,6 +46,7 @@ function decisionOf(result: ElicitationResult): Exclude<ApprovalDecision, 'allow
 /** The question put through the client: the same summary the host shows, and a choice of allow once or deny. */
 export function approvalElicitation(approval: PendingApproval): ElicitationRequest {
   return {
+    key: `approval:${approval.id}`,
     message: [
       'capnode asks for your approval:',
       ...formatApprovalSummary(approval),
@@ -69,6 +72,8 @@ export function approvalElicitation(approval: PendingApproval): ElicitationReque
 function waitModeFor(broker: ApprovalBroker, input: ApprovalRequestInput, context: ApprovalContext): Exclude<ApprovalWaitMode, 'auto'> {
   // Without a hash no retry can find the request again, so the call has to wait.
   if (input.argsHash === undefined) return 'block';
+  // A client that answers on a retry cannot be kept waiting: the question goes out with the return.
+  if (context.elicit && context.elicitOnRetry && broker.elicitationEnabled()) return 'return';
   const mode = broker.waitMode();
   if (mode !== 'auto') return mode;
   if (context.progress || (context.elicit && broker.elicitationEnabled())) return 'block';
@@ -120,6 +125,25 @@ async function waitForAnswer(broker: ApprovalBroker, input: ApprovalRequestInput
     clearInterval(heartbeat);
     withdraw.abort(new Error('the approval was answered elsewhere'));
   }
+}
+
+/**
+ * For a client that answers on a retry of the call: puts the question for `approval` to it. A retry
+ * that carries the answer resolves at once (the answer is given to the broker, bound to the hash, and
+ * claimed); otherwise the client records the question for the return and this yields undefined.
+ */
+async function answerFromRetry(broker: ApprovalBroker, request: ApprovalRequestInput, approval: PendingApproval, context: ApprovalContext): Promise<ApprovalAnswer | undefined> {
+  if (!context.elicit || !context.elicitOnRetry || !broker.elicitationEnabled()) return undefined;
+  let decision: ReturnType<typeof decisionOf>;
+  try {
+    decision = decisionOf(await context.elicit(approvalElicitation(approval), { signal: context.signal }));
+  } catch {
+    return undefined;
+  }
+  if (decision === undefined) return undefined;
+  broker.answer(approval.id, decision, approval.argsHash === undefined ? {} : { argsHash: approval.argsHash });
+  const claimed = broker.claim(request);
+  return claimed && 'answer' in claimed ? claimed.answer : undefined;
 }
 
 function pendingFailure(approval: PendingApproval, what: string, broker: ApprovalBroker): CapabilityError {
@@ -185,6 +209,8 @@ export async function askApproval(
   if (waitModeFor(broker, request, context) === 'return') {
     const opened = claimed?.pending ?? broker.open(request);
     if ('settlement' in opened) return decide(opened, what, broker);
+    const answered = await answerFromRetry(broker, request, opened, context);
+    if (answered) return decide(answered, what, broker);
     throw pendingFailure(opened, what, broker);
   }
   return decide(await waitForAnswer(broker, request, context, what), what, broker);
