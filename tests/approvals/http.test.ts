@@ -86,7 +86,7 @@ describe('approvals over real HTTP sockets', () => {
     expect(runs(marker)).toBe(1);
   });
 
-  it('over HTTP a client that declares elicitation but sends no progress token gets the retry mode (the sessionless transport cannot carry its answer)', async () => {
+  it('over initialize-era (2025) HTTP a client that declares elicitation but sends no progress token gets the retry mode: the sessionless transport knows no per-caller capabilities and cannot carry its answer', async () => {
     await using test = await startTestHost();
     const client = new ClientV2({ name: 'eliciting-http', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     let asked = 0;
@@ -100,6 +100,39 @@ describe('approvals over real HTTP sockets', () => {
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/capnode approvals allow [a-z2-7]{10}/);
       expect(asked).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('over HTTP (2026-07-28) a real SDK v2 client that declares elicitation gets the question as input_required and its answer runs the call once', async () => {
+    await using test = await startTestHost();
+    const marker = join(test.home, 'runs.txt');
+    const client = new ClientV2(
+      { name: 'eliciting-modern', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    const questions: string[] = [];
+    let decision = 'allow-once';
+    client.setRequestHandler('elicitation/create', async (request) => {
+      questions.push((request.params as { message: string }).message);
+      return { action: 'accept', content: { decision } };
+    });
+    await client.connect(new HttpTransportV2(new URL(test.url), { requestInit: { headers: { authorization: `Bearer ${test.mcpToken}` } } }));
+    try {
+      const result = await client.callTool({ name: 'system.run', arguments: countingRun(marker) });
+      expect(result.isError ?? false, textOf(result)).toBe(false);
+      expect(result.structuredContent).toMatchObject({ stdout: '42\n' });
+      expect(runs(marker)).toBe(1);
+      expect(questions).toHaveLength(1);
+      expect(questions[0]).toContain('transport: mcp-http');
+      expect(questions[0]).toContain('caller: eliciting-modern (self-reported)');
+      expect(await test.pending()).toEqual([]);
+      decision = 'deny';
+      const denied = await client.callTool({ name: 'system.run', arguments: countingRun(marker) });
+      expect(denied.isError).toBe(true);
+      expect(textOf(denied)).toMatch(/denied by the user/);
+      expect(runs(marker)).toBe(1);
     } finally {
       await client.close();
     }
