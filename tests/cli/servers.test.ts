@@ -227,7 +227,7 @@ describe('capnode serve with mcpClient.reexport', () => {
       return (JSON.parse(pending.stdout).approvals as { id: string; command: string }[])[0];
     }, slowPoll('a pending approval'));
     expect(approval.command).toBe('everything__echo');
-    await serve.waitForStderr(new RegExp(`approval needed: everything__echo .*capnode approvals allow ${approval.id}`));
+    await serve.waitForStderr(new RegExp(`approval needed \\(${approval.id}\\):\\n  everything__echo[\\s\\S]*capnode approvals allow ${approval.id}`));
     const allowed = await runCli(['approvals', 'allow', approval.id, '--always'], dir.home);
     expect(allowed.code, allowed.stderr).toBe(0);
     const result = await done;

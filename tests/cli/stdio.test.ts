@@ -39,14 +39,19 @@ describe('capnode mcp (stdio)', () => {
 
       // Exec approvals of a stdio host are answered with the same CLI commands.
       expect(readdirSync(join(dir.home, 'run'))).toEqual([expect.stringMatching(/^stdio-\d+\.json$/)]);
-      const run = client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', 'console.log(6*7)'] } });
+      // This client sends no progress token and declares no elicitation: the call returns at once
+      // (approval_pending), and the identical retry runs once the approval was allowed.
+      const params = { name: 'system.run', arguments: { command: [process.execPath, '-e', 'console.log(6*7)'] } };
+      const first = await client.callTool(params);
+      expect(first.isError).toBe(true);
+      expect(JSON.stringify(first.content)).toContain('capnode approvals allow');
       const approval = await eventually(async () => {
         const listed = JSON.parse((await runCli(['approvals', 'list', '--json'], dir.home)).stdout) as { approvals: { id: string }[] };
         return listed.approvals[0];
       }, slowPoll('a pending approval from the stdio host'));
       const allowed = await runCli(['approvals', 'allow', approval.id], dir.home);
       expect(allowed.code, allowed.stderr).toBe(0);
-      const result = await run;
+      const result = await client.callTool(params);
       expect(result.isError ?? false).toBe(false);
       expect(result.structuredContent).toMatchObject({ stdout: '42\n', exitCode: 0 });
       expect(stderr).toContain(`capnode approvals allow ${approval.id}`);

@@ -220,7 +220,7 @@ describe('exec policy over MCP HTTP: the child environment and the approval requ
         env: { API_TOKEN: '[masked, 10 characters]', COLOR: '1' },
         timeoutMs: 9000,
         transport: 'mcp-http',
-        argsHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        argsHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       });
       expect(JSON.stringify(t.host.approvals.list())).not.toContain('tok-123456');
       t.host.approvals.resolve(pending.id, 'deny');

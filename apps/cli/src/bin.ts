@@ -16,6 +16,7 @@ const FLAGS: FlagSpec = {
   port: 'value',
   host: 'value',
   always: 'switch',
+  hash: 'value',
   name: 'value',
   all: 'switch',
   args: 'value',
@@ -35,7 +36,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   gateway: ['json', 'url', 'gateway', 'gateway-token'],
   status: ['json', 'url', 'token'],
   token: [],
-  approvals: ['json', 'url', 'always'],
+  approvals: ['json', 'url', 'always', 'hash'],
   config: ['json', 'url', 'name'],
   servers: ['json', 'command', 'args', 'url', 'env', 'header', 'transport', 'cwd'],
   tools: ['json', 'url', 'token', 'all'],
@@ -51,9 +52,10 @@ Usage:
   capnode --command <name> [--params '<json>']  call one tool
   capnode status                                the running host's state (app.status)
   capnode token show|path|rotate                the MCP bearer token
-  capnode approvals list                        pending exec approvals (system.run in ask mode)
-  capnode approvals allow <id> [--always]       allow once, or always (adds to the allowlist)
-  capnode approvals deny <id>
+  capnode approvals list                        pending approvals, in full (what runs, cwd, env, caller, hash)
+  capnode approvals watch                       stream pending approvals live; answer with a/A/d (s skip, q quit)
+  capnode approvals allow <id> [--always] [--hash <prefix>]   allow once, or always (adds to the allowlist)
+  capnode approvals deny <id> [--hash <prefix>]
   capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
 
 OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json node.token):

@@ -22,7 +22,7 @@ describe('createApprovalBroker', () => {
   });
 
   it('gives each request a distinct unguessable id', async () => {
-    await using broker = createApprovalBroker();
+    await using broker = createApprovalBroker({ maxPendingPerCaller: 64 });
     for (let i = 0; i < 50; i += 1) void broker.request(input);
     const ids = broker.list().map((p) => p.id);
     expect(new Set(ids).size).toBe(50);
@@ -110,9 +110,100 @@ describe('createApprovalBroker', () => {
 
   it('denies requests beyond maxPending at once', async () => {
     await using broker = createApprovalBroker({ maxPending: 2 });
-    void broker.request(input);
-    void broker.request(input);
-    expect(await broker.request(input)).toMatchObject({ decision: 'deny', settlement: 'overflow' });
+    void broker.request({ ...input, caller: 'a' });
+    void broker.request({ ...input, caller: 'b' });
+    expect(await broker.request({ ...input, caller: 'c' })).toMatchObject({ decision: 'deny', settlement: 'overflow' });
     expect(broker.list()).toHaveLength(2);
+  });
+
+  it('gives each caller (transport + caller) a share of the queue: the rest of its requests overflow, others still get in', async () => {
+    await using broker = createApprovalBroker({ maxPending: 8 });
+    // Default share: a quarter of maxPending.
+    for (let i = 0; i < 2; i += 1) void broker.request(input);
+    expect(await broker.request(input)).toMatchObject({ decision: 'deny', settlement: 'overflow' });
+    expect(broker.open({ ...input, argsHash: 'h1' })).toMatchObject({ decision: 'deny', settlement: 'overflow' });
+    // Same name over another transport, and another name, are other callers.
+    void broker.request({ ...input, transport: 'mcp-stdio' });
+    void broker.request({ ...input, caller: 'cursor' });
+    expect(broker.list()).toHaveLength(4);
+    await using explicit = createApprovalBroker({ maxPending: 8, maxPendingPerCaller: 3 });
+    for (let i = 0; i < 3; i += 1) void explicit.request(input);
+    expect(await explicit.request(input)).toMatchObject({ settlement: 'overflow' });
+    // An answered request frees the share.
+    explicit.resolve(explicit.list()[0]!.id, 'deny');
+    void explicit.request(input);
+    expect(explicit.list()).toHaveLength(3);
+  });
+
+  it('answers a request only with the hash it was shown', async () => {
+    await using broker = createApprovalBroker();
+    const answer = broker.request({ ...input, argsHash: 'sha256:aaaa' });
+    const [pending] = broker.list();
+    expect(broker.answer(pending!.id, 'allow-once', { argsHash: 'sha256:bbbb' })).toBe('hash_mismatch');
+    expect(broker.resolve(pending!.id, 'allow-once', { argsHash: 'sha256:bbbb' })).toBe(false);
+    expect(broker.list()).toHaveLength(1);
+    expect(broker.answer('nosuchid00', 'deny')).toBe('unknown');
+    expect(broker.answer(pending!.id, 'allow-once', { argsHash: 'sha256:aaaa' })).toBe('answered');
+    expect(await answer).toMatchObject({ decision: 'allow-once', settlement: 'answered' });
+    // A request without a hash refuses any hash.
+    void broker.request(input);
+    expect(broker.answer(broker.list()[0]!.id, 'deny', { argsHash: 'sha256:aaaa' })).toBe('hash_mismatch');
+  });
+
+  it('keeps the answer to an opened request for one identical retry by the same caller', async () => {
+    await using broker = createApprovalBroker();
+    const asked = { ...input, argsHash: 'h' };
+    const opened = broker.open(asked);
+    expect(opened).toMatchObject({ id: expect.any(String), argsHash: 'h' });
+    const id = (opened as { id: string }).id;
+    // Still pending: the retry finds it, and opening again does not duplicate it.
+    expect(broker.claim(asked)).toEqual({ pending: expect.objectContaining({ id }) });
+    expect(broker.open(asked)).toMatchObject({ id });
+    expect(broker.list()).toHaveLength(1);
+    // Another caller or another hash does not see it.
+    expect(broker.claim({ ...asked, caller: 'other' })).toBeUndefined();
+    expect(broker.claim({ ...asked, argsHash: 'x' })).toBeUndefined();
+    broker.resolve(id, 'allow-once');
+    expect(broker.claim({ ...asked, caller: 'other' })).toBeUndefined();
+    expect(broker.claim(asked)).toEqual({ answer: { id, decision: 'allow-once', settlement: 'answered' } });
+    // Consumed: it runs once.
+    expect(broker.claim(asked)).toBeUndefined();
+    // A waiting retry joins the opened request instead of asking again.
+    const again = broker.open(asked) as { id: string };
+    const waiting = broker.request(asked);
+    expect(broker.list()).toHaveLength(1);
+    broker.resolve(again.id, 'deny');
+    expect(await waiting).toEqual({ id: again.id, decision: 'deny', settlement: 'answered' });
+    expect(broker.claim(asked)).toBeUndefined();
+  });
+
+  it('keeps an opened request pending when a joined waiter goes away, and drops kept answers after the timeout', async () => {
+    await using broker = createApprovalBroker({ timeoutMs: 60 });
+    const asked = { ...input, argsHash: 'h' };
+    const { id } = broker.open(asked) as { id: string };
+    const controller = new AbortController();
+    const waiting = broker.request(asked, { signal: controller.signal });
+    controller.abort(new Error('client timeout'));
+    await expect(waiting).rejects.toThrow('client timeout');
+    expect(broker.list().map((p) => p.id)).toEqual([id]);
+    await new Promise((resolve) => setTimeout(resolve, 90));
+    // Timed out with nobody waiting: the retry learns it timed out.
+    expect(broker.claim(asked)).toEqual({ answer: { id, decision: 'deny', settlement: 'timeout' } });
+    broker.open(asked);
+    broker.resolve(broker.list()[0]!.id, 'allow-once');
+    await new Promise((resolve) => setTimeout(resolve, 90));
+    expect(broker.claim(asked)).toBeUndefined();
+  });
+
+  it('reads the wait mode on every call and reports the progress interval', async () => {
+    let mode: string = 'return';
+    await using broker = createApprovalBroker({ waitMode: () => mode as 'return', progressIntervalMs: 2_000 });
+    expect(broker.waitMode()).toBe('return');
+    mode = 'bogus';
+    expect(broker.waitMode()).toBe('auto');
+    expect(broker.progressIntervalMs).toBe(2_000);
+    await using defaults = createApprovalBroker();
+    expect(defaults.waitMode()).toBe('auto');
+    expect(defaults.progressIntervalMs).toBe(5_000);
   });
 });

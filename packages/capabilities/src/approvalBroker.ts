@@ -58,33 +58,93 @@ export type ApprovalEvent =
   | { readonly type: 'requested'; readonly approval: PendingApproval }
   | { readonly type: 'resolved'; readonly approval: PendingApproval; readonly decision: ApprovalDecision; readonly settlement: ApprovalSettlement };
 
+/**
+ * How a command waits for its approval (setting `approvals.wait`):
+ * - `block`: the call waits until the request is answered or times out;
+ * - `return`: the call returns at once with the failure `approval_pending`; an identical retry (same
+ *   `argsHash`, same caller) gets the answer;
+ * - `auto`: `block` when the caller can be kept informed while it waits (it sent a progress token,
+ *   declared elicitation, or is the CLI or a gateway), `return` otherwise.
+ */
+export type ApprovalWaitMode = 'auto' | 'block' | 'return';
+
+/** Why {@link ApprovalBroker.answer} did or did not answer. */
+export type ApprovalResolution = 'answered' | 'unknown' | 'hash_mismatch';
+
 export interface ApprovalBrokerOptions {
   /** How long a request waits before it counts as denied. Default 120 000 ms. */
   readonly timeoutMs?: number;
   /** Most requests pending at once; more are denied at once (settlement `overflow`). Default 64. */
   readonly maxPending?: number;
+  /**
+   * Most requests one caller (same transport and caller name) may have pending at once; its further
+   * requests are denied at once (settlement `overflow`) while other callers still get through.
+   * Default a quarter of `maxPending` (16 of 64), at least 1.
+   */
+  readonly maxPendingPerCaller?: number;
+  /** How commands wait for answers (see {@link ApprovalWaitMode}); read on every request. Default `auto`. */
+  readonly waitMode?: ApprovalWaitMode | (() => ApprovalWaitMode);
+  /** How often a waiting call reports progress (keeps clients' request timeouts from firing). Default 5 000 ms. */
+  readonly progressIntervalMs?: number;
+  /**
+   * Whether a waiting call may also put the question to the user through the caller's own client
+   * (MCP elicitation); read on every request. Such an answer trusts the client application to show
+   * the question to its user. Default true.
+   */
+  readonly elicitation?: boolean | (() => boolean);
   /** Clock for `createdAt` / `expiresAt` (epoch ms). Default `Date.now`. */
   readonly now?: () => number;
 }
 
+export interface ApprovalRequestOptions {
+  /** Aborting withdraws the request (settlement `cancelled`) unless it was opened with {@link ApprovalBroker.open}. */
+  readonly signal?: AbortSignal;
+  /** Called synchronously with the pending request once it exists (new or joined). */
+  readonly onPending?: (approval: PendingApproval) => void;
+}
+
 /**
- * Holds approval requests until someone answers them. Commands ask through `request`; the host
- * lists and answers them for the CLI and the tray (`list`, `resolve`, `subscribe`).
+ * Holds approval requests until someone answers them. Commands ask through `request` (waiting) or
+ * `open` + `claim` (returning at once, answered on retry); the host lists and answers them for the
+ * CLI and the tray (`list`, `answer`, `subscribe`).
  */
 export interface ApprovalBroker {
   /**
-   * Creates a pending request and waits for its answer. No answer within `timeoutMs` counts as
-   * `deny` (settlement `timeout`). Aborting `signal` withdraws the request and rejects with the
-   * signal's reason.
+   * Waits for the answer to `input`. A request opened by {@link open} for the same caller and
+   * `argsHash` that nobody waits on yet is joined; otherwise a new one is created. No answer within
+   * `timeoutMs` counts as `deny` (settlement `timeout`). Aborting `signal` withdraws a request this
+   * call created and rejects with the signal's reason.
    */
-  request(input: ApprovalRequestInput, options?: { readonly signal?: AbortSignal }): Promise<ApprovalAnswer>;
+  request(input: ApprovalRequestInput, options?: ApprovalRequestOptions): Promise<ApprovalAnswer>;
+  /**
+   * Creates a pending request nobody waits on (the caller returns at once and retries): its answer is
+   * kept for {@link claim} by the same caller with the same `argsHash`, for `timeoutMs` after it was
+   * given. Returns the pending request, or the immediate answer when it is refused (`overflow`, `closed`).
+   */
+  open(input: ApprovalRequestInput): PendingApproval | ApprovalAnswer;
+  /**
+   * For a retry of `input` (same caller, same `argsHash`): the kept answer to an opened request
+   * (consumed: an allowed request runs once), the request while it is still pending, or `undefined`.
+   */
+  claim(input: ApprovalRequestInput): { readonly answer: ApprovalAnswer } | { readonly pending: PendingApproval } | undefined;
   /** Pending requests, oldest first. */
   list(): readonly PendingApproval[];
-  /** Answers a pending request; false when the id is unknown (already answered, expired, or never existed). */
-  resolve(id: string, decision: ApprovalDecision): boolean;
+  /**
+   * Answers a pending request. With `argsHash` (the hash the person was shown) the answer applies
+   * only when it matches the request's own hash (`hash_mismatch` otherwise); `unknown` when the id is
+   * not pending (already answered, expired, or never existed).
+   */
+  answer(id: string, decision: ApprovalDecision, options?: { readonly argsHash?: string }): ApprovalResolution;
+  /** {@link answer}, true when it answered. */
+  resolve(id: string, decision: ApprovalDecision, options?: { readonly argsHash?: string }): boolean;
   /** Receives `requested` and `resolved` events; returns the unsubscribe function. */
   subscribe(listener: (event: ApprovalEvent) => void): () => void;
   readonly timeoutMs: number;
+  /** The wait mode setting as it is now. */
+  waitMode(): ApprovalWaitMode;
+  /** Whether questions may go through the caller's client (the `elicitation` option as it is now). */
+  elicitationEnabled(): boolean;
+  readonly progressIntervalMs: number;
   /** Denies every pending request (settlement `closed`); later requests are denied at once. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -93,6 +153,7 @@ export interface ApprovalBroker {
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const ID_LENGTH = 10;
 const DECISIONS: ReadonlySet<string> = new Set(['allow-once', 'allow-always', 'deny']);
+const WAIT_MODES: ReadonlySet<string> = new Set(['auto', 'block', 'return']);
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** 10 base32 characters (50 bits) from the platform CSPRNG. */
@@ -108,9 +169,71 @@ export function isApprovalDecision(value: unknown): value is ApprovalDecision {
   return typeof value === 'string' && DECISIONS.has(value);
 }
 
+/** True when `value` is `auto`, `block` or `return`. */
+export function isApprovalWaitMode(value: unknown): value is ApprovalWaitMode {
+  return typeof value === 'string' && WAIT_MODES.has(value);
+}
+
+/** Whose share of the queue a request counts against: the transport and the (self-reported) caller name. */
+export function approvalCallerKey(input: Pick<ApprovalRequestInput, 'transport' | 'caller'>): string {
+  return `${input.transport ?? ''}\u0000${input.caller ?? ''}`;
+}
+
+/** Where a retry finds an opened request: caller key and argument hash. */
+function retryKey(input: ApprovalRequestInput): string | undefined {
+  return input.argsHash === undefined ? undefined : `${approvalCallerKey(input)}\u0000${input.argsHash}`;
+}
+
 interface Entry {
   readonly approval: PendingApproval;
-  readonly settle: (decision: ApprovalDecision, settlement: ApprovalSettlement) => void;
+  readonly callerKey: string;
+  readonly retryKey: string | undefined;
+  /** Opened for a retry: its answer is kept for `claim` when nobody waits on it. */
+  readonly opened: boolean;
+  /** The one call waiting on it, if any. */
+  waiter: ((answer: ApprovalAnswer) => void) | undefined;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+interface KeptAnswer {
+  readonly answer: ApprovalAnswer;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * Answers to opened requests waiting for their retry, each for `retentionMs` after it was given, at
+ * most `max` of them (the oldest goes first).
+ */
+function createKeptAnswers(retentionMs: number, max: number) {
+  const kept = new Map<string, KeptAnswer>();
+  return {
+    keep(key: string, answer: ApprovalAnswer): void {
+      const earlier = kept.get(key);
+      if (earlier) clearTimeout(earlier.timer);
+      kept.delete(key);
+      const timer = setTimeout(() => kept.delete(key), retentionMs);
+      (timer as { unref?: () => void }).unref?.();
+      kept.set(key, { answer, timer });
+      if (kept.size > max) {
+        const [oldest] = kept;
+        if (oldest) {
+          clearTimeout(oldest[1].timer);
+          kept.delete(oldest[0]);
+        }
+      }
+    },
+    take(key: string): ApprovalAnswer | undefined {
+      const entry = kept.get(key);
+      if (!entry) return undefined;
+      clearTimeout(entry.timer);
+      kept.delete(key);
+      return entry.answer;
+    },
+    clear(): void {
+      for (const { timer } of kept.values()) clearTimeout(timer);
+      kept.clear();
+    },
+  };
 }
 
 /**
@@ -120,13 +243,18 @@ interface Entry {
  * const broker = createApprovalBroker({ timeoutMs: 120_000 });
  * broker.subscribe((event) => { if (event.type === 'requested') showPrompt(event.approval); });
  * // later, from the CLI or the tray:
- * broker.resolve(id, 'allow-once');
+ * broker.answer(id, 'allow-once', { argsHash });
  */
 export function createApprovalBroker(options: ApprovalBrokerOptions = {}): ApprovalBroker {
   const timeoutMs = Math.min(Math.max(Math.floor(options.timeoutMs ?? 120_000), 1), MAX_TIMER_MS);
   const maxPending = options.maxPending ?? 64;
+  const maxPerCaller = Math.max(1, options.maxPendingPerCaller ?? Math.floor(maxPending / 4));
+  const progressIntervalMs = Math.min(Math.max(Math.floor(options.progressIntervalMs ?? 5_000), 1), MAX_TIMER_MS);
+  const waitSetting = options.waitMode ?? 'auto';
+  const elicitationSetting = options.elicitation ?? true;
   const now = options.now ?? Date.now;
   const pending = new Map<string, Entry>();
+  const kept = createKeptAnswers(timeoutMs, maxPending);
   const listeners = new Set<(event: ApprovalEvent) => void>();
   let closed = false;
 
@@ -140,50 +268,100 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     }
   };
 
+  const settle = (entry: Entry, decision: ApprovalDecision, settlement: ApprovalSettlement) => {
+    if (pending.get(entry.approval.id) !== entry) return;
+    clearTimeout(entry.timer);
+    pending.delete(entry.approval.id);
+    const answer: ApprovalAnswer = { id: entry.approval.id, decision, settlement };
+    emit({ type: 'resolved', approval: entry.approval, decision, settlement });
+    if (entry.waiter) entry.waiter(answer);
+    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer);
+  };
+
+  /** A new pending entry, or the refusal when the queue (or this caller's share of it) is full. */
+  const create = (input: ApprovalRequestInput, opened: boolean): Entry | ApprovalAnswer => {
+    let id = createApprovalId();
+    while (pending.has(id)) id = createApprovalId();
+    if (closed) return { id, decision: 'deny', settlement: 'closed' };
+    const callerKey = approvalCallerKey(input);
+    let mine = 0;
+    for (const entry of pending.values()) if (entry.callerKey === callerKey) mine += 1;
+    if (pending.size >= maxPending || mine >= maxPerCaller) return { id, decision: 'deny', settlement: 'overflow' };
+    const createdAt = now();
+    const approval: PendingApproval = { ...input, id, createdAt, expiresAt: createdAt + timeoutMs };
+    const entry: Entry = { approval, callerKey, retryKey: retryKey(input), opened, waiter: undefined, timer: undefined };
+    entry.timer = setTimeout(() => settle(entry, 'deny', 'timeout'), timeoutMs);
+    (entry.timer as { unref?: () => void }).unref?.();
+    pending.set(id, entry);
+    emit({ type: 'requested', approval });
+    return entry;
+  };
+
+  const findOpened = (key: string | undefined): Entry | undefined => {
+    if (key === undefined) return undefined;
+    for (const entry of pending.values()) if (entry.opened && entry.retryKey === key) return entry;
+    return undefined;
+  };
+
   const broker: ApprovalBroker = {
     timeoutMs,
+    progressIntervalMs,
+    elicitationEnabled() {
+      return (typeof elicitationSetting === 'function' ? elicitationSetting() : elicitationSetting) === true;
+    },
+    waitMode() {
+      const mode = typeof waitSetting === 'function' ? waitSetting() : waitSetting;
+      return isApprovalWaitMode(mode) ? mode : 'auto';
+    },
     request(input, requestOptions = {}) {
-      const { signal } = requestOptions;
+      const { signal, onPending } = requestOptions;
       if (signal?.aborted) return Promise.reject(signal.reason);
-      let id = createApprovalId();
-      while (pending.has(id)) id = createApprovalId();
-      const createdAt = now();
-      const approval: PendingApproval = { ...input, id, createdAt, expiresAt: createdAt + timeoutMs };
-      if (closed || pending.size >= maxPending) {
-        return Promise.resolve({ id, decision: 'deny', settlement: closed ? 'closed' : 'overflow' });
-      }
+      const joined = findOpened(retryKey(input));
+      const entry = joined && joined.waiter === undefined ? joined : create(input, false);
+      if (!('approval' in entry)) return Promise.resolve(entry);
       return new Promise<ApprovalAnswer>((resolvePromise, rejectPromise) => {
-        const cleanup = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          pending.delete(id);
-        };
-        const settle = (decision: ApprovalDecision, settlement: ApprovalSettlement) => {
-          cleanup();
-          emit({ type: 'resolved', approval, decision, settlement });
-          resolvePromise({ id, decision, settlement });
-        };
         const onAbort = () => {
-          cleanup();
-          emit({ type: 'resolved', approval, decision: 'deny', settlement: 'cancelled' });
+          entry.waiter = undefined;
+          // An opened request stays pending for the retry; one this call made is withdrawn.
+          if (!entry.opened) settle(entry, 'deny', 'cancelled');
           rejectPromise(signal?.reason);
         };
-        const timer = setTimeout(() => settle('deny', 'timeout'), timeoutMs);
-        (timer as { unref?: () => void }).unref?.();
+        entry.waiter = (answer) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolvePromise(answer);
+        };
         signal?.addEventListener('abort', onAbort, { once: true });
-        pending.set(id, { approval, settle });
-        emit({ type: 'requested', approval });
+        onPending?.(entry.approval);
       });
+    },
+    open(input) {
+      const existing = findOpened(retryKey(input));
+      if (existing) return existing.approval;
+      const entry = create(input, true);
+      return 'approval' in entry ? entry.approval : entry;
+    },
+    claim(input) {
+      const key = retryKey(input);
+      if (key === undefined) return undefined;
+      const answer = kept.take(key);
+      if (answer) return { answer };
+      const open = findOpened(key);
+      return open ? { pending: open.approval } : undefined;
     },
     list() {
       return [...pending.values()].map((entry) => entry.approval);
     },
-    resolve(id, decision) {
+    answer(id, decision, answerOptions = {}) {
       if (!isApprovalDecision(decision)) throw new TypeError(`Unknown approval decision '${String(decision)}'; use allow-once, allow-always or deny.`);
-      const entry = pending.get(id.trim().toLowerCase());
-      if (!entry) return false;
-      entry.settle(decision, 'answered');
-      return true;
+      const entry = pending.get(String(id).trim().toLowerCase());
+      if (!entry) return 'unknown';
+      const shown = answerOptions.argsHash;
+      if (shown !== undefined && shown !== entry.approval.argsHash) return 'hash_mismatch';
+      settle(entry, decision, 'answered');
+      return 'answered';
+    },
+    resolve(id, decision, answerOptions) {
+      return broker.answer(id, decision, answerOptions) === 'answered';
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -193,7 +371,8 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     },
     async close() {
       closed = true;
-      for (const entry of [...pending.values()]) entry.settle('deny', 'closed');
+      for (const entry of [...pending.values()]) settle(entry, 'deny', 'closed');
+      kept.clear();
     },
     [Symbol.asyncDispose]() {
       return broker.close();

@@ -17,6 +17,33 @@ export interface ProgressUpdate {
   readonly message?: string;
 }
 
+/**
+ * A question put to the user through the caller's own client (MCP `elicitation/create`, form mode):
+ * a message and a flat form schema of primitive fields.
+ */
+export interface ElicitationRequest {
+  /** Names the question (e.g. `approval:<id>`), so an answer given on a retry is matched to it. */
+  readonly key?: string;
+  readonly message: string;
+  readonly requestedSchema: {
+    readonly type: 'object';
+    readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+    readonly required?: readonly string[];
+  };
+}
+
+/** The user's reply: `accept` with the form's content, `decline`, or `cancel` (dismissed). */
+export interface ElicitationResult {
+  readonly action: 'accept' | 'decline' | 'cancel';
+  readonly content?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Asks the user through the client; present only when the client declared it can (MCP
+ * `capabilities.elicitation`). Aborting `signal` withdraws the question.
+ */
+export type Elicitor = (request: ElicitationRequest, options: { readonly signal: AbortSignal }) => Promise<ElicitationResult>;
+
 export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error';
 
 /** Which way a call arrived; recorded in audit and visible to hooks. */

@@ -4,6 +4,7 @@ export type CapabilityErrorCode =
   | 'invalid_arguments'
   | 'denied'
   | 'approval_timeout'
+  | 'approval_pending'
   | 'timeout'
   | 'cancelled'
   | 'unsupported'

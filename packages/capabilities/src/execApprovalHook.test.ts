@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApprovalBroker, type ApprovalBroker, type ApprovalDecision, type PendingApproval } from './approvalBroker.js';
 import { defineCapability, defineCommand, type InvocationRequest } from './contract.js';
-import { createExecApprovalHook, describeExecArgs, hashInvocationArgs, isExecGated } from './execApprovalHook.js';
+import { createExecApprovalHook, describeExecArgs, isExecGated } from './execApprovalHook.js';
+import { hashInvocationArgs } from './internal/argsHash.js';
 import { createMemoryExecApprovalStore, type ExecApprovalPolicy, type ExecApprovalStore } from './execPolicy.js';
 import { createInvoker } from './pipeline.js';
 import { createRegistry } from './registry.js';
@@ -24,7 +25,7 @@ const fakeRealpath = (cwd: string) => {
 function setup(policy: Partial<ExecApprovalPolicy> = {}, options: { timeoutMs?: number; store?: ExecApprovalStore; noCwdResolver?: boolean } = {}) {
   const ran: unknown[] = [];
   const store = options.store ?? createMemoryExecApprovalStore(policy);
-  const broker = createApprovalBroker({ timeoutMs: options.timeoutMs ?? 60_000 });
+  const broker = createApprovalBroker({ timeoutMs: options.timeoutMs ?? 60_000, waitMode: 'block' });
   const registry = createRegistry([
     defineCapability({
       category: 'test',
@@ -210,7 +211,7 @@ describe('createExecApprovalHook: what runs is what was approved', () => {
       transport: 'mcp-http',
     });
     expect(JSON.stringify(asked[0])).not.toContain('ghp_secret');
-    expect(asked[0]!.argsHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(asked[0]!.argsHash).toMatch(/^sha256:[0-9a-f]{64}$/);
     await t.call({ timeoutMs: 5000, env: { COLOR: 'never', GITHUB_TOKEN: 'ghp_secret' }, cwd: '/link/repo', command: ['git', 'push'] });
     await t.call({ ...args, command: ['git', 'push', '--force'] });
     expect(asked[1]!.argsHash).toBe(asked[0]!.argsHash);

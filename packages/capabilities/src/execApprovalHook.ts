@@ -17,7 +17,7 @@ import {
   type ExecVerdict,
 } from './execPolicy.js';
 import { askApproval, quoteForMessage } from './internal/askApproval.js';
-import { canonicalJson, sha256Hex } from './internal/canonicalJson.js';
+import { hashInvocationArgs } from './internal/argsHash.js';
 import { markExecApproved } from './internal/execGate.js';
 import type { Invocation, InvocationHook } from './pipeline.js';
 import type { RegisteredCommand } from './registry.js';
@@ -107,14 +107,6 @@ export function describeExecArgs(args: unknown): ExecDescription {
   else throw new CapabilityError('invalid_arguments', 'command must be a non-empty argv array of strings or a command-line string.');
   if (!argv[0]) throw new CapabilityError('invalid_arguments', 'The program name (command[0]) is empty.');
   return { target: { argv }, commandLine: formatCommandLine(argv), ...extra };
-}
-
-/**
- * The argument hash an approval request carries: SHA-256 (hex) of the canonical JSON (keys sorted)
- * of `{ command, args }`, with the canonical command name and the parsed arguments.
- */
-export function hashInvocationArgs(command: string, args: unknown): Promise<string> {
-  return sha256Hex(canonicalJson({ command, args: args ?? {} }));
 }
 
 async function loadPolicy(store: ExecApprovalStore): Promise<ExecApprovalPolicy> {
@@ -245,7 +237,7 @@ export function createExecApprovalHook(options: ExecApprovalHookOptions): Invoca
         ...(invocation.request.caller === undefined ? {} : { caller: invocation.request.caller }),
         transport: invocation.request.transport,
       };
-      const decision = await askApproval(broker, request, what, invocation.signal);
+      const decision = await askApproval(broker, request, what, invocation);
       const now = await loadPolicy(store);
       if (now.mode === 'deny') {
         throw new CapabilityError('denied', `${what} did not run: exec approvals were switched to mode 'deny' while its approval was pending.`, { data: { mode: now.mode, reason: 'deny' } });

@@ -18,7 +18,7 @@ import {
   type ExecApprovalPolicy,
   type ExecApprovalStore,
 } from './execPolicy.js';
-import { hashInvocationArgs } from './execApprovalHook.js';
+import { hashInvocationArgs } from './internal/argsHash.js';
 import { askApproval } from './internal/askApproval.js';
 
 export interface ExecApprovalsCapabilityOptions {

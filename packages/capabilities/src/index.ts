@@ -4,6 +4,9 @@ export type { Content, CommandSuccess, CommandFailure, CommandResult, CommandOut
 export { text, json, image, audio, resource, fail, toCommandResult } from './content.js';
 export type {
   CommandAnnotations,
+  ElicitationRequest,
+  ElicitationResult,
+  Elicitor,
   ProgressUpdate,
   LogLevel,
   Transport,
@@ -60,10 +63,15 @@ export type {
   ApprovalEvent,
   ApprovalBrokerOptions,
   ApprovalBroker,
+  ApprovalRequestOptions,
+  ApprovalResolution,
+  ApprovalWaitMode,
 } from './approvalBroker.js';
-export { createApprovalBroker, isApprovalDecision } from './approvalBroker.js';
+export { createApprovalBroker, isApprovalDecision, isApprovalWaitMode, approvalCallerKey } from './approvalBroker.js';
+export { formatApprovalSummary, argsHashPrefix, ARGS_HASH_PREFIX_LENGTH } from './approvalSummary.js';
 export type { ExecutableResolver, WorkingDirectoryResolver, ExecApprovalHookOptions, ExecDescription } from './execApprovalHook.js';
-export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist, hashInvocationArgs } from './execApprovalHook.js';
+export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist } from './execApprovalHook.js';
+export { hashInvocationArgs } from './internal/argsHash.js';
 export type { ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
 export { createExecApprovalsCapability } from './execApprovalsCapability.js';
 export { isRefusedEnvKey, isCodeLoadingEnvKey, isSecretEnvKey, maskEnvForDisplay } from './envPolicy.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CommandContext, InvocationRequest, LogLevel, ProgressUpdate } from './contract.js';
+import type { CommandContext, Elicitor, InvocationRequest, LogLevel, ProgressUpdate } from './contract.js';
 import { fail, toCommandResult, type CommandResult } from './content.js';
 import { CapabilityError, isCapabilityError } from './errors.js';
 import type { RegisteredCommand, Registry } from './registry.js';
@@ -12,6 +12,15 @@ export interface Invocation {
   readonly args: unknown;
   /** Aborted on cancellation or deadline; approval waits must watch it. */
   readonly signal: AbortSignal;
+  /**
+   * Reports progress to the caller while a hook waits (an approval, typically); absent when the
+   * caller did not ask for progress. Dropped once the call is over.
+   */
+  readonly progress?: ((update: ProgressUpdate) => void) | undefined;
+  /** Asks the user through the caller's client; absent when the client cannot (see {@link InvokeOptions.elicit}). */
+  readonly elicit?: Elicitor | undefined;
+  /** See {@link InvokeOptions.elicitOnRetry}. */
+  readonly elicitOnRetry?: boolean | undefined;
 }
 
 /** The outcome of one invocation; never a thrown error. */
@@ -49,6 +58,17 @@ export interface InvokeOptions {
   /** Receives progress; omit when the caller did not ask for progress. */
   readonly onProgress?: (update: ProgressUpdate) => void;
   readonly onLog?: (level: LogLevel, message: string) => void;
+  /**
+   * Asks the user through the caller's own client (MCP elicitation); omit when the client did not
+   * declare it can. Approval hooks put their question there as well as to the host.
+   */
+  readonly elicit?: Elicitor;
+  /**
+   * `elicit` is answered on a retry of the call (MCP 2026-07-28 `input_required`): it resolves when
+   * the retry carries the answer to that question, and rejects after recording the question for the
+   * call's return otherwise. Approval hooks then return `approval_pending` at once instead of waiting.
+   */
+  readonly elicitOnRetry?: boolean;
 }
 
 export interface InvokerOptions {
@@ -125,12 +145,26 @@ class LiveInvocation implements Invocation {
   readonly request: InvocationRequest;
   readonly command: RegisteredCommand;
   readonly args: unknown;
+  readonly progress: ((update: ProgressUpdate) => void) | undefined;
+  readonly elicit: Elicitor | undefined;
+  readonly elicitOnRetry: boolean | undefined;
   readonly #state: CallAbortState;
 
-  constructor(request: InvocationRequest, command: RegisteredCommand, args: unknown, state: CallAbortState) {
+  constructor(
+    request: InvocationRequest,
+    command: RegisteredCommand,
+    args: unknown,
+    state: CallAbortState,
+    progress: ((update: ProgressUpdate) => void) | undefined,
+    elicit: Elicitor | undefined,
+    elicitOnRetry: boolean | undefined,
+  ) {
     this.request = request;
     this.command = command;
     this.args = args;
+    this.progress = progress;
+    this.elicit = elicit;
+    this.elicitOnRetry = elicitOnRetry;
     this.#state = state;
   }
 
@@ -193,7 +227,11 @@ export function createInvoker(options: InvokerOptions): Invoker {
     const onOuterAbort = () => state.abort(outer?.reason);
     if (outer?.aborted) onOuterAbort();
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
-    const invocation: Invocation = new LiveInvocation(request, command, args, state);
+    // Progress and log lines after the outcome would reach the caller after its response; drop them.
+    let settled = false;
+    const { onProgress, onLog, elicit, elicitOnRetry } = invokeOptions;
+    const progress = onProgress ? (update: ProgressUpdate) => void (settled || onProgress(update)) : undefined;
+    const invocation: Invocation = new LiveInvocation(request, command, args, state, progress, elicit, elicitOnRetry);
 
     const abortedResult = (): CommandResult =>
       invokeOptions.signal?.aborted
@@ -206,9 +244,6 @@ export function createInvoker(options: InvokerOptions): Invoker {
     });
     aborted.catch(NOOP);
 
-    // Progress and log lines after the outcome would reach the caller after its response; drop them.
-    let settled = false;
-    const { onProgress, onLog } = invokeOptions;
     try {
       for (const hook of hooks) {
         if (state.aborted) break;
@@ -219,7 +254,7 @@ export function createInvoker(options: InvokerOptions): Invoker {
       const context: CommandContext = new LiveContext(
         request,
         state,
-        onProgress ? (update) => void (settled || onProgress(update)) : NOOP,
+        progress ?? NOOP,
         onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
       );
       const output = await Promise.race([Promise.resolve().then(() => command.definition.execute(args, context)), aborted]);

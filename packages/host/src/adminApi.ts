@@ -1,4 +1,4 @@
-import { isApprovalDecision, type ApprovalBroker } from '@capnode/capabilities';
+import { isApprovalDecision, type ApprovalBroker, type ApprovalEvent } from '@capnode/capabilities';
 
 /** What the admin routes need from the host. */
 export interface AdminApiOptions {
@@ -7,6 +7,65 @@ export interface AdminApiOptions {
   readonly status: () => unknown;
   /** Rotates the MCP token and makes the listener accept only the new one. */
   readonly rotateToken: () => Promise<void>;
+  /** Aborted when the host closes: ends the approval event streams, so the listener can drain. */
+  readonly signal?: AbortSignal;
+}
+
+/** Interval of the comment lines that keep an idle approval event stream open through proxies and idle timers. */
+const STREAM_KEEP_ALIVE_MS = 15_000;
+
+/**
+ * `GET /_capnode/approvals/events`: a server-sent event stream of the broker's events, starting with
+ * a `snapshot` of the pending requests, then `requested` and `resolved` as they happen.
+ */
+function approvalEvents(broker: ApprovalBroker, request: Request, closing: AbortSignal | undefined): Response {
+  const encoder = new TextEncoder();
+  let stop: () => void = () => {};
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write = (event: string, data: unknown) => {
+        try {
+          controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+        } catch {
+          stop();
+        }
+      };
+      const unsubscribe = broker.subscribe((event: ApprovalEvent) => {
+        if (event.type === 'requested') write('requested', { approval: event.approval });
+        else write('resolved', { approval: event.approval, decision: event.decision, settlement: event.settlement });
+      });
+      const keepAlive = setInterval(() => {
+        try {
+          controller.enqueue(encoder.encode(': keep-alive\n\n'));
+        } catch {
+          stop();
+        }
+      }, STREAM_KEEP_ALIVE_MS);
+      (keepAlive as { unref?: () => void }).unref?.();
+      let stopped = false;
+      stop = () => {
+        if (stopped) return;
+        stopped = true;
+        unsubscribe();
+        clearInterval(keepAlive);
+        request.signal.removeEventListener('abort', stop);
+        closing?.removeEventListener('abort', stop);
+        try {
+          controller.close();
+        } catch {
+          // Already closed by the reader.
+        }
+      };
+      request.signal.addEventListener('abort', stop, { once: true });
+      closing?.addEventListener('abort', stop, { once: true });
+      write('snapshot', { approvals: broker.list() });
+      if (closing?.aborted) stop();
+    },
+    cancel() {
+      stop();
+    },
+  });
+  return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
 }
 
 /** Largest admin request body accepted. */
@@ -34,7 +93,9 @@ async function readJson(request: Request): Promise<Record<string, unknown> | Res
  * able to approve its own exec requests.
  *
  * - `GET  /_capnode/approvals` → `{ approvals: PendingApproval[] }`
- * - `POST /_capnode/approvals` `{ id, decision: 'allow-once' | 'allow-always' | 'deny' }` → 200, or 404 for an unknown id
+ * - `POST /_capnode/approvals` `{ id, decision: 'allow-once' | 'allow-always' | 'deny', argsHash? }` → 200, 404 for an
+ *   unknown id, 409 when `argsHash` (the hash the person was shown) is not the request's
+ * - `GET  /_capnode/approvals/events` → `text/event-stream`: `snapshot`, then `requested` / `resolved` events
  * - `POST /_capnode/token/rotate` → 200 once the listener accepts only the new MCP token
  * - `GET  /_capnode/status` → the host status
  */
@@ -48,12 +109,18 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
         if (method !== 'POST') return reply(405, { error: 'use GET or POST' });
         const body = await readJson(request);
         if (body instanceof Response) return body;
-        const { id, decision } = body;
+        const { id, decision, argsHash } = body;
         if (typeof id !== 'string' || !id) return reply(400, { error: 'id must be the approval id (a string)' });
         if (!isApprovalDecision(decision)) return reply(400, { error: "decision must be 'allow-once', 'allow-always' or 'deny'" });
-        if (!options.broker.resolve(id, decision)) return reply(404, { error: `no pending approval '${id}' (already answered, expired, or never existed)` });
+        if (argsHash !== undefined && typeof argsHash !== 'string') return reply(400, { error: 'argsHash must be the hash shown with the approval (a string)' });
+        const resolution = options.broker.answer(id, decision, argsHash === undefined ? {} : { argsHash });
+        if (resolution === 'unknown') return reply(404, { error: `no pending approval '${id}' (already answered, expired, or never existed)` });
+        if (resolution === 'hash_mismatch') return reply(409, { error: `approval '${id}' is not the request that was shown (its argument hash differs); nothing was answered` });
         return reply(200, { ok: true, id, decision });
       }
+      case '/_capnode/approvals/events':
+        if (method !== 'GET') return reply(405, { error: 'use GET' });
+        return approvalEvents(options.broker, request, options.signal);
       case '/_capnode/token/rotate':
         if (method !== 'POST') return reply(405, { error: 'use POST' });
         await options.rotateToken();

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineCapability, defineCommand } from '@capnode/capabilities';
@@ -119,7 +119,11 @@ describe('createHost', () => {
   it('logs how to answer a pending approval', async () => {
     const logs: string[] = [];
     await using host = createHost({ home, port: 0, onLog: (level, message) => logs.push(`${level}: ${message}`) });
-    const call = host.invoker.invoke({ command: 'system.run', args: { command: [process.execPath, '-e', '1'] }, transport: 'mcp-http', caller: 'tester' });
+    // A caller that asked for progress waits for the answer.
+    const call = host.invoker.invoke(
+      { command: 'system.run', args: { command: [process.execPath, '-e', '1'] }, transport: 'mcp-http', caller: 'tester\r\u001b[2Kroot' },
+      { onProgress: () => {} },
+    );
     const pending = await (async () => {
       for (let i = 0; i < 100; i++) {
         const [first] = host.approvals.list();
@@ -129,11 +133,75 @@ describe('createHost', () => {
       throw new Error('no pending approval');
     })();
     expect(logs.join('\n')).toContain(`capnode approvals allow ${pending.id}`);
-    expect(logs.join('\n')).toContain('asked by tester');
+    const logged = logs.join('\n');
+    expect(logged).toContain('caller: tester\\r\\u{001b}[2Kroot (self-reported)');
+    expect(logged).not.toContain('\u001b');
+    expect(logged).toContain(`program: ${process.execPath}`);
+    expect(logged).toContain('transport: mcp-http');
+    expect(logged).toMatch(/hash: [0-9a-f]{12}\n/);
     expect(host.approvals.resolve(pending.id, 'deny')).toBe(true);
     const outcome = await call;
     expect(outcome.result.ok).toBe(false);
     await host.close();
     expect(readFileSync(join(home, 'audit.log'), 'utf8')).toContain('"outcome":"denied"');
+  });
+
+  it.skipIf(process.platform === 'win32' || process.platform === 'darwin')(
+    'shows a desktop notification for each new pending approval, escaped and truthful (notify-send stub on PATH)',
+    async () => {
+      const bin = join(home, 'bin');
+      mkdirSync(bin);
+      const record = join(home, 'notify-argv');
+      // Records its argv NUL-separated, each call ended by \u0001.
+      writeFileSync(join(bin, 'notify-send'), `#!/bin/sh\nfor a in "$@"; do printf '%s\\0' "$a"; done >> "${record}"\nprintf '\\001' >> "${record}"\n`);
+      chmodSync(join(bin, 'notify-send'), 0o755);
+      const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` };
+      await using host = createHost({ home: join(home, 'cfg'), env, port: 0, onLog: () => {} });
+      const call = host.invoker.invoke(
+        { command: 'system.run', args: { command: ['/bin/echo', 'hi\u202egnp.exe'], cwd: home }, transport: 'mcp-stdio', caller: 'agent\u200b' },
+        { onProgress: () => {} },
+      );
+      let argv: string[] = [];
+      for (let i = 0; i < 200 && argv.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        if (existsSync(record) && readFileSync(record, 'utf8').includes('\u0001')) argv = readFileSync(record, 'utf8').split('\u0001')[0]!.split('\0').filter(Boolean);
+      }
+      const [pending] = host.approvals.list();
+      expect(argv.slice(0, 5)).toEqual(['--urgency', 'critical', '--app-name', 'capnode', '--']);
+      const [title, body] = argv.slice(5);
+      expect(title).toBe('capnode: approval needed (system.run)');
+      expect(body).toContain('program: /bin/echo');
+      expect(body).toContain('argv: ["/bin/echo","hi\\u{202e}gnp.exe"]');
+      expect(body).toContain('hi\\u{202e}gnp.exe');
+      expect(body).toContain(`cwd: ${home}`);
+      expect(body).toContain('caller: agent\\u{200b} (self-reported)');
+      expect(body).toContain('transport: mcp-stdio');
+      expect(body).toContain(`capnode approvals allow ${pending!.id}`);
+      expect(body).not.toMatch(/[\u202e\u200b]/);
+      host.approvals.resolve(pending!.id, 'deny');
+      expect((await call).result.ok).toBe(false);
+      // Off in settings: no notification.
+      await host.settings.update((settings) => ({ ...settings, approvals: { ...settings.approvals, notify: false } }));
+      const second = host.invoker.invoke({ command: 'system.run', args: { command: ['/bin/echo', 'again'] }, transport: 'cli' });
+      for (let i = 0; i < 100 && host.approvals.list().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(readFileSync(record, 'utf8').split('\u0001').filter(Boolean)).toHaveLength(1);
+      host.approvals.resolve(host.approvals.list()[0]!.id, 'deny');
+      await second;
+    },
+  );
+
+  it('ends open approval event streams when it closes, so the listener drains', async () => {
+    const host = createHost({ home, port: 0, onLog: () => {} });
+    const { mcp } = await host.start();
+    const adminToken = readFileSync(host.paths.adminToken, 'utf8').trim();
+    const response = await fetch(new URL('/_capnode/approvals/events', mcp.url), { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('event: snapshot');
+    const started = Date.now();
+    await host.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ApprovalBroker, Capability, Invoker, PendingApproval, Registry } from '@capnode/capabilities';
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
+import { describePending, startApprovalNotifier } from './internal/approvalNotices.js';
 import { createAppCapability } from './appStatus.js';
 import type { AuditLogOptions, AuditStats } from './audit.js';
 import { createImportedTools, type ImportedToolsStatus } from './importedTools.js';
@@ -36,6 +37,8 @@ export interface HostOptions {
   readonly approvalTimeoutMs?: number;
   /** Audit log rotation and queue (default 10 MiB × 5 files, 1 MiB queued); see {@link AuditLogOptions}. */
   readonly audit?: Omit<AuditLogOptions, 'path' | 'onError'>;
+  /** How often a call waiting for approval reports progress, instead of `approvals.progressIntervalMs` (default 5 s). */
+  readonly approvalProgressIntervalMs?: number;
   /** Version reported as MCP server info and in `host.json`. */
   readonly version?: string;
   /** Host log lines (approvals needed, errors; `debug` for listener chatter). Default: stderr, `debug` only with `CAPNODE_DEBUG` set. Never stdout (stdio mode). */
@@ -173,9 +176,12 @@ export function createHost(options: HostOptions = {}): Host {
     log,
     ...(options.builtins === undefined ? {} : { builtins: options.builtins }),
     ...(options.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: options.approvalTimeoutMs }),
+    ...(options.approvalProgressIntervalMs === undefined ? {} : { approvalProgressIntervalMs: options.approvalProgressIntervalMs }),
     ...(options.audit === undefined ? {} : { audit: options.audit }),
   });
   const { registry, approvals, invoker } = pipeline;
+  const stopNotifier = startApprovalNotifier({ broker: approvals, enabled: () => settings.get().approvals.notify, env, log });
+  const adminStreams = new AbortController();
   const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';
   approvals.subscribe((event) => {
     if (event.type === 'requested') log('warning', describePending(event.approval, homeHint));
@@ -319,6 +325,7 @@ export function createHost(options: HostOptions = {}): Host {
     broker: approvals,
     status: () => host.status(),
     rotateToken: () => host.rotateToken(),
+    signal: adminStreams.signal,
   });
 
   const host: Host = {
@@ -395,7 +402,9 @@ export function createHost(options: HostOptions = {}): Host {
         closed = true;
         options.signal?.removeEventListener('abort', onAbort);
         stdioController.abort();
+        adminStreams.abort();
         await approvals.close();
+        await stopNotifier();
         if (server) {
           const running = server;
           server = undefined;
@@ -420,12 +429,3 @@ export function createHost(options: HostOptions = {}): Host {
   };
   return host;
 }
-
-function describePending(approval: PendingApproval, homeHint: string): string {
-  const where = approval.cwd ? ` in ${approval.cwd}` : '';
-  const who = approval.caller ? ` (asked by ${approval.caller})` : '';
-  const what = approval.summary ?? `${approval.command} wants to run \`${approval.commandLine}\``;
-  const seconds = Math.max(1, Math.round((approval.expiresAt - approval.createdAt) / 1000));
-  return `approval needed: ${what}${where}${who}. Allow: ${homeHint}capnode approvals allow ${approval.id} [--always] · deny: ${homeHint}capnode approvals deny ${approval.id} · denied automatically in ${seconds} s`;
-}
-

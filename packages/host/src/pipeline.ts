@@ -28,6 +28,8 @@ export interface HostPipelineOptions {
   readonly capabilities?: readonly Capability[];
   /** How long an approval waits for an answer before it counts as denied. Default 120 s. */
   readonly approvalTimeoutMs?: number;
+  /** How often a call waiting for approval reports progress, instead of `approvals.progressIntervalMs` (default 5 s). */
+  readonly approvalProgressIntervalMs?: number;
   /** Audit log tuning (rotation size, file count, queue); the path is always `paths.auditLog`. */
   readonly audit?: Omit<AuditLogOptions, 'path' | 'onError'>;
   readonly log: (level: PipelineLogLevel, message: string) => void;
@@ -53,7 +55,13 @@ export interface HostPipeline {
 export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
   const { paths, settings, log } = options;
   const registry = createRegistry();
-  const approvals = createApprovalBroker(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs });
+  // Wait mode and elicitation are read per request, so a settings edit applies to the next call.
+  const approvals = createApprovalBroker({
+    ...(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs }),
+    waitMode: () => settings.get().approvals.wait,
+    elicitation: () => settings.get().approvals.elicit,
+    progressIntervalMs: options.approvalProgressIntervalMs ?? settings.get().approvals.progressIntervalMs,
+  });
   const audit = createAuditLog({ ...options.audit, path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
   const invoker = createInvoker({
     registry,

@@ -31,6 +31,7 @@ describe('settings', () => {
       node: { enabled: false },
       channel: { enabled: false },
       execApprovals: { mode: 'ask', allowlist: [] },
+      approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
     });
     expect(loadSettings(path)).toEqual(defaultSettings());
   });

@@ -53,6 +53,26 @@ export const settingsSchema = z.strictObject({
     })
     .prefault({}),
   execApprovals: execApprovalPolicySchema.strict().prefault({}),
+  /** How pending approvals reach the person who answers them (see README "How to answer approvals"). */
+  approvals: z
+    .strictObject({
+      /**
+       * How a call waits for its approval: `block` waits; `return` answers at once with
+       * `approval_pending` and runs an identical retry once allowed; `auto` blocks when the caller
+       * sent a progress token, declared elicitation, or is the CLI or a gateway, and returns otherwise.
+       */
+      wait: z.enum(['auto', 'block', 'return']).default('auto'),
+      /**
+       * Put the question to the user through the calling MCP client too, when it declared elicitation.
+       * The client application then answers (allow once or deny), so this trusts it to show the question.
+       */
+      elicit: z.boolean().default(true),
+      /** Show a desktop notification (system.notify's backends) for each new pending approval. */
+      notify: z.boolean().default(true),
+      /** How often a waiting call reports progress, in ms (at most 10 s, so 60 s client timeouts that reset on progress never fire). */
+      progressIntervalMs: z.int().min(100).max(10_000).default(5_000),
+    })
+    .prefault({}),
   /** MCP servers whose tools capnode imports (see {@link mcpClientSettingsSchema}); absent means none. */
   mcpClient: mcpClientSettingsSchema.optional(),
 });

@@ -1,31 +1,20 @@
+import { argsHashPrefix, escapeForDisplay, formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
 import { adminEndpoints, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
 import { notRunningMessage, readText, send, unexpectedStatus, type Endpoint } from '../http.js';
 
-/** A pending approval as the host's admin route lists it (fields the CLI shows). */
-interface PendingApproval {
-  readonly id: string;
-  /** Tool name, e.g. `system.run`. */
-  readonly command?: string;
-  readonly commandLine?: string;
-  readonly summary?: string;
-  readonly cwd?: string;
-  readonly caller?: string;
-  /** Epoch ms. */
-  readonly expiresAt?: number;
-}
-
-interface AdminAnswer {
+export interface AdminAnswer {
   readonly status: number;
   readonly value: Record<string, unknown>;
 }
 
-async function admin(endpoint: Endpoint, path: string, body?: unknown): Promise<AdminAnswer> {
+/** GET (no body) or POST one admin route; 200, 404 and 409 come back as answers, the rest as errors. */
+export async function admin(endpoint: Endpoint, path: string, body?: unknown): Promise<AdminAnswer> {
   const result = await send(endpoint, new URL(path, endpoint.url).href, {
     method: body === undefined ? 'GET' : 'POST',
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  if (result.status !== 200 && result.status !== 404) throw await unexpectedStatus(endpoint, result);
+  if (result.status !== 200 && result.status !== 404 && result.status !== 409) throw await unexpectedStatus(endpoint, result);
   const text = await readText(result.response);
   try {
     return { status: result.status, value: JSON.parse(text) as Record<string, unknown> };
@@ -34,12 +23,17 @@ async function admin(endpoint: Endpoint, path: string, body?: unknown): Promise<
   }
 }
 
+/** The "start one" error for a host that is not running. */
+export function unreachable(endpoints: readonly Endpoint[]): CliError {
+  return new CliError('unreachable', `${notRunningMessage(new URL('/', endpoints[0]!.url).href)} (approvals are answered by a running host)`);
+}
+
 /**
  * Runs `call` against every host; hosts that went away meanwhile are skipped. Throws the first
  * error when no host answered, with the "start one" hint for an unreachable host.
  */
-async function eachHost(endpoints: readonly Endpoint[], call: (endpoint: Endpoint) => Promise<AdminAnswer>): Promise<AdminAnswer[]> {
-  const answers: AdminAnswer[] = [];
+async function eachHost<T>(endpoints: readonly Endpoint[], call: (endpoint: Endpoint) => Promise<T>): Promise<T[]> {
+  const answers: T[] = [];
   let firstError: unknown;
   for (const endpoint of endpoints) {
     try {
@@ -49,60 +43,83 @@ async function eachHost(endpoints: readonly Endpoint[], call: (endpoint: Endpoin
     }
   }
   if (answers.length === 0) {
-    if (isCliError(firstError) && firstError.code === 'unreachable') {
-      throw new CliError('unreachable', `${notRunningMessage(new URL('/', endpoints[0]!.url).href)} (approvals are answered by a running host)`);
-    }
+    if (isCliError(firstError) && firstError.code === 'unreachable') throw unreachable(endpoints);
     throw firstError;
   }
   return answers;
 }
 
-function seconds(epochMs: number | undefined, now: number): string {
-  return typeof epochMs === 'number' ? `${Math.max(0, Math.round((epochMs - now) / 1000))}s` : '';
+/** A listed approval, checked enough to render (the host may be another version). */
+export function isPendingApproval(value: unknown): value is PendingApproval {
+  const record = value as Partial<PendingApproval> | null;
+  return typeof record === 'object' && record !== null && typeof record.id === 'string' && typeof record.command === 'string' && typeof record.commandLine === 'string';
+}
+
+/**
+ * One approval as the CLI shows it: id and time left, then the full escaped summary (program and
+ * resolved path, argv, cwd, env keys with masked values, shell, timeout, transport, self-reported
+ * caller, hash prefix).
+ */
+export function formatApproval(approval: PendingApproval, now = Date.now()): string {
+  const left = Math.max(0, Math.round((approval.expiresAt - now) / 1000));
+  return [`${escapeForDisplay(approval.id)}  (denied automatically in ${left} s)`, ...formatApprovalSummary(approval).map((line) => `  ${line}`)].join('\n');
 }
 
 function formatApprovals(approvals: readonly PendingApproval[]): string {
   if (approvals.length === 0) return 'no pending approvals';
   const now = Date.now();
-  const rows = approvals.map((approval) => [
-    approval.id,
-    approval.command ?? '',
-    approval.summary ?? approval.commandLine ?? '',
-    approval.cwd ?? '',
-    approval.caller ?? '',
-    seconds(approval.expiresAt, now),
-  ]);
-  const header = ['ID', 'TOOL', 'RUNS', 'CWD', 'CALLER', 'DENIED IN'];
-  const widths = header.map((title, column) => Math.min(60, Math.max(title.length, ...rows.map((row) => row[column]!.length))));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
-  return [line(header), ...rows.map(line), '', 'answer with: capnode approvals allow <id> [--always] | capnode approvals deny <id>'].join('\n');
+  return [...approvals.map((approval) => formatApproval(approval, now)), '', 'answer with: capnode approvals allow <id> [--always] | capnode approvals deny <id> | capnode approvals watch'].join(
+    '\n\n',
+  );
+}
+
+async function listAll(endpoints: readonly Endpoint[]): Promise<{ endpoint: Endpoint; approval: PendingApproval }[]> {
+  const answers = await eachHost(endpoints, async (endpoint) => ({ endpoint, answer: await admin(endpoint, 'approvals') }));
+  return answers.flatMap(({ endpoint, answer }) => {
+    const listed = Array.isArray(answer.value.approvals) ? (answer.value.approvals as unknown[]) : [];
+    return listed.filter(isPendingApproval).map((approval) => ({ endpoint, approval }));
+  });
+}
+
+/** Sends `decision` for `approval` to the host that holds it, bound to the hash the person saw. */
+export async function answerApproval(endpoint: Endpoint, approval: PendingApproval, decision: 'allow-once' | 'allow-always' | 'deny'): Promise<AdminAnswer> {
+  return admin(endpoint, 'approvals', { id: approval.id, decision, ...(approval.argsHash === undefined ? {} : { argsHash: approval.argsHash }) });
+}
+
+export function describeDecision(decision: string): string {
+  return decision === 'deny' ? 'denied' : decision === 'allow-always' ? 'allowed, and from now on without asking (saved in settings.json)' : 'allowed once';
 }
 
 /**
- * `capnode approvals list|allow <id> [--always]|deny <id>`, answered through the admin route of
- * every running host of this config directory (`capnode serve` and `capnode mcp` instances).
+ * `capnode approvals list|allow <id> [--always] [--hash <prefix>]|deny <id> [--hash <prefix>]|watch`,
+ * answered through the admin route of every running host of this config directory (`capnode serve`
+ * and `capnode mcp` instances). An answer is bound to the request's argument hash: `--hash` (the
+ * prefix `list` showed) refuses to answer a request that is not the one seen.
  */
 export async function approvals(context: Context): Promise<number> {
   const action = context.args.positionals[1];
   const endpoints = adminEndpoints(context);
   if (action === 'list' || action === undefined) {
-    const answers = await eachHost(endpoints, (endpoint) => admin(endpoint, 'approvals'));
-    const pending = answers.flatMap((answer) => (answer.value.approvals ?? []) as PendingApproval[]);
+    const pending = (await listAll(endpoints)).map((entry) => entry.approval);
     context.out(context.json ? JSON.stringify({ approvals: pending }, null, 2) : formatApprovals(pending));
     return 0;
   }
-  if (action !== 'allow' && action !== 'deny') throw new CliError('usage', `usage: capnode approvals list|allow <id> [--always]|deny <id> (unknown action '${action}')`);
-  const id = context.args.positionals[2];
+  if (action === 'watch') return (await import('./approvalsWatch.js')).watchApprovals(context, endpoints);
+  if (action !== 'allow' && action !== 'deny') throw new CliError('usage', `usage: capnode approvals list|watch|allow <id> [--always]|deny <id> (unknown action '${action}')`);
+  const id = context.args.positionals[2]?.trim().toLowerCase();
   if (!id) throw new CliError('usage', `usage: capnode approvals ${action} <id> — find ids with: capnode approvals list`);
   const always = context.args.flags.has('always');
   if (always && action === 'deny') throw new CliError('usage', '--always applies to allow only');
   const decision = action === 'deny' ? 'deny' : always ? 'allow-always' : 'allow-once';
-  const answers = await eachHost(endpoints, (endpoint) => admin(endpoint, 'approvals', { id, decision }));
-  const answered = answers.find((answer) => answer.status === 200);
-  if (!answered) {
-    throw new CliError('failure', `${String(answers[0]?.value.error ?? `no pending approval '${id}'`)} — see pending ones with: capnode approvals list`);
+  const shownHash = context.args.flags.get('hash');
+  const found = (await listAll(endpoints)).find((entry) => entry.approval.id === id);
+  if (!found) throw new CliError('failure', `no pending approval '${escapeForDisplay(id)}' (already answered, expired, or never existed) — see pending ones with: capnode approvals list`);
+  if (typeof shownHash === 'string' && (found.approval.argsHash === undefined || !argsHashPrefix(found.approval.argsHash).startsWith(shownHash.trim().toLowerCase()) || !shownHash.trim())) {
+    throw new CliError('failure', `approval '${id}' is not the request you saw: its hash is ${found.approval.argsHash ? argsHashPrefix(found.approval.argsHash) : '(none)'}, not ${escapeForDisplay(shownHash)}; nothing was answered`);
   }
+  const answered = await answerApproval(found.endpoint, found.approval, decision);
+  if (answered.status !== 200) throw new CliError('failure', `${escapeForDisplay(String(answered.value.error ?? `no pending approval '${id}'`))} — see pending ones with: capnode approvals list`);
   if (context.json) context.out(JSON.stringify(answered.value, null, 2));
-  else context.out(`${decision === 'deny' ? 'denied' : decision === 'allow-always' ? 'allowed, and from now on without asking (saved in settings.json)' : 'allowed once'}: ${id}`);
+  else context.out(`${describeDecision(decision)}: ${escapeForDisplay(id)}`);
   return 0;
 }

@@ -1,3 +1,4 @@
+import { escapeForDisplay } from '@capnode/capabilities/display';
 import { flag } from '../args.js';
 import { mcpEndpoint, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
@@ -57,14 +58,26 @@ function createReporter(context: Context) {
     if (progressShown) process.stderr.write('\r\x1b[K');
     progressShown = false;
   };
+  // A call waiting for an approval says so once per approval, on a terminal or not: what it waits
+  // for and how to answer it (the host's progress message carries both).
+  const announced = new Set<string>();
+  const announceApprovalWait = (message: string) => {
+    const waiting = /^waiting for approval ([a-z2-7]{10}) of (.*): answer with/.exec(message);
+    if (!waiting || announced.has(waiting[1]!)) return;
+    announced.add(waiting[1]!);
+    clear();
+    const id = waiting[1]!;
+    context.err(`capnode: waiting for approval ${id} of ${waiting[2]} — answer with: capnode approvals allow ${id} | capnode approvals deny ${id} (or capnode approvals watch)`);
+  };
   return {
     clear,
     report(notification: RpcNotification) {
       const params = notification.params ?? {};
       if (notification.method === 'notifications/progress') {
-        if (!tty) return;
         const total = typeof params.total === 'number' ? `/${params.total}` : '';
-        const message = typeof params.message === 'string' ? params.message : `${String(params.progress)}${total}`;
+        const message = escapeForDisplay(typeof params.message === 'string' ? params.message : `${String(params.progress)}${total}`);
+        announceApprovalWait(message);
+        if (!tty) return;
         process.stderr.write(`\r\x1b[K… ${message.slice(0, Math.max(20, (process.stderr.columns ?? 80) - 3))}`);
         progressShown = true;
       } else if (notification.method === 'notifications/message') {

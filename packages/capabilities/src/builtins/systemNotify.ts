@@ -61,10 +61,48 @@ function installHint(): string {
   return 'install notify-send (Debian/Ubuntu: libnotify-bin, Fedora: libnotify) and run a notification daemon';
 }
 
+export interface DesktopNotificationOptions {
+  readonly title: string;
+  readonly body?: string;
+  readonly urgency?: 'low' | 'normal' | 'critical';
+  /** Environment the notifier is looked up in and runs with (PATH). Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Shows a desktop notification through notify-send (Linux), osascript (macOS) or a PowerShell toast
+ * (Windows), with title and body passed as arguments or environment variables, never through a
+ * shell. Resolves with the tool that showed it.
+ *
+ * @throws CapabilityError `unsupported` when no notifier exists, `failed` when it failed, `cancelled`.
+ */
+export async function showDesktopNotification(options: DesktopNotificationOptions): Promise<{ readonly via: string }> {
+  const env = options.env ?? process.env;
+  const body = options.body ?? '';
+  const notifier = await findNotifier(options.title, body, options.urgency ?? 'normal', env);
+  if (!notifier) throw new CapabilityError('unsupported', `system.notify is unsupported here: ${installHint()}.`);
+  const result = await runProcess({
+    file: notifier.file,
+    args: notifier.args,
+    cwd: process.cwd(),
+    env: { ...env, ...notifier.env },
+    timeoutMs: NOTIFY_TIMEOUT_MS,
+    maxOutputBytes: NOTIFY_OUTPUT_BYTES,
+    signal: options.signal ?? new AbortController().signal,
+  });
+  if (result.cancelled) throw new CapabilityError('cancelled', 'system.notify was cancelled.');
+  if (result.timedOut) throw new CapabilityError('failed', `${notifier.tool} did not finish within ${NOTIFY_TIMEOUT_MS / 1000} s.`);
+  if (result.exitCode !== 0) {
+    const detail = result.stderr.trim().split('\n')[0]?.slice(0, 300) || `exit code ${result.exitCode ?? result.signal}`;
+    throw new CapabilityError('failed', `${notifier.tool} could not show the notification: ${detail}`);
+  }
+  return { via: notifier.tool };
+}
+
 /**
  * `system.notify`: shows a desktop notification through notify-send (Linux), osascript (macOS) or a
- * PowerShell toast (Windows). Title and body are passed as arguments or environment variables, never
- * through a shell. Fails `unsupported` when no notifier exists.
+ * PowerShell toast (Windows) (see {@link showDesktopNotification}). Fails `unsupported` when no notifier exists.
  */
 export function createSystemNotifyCommand(options: BuiltinOptions = {}): CommandDefinition {
   return defineCommand({
@@ -77,25 +115,8 @@ export function createSystemNotifyCommand(options: BuiltinOptions = {}): Command
       urgency: z.enum(['low', 'normal', 'critical']).default('normal').describe('Linux only; ignored elsewhere.'),
     }),
     async execute({ title, body, urgency }, ctx) {
-      const env = options.env ?? process.env;
-      const notifier = await findNotifier(title, body, urgency, env);
-      if (!notifier) throw new CapabilityError('unsupported', `system.notify is unsupported here: ${installHint()}.`);
-      const result = await runProcess({
-        file: notifier.file,
-        args: notifier.args,
-        cwd: process.cwd(),
-        env: { ...env, ...notifier.env },
-        timeoutMs: NOTIFY_TIMEOUT_MS,
-        maxOutputBytes: NOTIFY_OUTPUT_BYTES,
-        signal: ctx.signal,
-      });
-      if (result.cancelled) throw new CapabilityError('cancelled', 'system.notify was cancelled.');
-      if (result.timedOut) throw new CapabilityError('failed', `${notifier.tool} did not finish within ${NOTIFY_TIMEOUT_MS / 1000} s.`);
-      if (result.exitCode !== 0) {
-        const detail = result.stderr.trim().split('\n')[0]?.slice(0, 300) || `exit code ${result.exitCode ?? result.signal}`;
-        throw new CapabilityError('failed', `${notifier.tool} could not show the notification: ${detail}`);
-      }
-      return json({ shown: true, via: notifier.tool });
+      const shown = await showDesktopNotification({ title, body, urgency, env: options.env ?? process.env, signal: ctx.signal });
+      return json({ shown: true, via: shown.via });
     },
   });
 }

@@ -27,7 +27,7 @@ afterAll(async () => {
 
 function setup(policy: Partial<ExecApprovalPolicy> = { mode: 'full' }, answer?: ApprovalDecision) {
   const store = createMemoryExecApprovalStore(policy);
-  const broker = createApprovalBroker();
+  const broker = createApprovalBroker({ waitMode: 'block' });
   const asked: PendingApproval[] = [];
   broker.subscribe((event) => {
     if (event.type !== 'requested') return;

@@ -64,6 +64,12 @@ function clientNameOf(ctx: ServerContext, server: Server | undefined): string | 
   return typeof name === 'string' ? name : undefined;
 }
 
+/** True when the client declared form elicitation (`elicitation: {}` means form, as the spec says). */
+function canElicitForm(server: Server | undefined): boolean {
+  const elicitation = server?.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined;
+  return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
+}
+
 function isRequestMessage(message: unknown): message is JSONRPCRequest {
   return typeof message === 'object' && message !== null && 'method' in message && 'id' in message;
 }
@@ -135,6 +141,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       canStream: true,
       caller: clientNameOf(ctx, server),
       requestId: String(ctx.mcpReq.id),
+      canElicit: canElicitForm(server),
     });
     server = buildServer(wiring, scopeOf, true);
     const instance = server;

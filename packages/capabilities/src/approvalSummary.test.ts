@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { PendingApproval } from './approvalBroker.js';
+import { argsHashPrefix, formatApprovalSummary } from './approvalSummary.js';
+
+const base: PendingApproval = {
+  id: 'abcdefghij',
+  createdAt: 0,
+  expiresAt: 120_000,
+  command: 'system.run',
+  commandLine: 'git status',
+  argv: ['git', 'status'],
+  shell: false,
+  cwd: '/repo',
+  resolvedPath: '/usr/bin/git',
+  env: { GIT_PAGER: 'cat', API_TOKEN: '***' },
+  timeoutMs: 30_000,
+  transport: 'mcp-http',
+  caller: 'claude-code',
+  argsHash: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+};
+
+describe('formatApprovalSummary', () => {
+  it('shows every field: program and resolved path, argv, shell, cwd, env with masked values, timeout, transport, self-reported caller, hash prefix', () => {
+    expect(formatApprovalSummary(base)).toEqual([
+      'system.run: git status',
+      'program: git → /usr/bin/git',
+      'argv: ["git","status"]',
+      'shell: no',
+      'cwd: /repo',
+      'env: GIT_PAGER="cat" API_TOKEN="***"',
+      'timeout: 30 s',
+      'transport: mcp-http',
+      'caller: claude-code (self-reported)',
+      'hash: 0123456789ab',
+    ]);
+    expect(argsHashPrefix(base.argsHash!)).toBe('0123456789ab');
+  });
+
+  it('says so when nothing is set, and shows shell lines as such', () => {
+    const lines = formatApprovalSummary({ ...base, argv: undefined, shell: true, commandLine: 'ls | wc -l', resolvedPath: undefined, env: undefined, caller: undefined } as never);
+    expect(lines).toContain('shell: yes (the line runs in a shell)');
+    expect(lines).toContain('env: (none set by the caller)');
+    expect(lines).toContain('caller: (unnamed)');
+    const { resolvedPath: _unresolved, ...unresolved } = base;
+    expect(formatApprovalSummary(unresolved)).toContain('program: git (not resolved)');
+  });
+
+  it('escapes control, bidi and zero-width characters in every caller-supplied field', () => {
+    const forged = {
+      ...base,
+      commandLine: 'ls\r\u001b[2Kgit status',
+      argv: ['ls\u202e', 'x\u200b'],
+      cwd: '/tmp\n/evil',
+      env: { 'K\u2066': 'v\u0007' },
+      caller: 'claude\r\u001b[1Aroot',
+      resolvedPath: '/bin/ls\u061c',
+    };
+    const text = formatApprovalSummary(forged).join('\n');
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069]/);
+    expect(text).toContain('ls\\r\\u{001b}[2Kgit status');
+    expect(text).toContain('cwd: /tmp\\n/evil');
+    expect(text).toContain('caller: claude\\r\\u{001b}[1Aroot (self-reported)');
+    expect(text.split('\n')).toHaveLength(formatApprovalSummary(base).length);
+  });
+});

@@ -1,0 +1,52 @@
+import type { PendingApproval } from './approvalBroker.js';
+import { escapeForDisplay } from './display.js';
+
+/** Characters of the argument hash shown to people (enough to tell requests apart, short enough to compare). */
+export const ARGS_HASH_PREFIX_LENGTH = 12;
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/** The argument hash as shown to people: its first {@link ARGS_HASH_PREFIX_LENGTH} characters. */
+export function argsHashPrefix(argsHash: string): string {
+  const bare = argsHash.replace(/^sha256:/, '');
+  return escapeForDisplay(bare.slice(0, ARGS_HASH_PREFIX_LENGTH));
+}
+
+/**
+ * The whole truth about a pending approval, one escaped line per field, as every human-facing
+ * rendering shows it (host log, `capnode approvals list|watch`, desktop notification, the question
+ * put through the client): what runs (program and resolved path, argv or the shell line), cwd,
+ * every environment key (secret values arrive masked), shell, timeout, transport, the caller marked
+ * as self-reported, and the argument hash prefix. Caller-supplied text goes through
+ * {@link escapeForDisplay}, so no line can be overwritten, reordered or hidden.
+ *
+ * @example
+ * formatApprovalSummary(approval).join('\n');
+ */
+export function formatApprovalSummary(approval: PendingApproval): string[] {
+  const lines: string[] = [];
+  const what = approval.summary ?? approval.commandLine;
+  lines.push(`${escapeForDisplay(approval.command)}: ${escapeForDisplay(what)}`);
+  if (!approval.shell && approval.argv && approval.argv.length > 0) {
+    const program = escapeForDisplay(approval.argv[0]!);
+    lines.push(`program: ${program}${approval.resolvedPath ? ` → ${escapeForDisplay(approval.resolvedPath)}` : ' (not resolved)'}`);
+    lines.push(`argv: ${escapeForDisplay(JSON.stringify(approval.argv))}`);
+  } else if (approval.resolvedPath) {
+    lines.push(`program: ${escapeForDisplay(approval.resolvedPath)}`);
+  }
+  if (approval.shell !== undefined || approval.argv !== undefined) lines.push(`shell: ${approval.shell ? 'yes (the line runs in a shell)' : 'no'}`);
+  if (approval.cwd !== undefined) lines.push(`cwd: ${escapeForDisplay(approval.cwd)}`);
+  if (approval.env !== undefined) {
+    const entries = Object.entries(approval.env);
+    lines.push(`env: ${entries.length === 0 ? '(none)' : entries.map(([key, value]) => `${escapeForDisplay(key)}=${escapeForDisplay(JSON.stringify(value))}`).join(' ')}`);
+  } else if (approval.argv !== undefined || approval.shell !== undefined) {
+    lines.push('env: (none set by the caller)');
+  }
+  if (approval.timeoutMs !== undefined) lines.push(`timeout: ${seconds(approval.timeoutMs)}`);
+  if (approval.transport !== undefined) lines.push(`transport: ${approval.transport}`);
+  lines.push(`caller: ${approval.caller === undefined ? '(unnamed)' : `${escapeForDisplay(approval.caller)} (self-reported)`}`);
+  if (approval.argsHash !== undefined) lines.push(`hash: ${argsHashPrefix(approval.argsHash)}`);
+  return lines;
+}

@@ -1,0 +1,71 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+// The host is not a dependency of the workspace root; its sources are imported directly (as the CLI would run them).
+import { createHost, type Host, type HostOptions } from '../../packages/host/src/index.js';
+import type { PendingApproval } from '@capnode/capabilities';
+
+/** A real host on a loopback port in a temporary home, with its admin route at hand. */
+export interface TestHost extends AsyncDisposable {
+  readonly host: Host;
+  readonly home: string;
+  readonly url: string;
+  readonly mcpToken: string;
+  readonly logs: string[];
+  /** `GET /_capnode/approvals` with the admin token. */
+  pending(): Promise<PendingApproval[]>;
+  /** `POST /_capnode/approvals` with the admin token and the request's hash; the HTTP status. */
+  answer(approval: PendingApproval, decision: 'allow-once' | 'allow-always' | 'deny'): Promise<number>;
+}
+
+export async function startTestHost(options: Partial<HostOptions> = {}): Promise<TestHost> {
+  const home = mkdtempSync(join(tmpdir(), 'capnode-approvals-'));
+  const logs: string[] = [];
+  const host = createHost({ home, port: 0, onLog: (level, message) => logs.push(`${level}: ${message}`), ...options });
+  const status = await host.start();
+  const url = status.mcp.url!;
+  const adminToken = readFileSync(host.paths.adminToken, 'utf8').trim();
+  const mcpToken = readFileSync(host.paths.mcpToken, 'utf8').trim();
+  const adminUrl = new URL('/_capnode/approvals', url);
+  return {
+    host,
+    home,
+    url,
+    mcpToken,
+    logs,
+    async pending() {
+      const response = await fetch(adminUrl, { headers: { authorization: `Bearer ${adminToken}` } });
+      return ((await response.json()) as { approvals: PendingApproval[] }).approvals;
+    },
+    async answer(approval, decision) {
+      const response = await fetch(adminUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: approval.id, decision, argsHash: approval.argsHash }),
+      });
+      await response.text();
+      return response.status;
+    },
+    async [Symbol.asyncDispose]() {
+      await host.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls the admin route until a pending approval shows up. */
+export async function nextPending(test: TestHost, timeoutMs = 10_000): Promise<PendingApproval> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const [first] = await test.pending();
+    if (first) return first;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('no pending approval appeared');
+}
+
+/** Text of a tool result's content. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: unknown }).content;
+  return (Array.isArray(content) ? (content as { text?: string }[]) : []).map((part) => part.text ?? '').join('\n');
+}
