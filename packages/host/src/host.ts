@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ApprovalBroker, Capability, Invoker, PendingApproval, Registry } from '@capnode/capabilities';
+import type { ApprovalBroker, Capability, Invoker, Registry } from '@capnode/capabilities';
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
 import { describePending, startApprovalNotifier } from './internal/approvalNotices.js';
