@@ -33,7 +33,7 @@ export interface TestHost extends AsyncDisposable {
 }
 
 export interface TestHostOptions {
-  /** Written to `settings.json` before the host starts. */
+  /** Written to `settings.json` before the host starts; `approvals.wait` defaults to `block` here. */
   readonly settings?: Record<string, unknown>;
   readonly host?: Partial<HostOptions>;
   readonly clientName?: string;
@@ -45,7 +45,9 @@ export interface TestHostOptions {
  */
 export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'capnode-host-')));
-  if (options.settings) writeFileSync(join(home, 'settings.json'), JSON.stringify(options.settings), { mode: 0o600 });
+  // Calls wait for their approval (the test answers in process) unless a test asks for another wait mode.
+  const settings = { approvals: { wait: 'block' }, ...options.settings };
+  writeFileSync(join(home, 'settings.json'), JSON.stringify(settings), { mode: 0o600 });
   const logs: string[] = [];
   const host = createHost({ home, port: 0, onLog: (level, message) => logs.push(`${level}: ${message}`), ...options.host });
   const asked: PendingApproval[] = [];

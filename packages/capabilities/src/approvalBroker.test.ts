@@ -72,6 +72,15 @@ describe('createApprovalBroker', () => {
     expect(broker.list()).toEqual([]);
   });
 
+  it('delivers an answer given synchronously inside the requested listener (a CLI that refuses at once)', async () => {
+    await using broker = createApprovalBroker({ timeoutMs: 60_000 });
+    broker.subscribe((event) => {
+      if (event.type === 'requested') broker.resolve(event.approval.id, 'deny');
+    });
+    await expect(broker.request(input)).resolves.toMatchObject({ decision: 'deny', settlement: 'answered' });
+    expect(broker.list()).toEqual([]);
+  });
+
   it('publishes requested and resolved events and survives a failing listener', async () => {
     await using broker = createApprovalBroker({ timeoutMs: 50 });
     const events: ApprovalEvent[] = [];

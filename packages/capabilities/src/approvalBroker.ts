@@ -293,7 +293,6 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     entry.timer = setTimeout(() => settle(entry, 'deny', 'timeout'), timeoutMs);
     (entry.timer as { unref?: () => void }).unref?.();
     pending.set(id, entry);
-    emit({ type: 'requested', approval });
     return entry;
   };
 
@@ -319,6 +318,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
       const joined = findOpened(retryKey(input));
       const entry = joined && joined.waiter === undefined ? joined : create(input, false);
       if (!('approval' in entry)) return Promise.resolve(entry);
+      const created = entry !== joined;
       return new Promise<ApprovalAnswer>((resolvePromise, rejectPromise) => {
         const onAbort = () => {
           entry.waiter = undefined;
@@ -331,6 +331,8 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
           resolvePromise(answer);
         };
         signal?.addEventListener('abort', onAbort, { once: true });
+        // Announced only once the waiter is attached: a listener may answer synchronously.
+        if (created) emit({ type: 'requested', approval: entry.approval });
         onPending?.(entry.approval);
       });
     },
@@ -338,7 +340,9 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
       const existing = findOpened(retryKey(input));
       if (existing) return existing.approval;
       const entry = create(input, true);
-      return 'approval' in entry ? entry.approval : entry;
+      if (!('approval' in entry)) return entry;
+      emit({ type: 'requested', approval: entry.approval });
+      return entry.approval;
     },
     claim(input) {
       const key = retryKey(input);

@@ -13,7 +13,7 @@ async function eventuallyPending(broker: ApprovalBroker): Promise<void> {
 
 function setup(policy: Partial<ExecApprovalPolicy> = {}, answer?: ApprovalDecision, timeoutMs = 60_000) {
   const store = createMemoryExecApprovalStore(policy);
-  const broker = createApprovalBroker({ timeoutMs });
+  const broker = createApprovalBroker({ timeoutMs, waitMode: 'block' });
   const asked: PendingApproval[] = [];
   broker.subscribe((event) => {
     if (event.type !== 'requested') return;
@@ -130,7 +130,7 @@ describe('system.execApprovals.get|set', () => {
   });
 
   it('both commands are served to gateways (not localOnly)', () => {
-    const capability = createExecApprovalsCapability({ store: createMemoryExecApprovalStore(), broker: createApprovalBroker() });
+    const capability = createExecApprovalsCapability({ store: createMemoryExecApprovalStore(), broker: createApprovalBroker({ waitMode: 'block' }) });
     expect(capability.commands.map((c) => [c.name, c.localOnly ?? false])).toEqual([
       ['system.execApprovals.get', false],
       ['system.execApprovals.set', false],
