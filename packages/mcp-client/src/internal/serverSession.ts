@@ -1,0 +1,295 @@
+import { CapabilityError } from '@capnode/capabilities';
+import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
+import type { McpServerConfig } from '../config.js';
+import { capText } from '../redact.js';
+import type { Logger, McpConnection, McpConnector, ServerDiagnostic, ServerState } from '../types.js';
+import { listServerTools, type ListedTool } from './toolListing.js';
+import { errorText, raceAbort } from './util.js';
+
+const PAUSE_AFTER_FAILURES = 3;
+const PAUSE_MS = 60_000;
+const MAX_BACKOFF_MS = 30_000;
+const MAX_WARNINGS = 20;
+
+function backoffMs(attempt: number): number {
+  return Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** Math.max(0, attempt - 1));
+}
+
+/** What a session needs from the pool that owns it. */
+export interface SessionHost {
+  readonly connector: McpConnector;
+  readonly logger: Logger;
+  readonly scrub: (text: string) => string;
+  readonly clientInfo: Implementation;
+  describe(error: unknown): string;
+  closedError(): Error;
+  toolsChanged(session: ServerSession): void;
+  catalogChanged(session: ServerSession): void;
+  track(promise: Promise<unknown>): void;
+}
+
+/** One granted server: its connection, backoff, pause, recycling, tool listing and close. */
+export class ServerSession {
+  readonly server: McpServerConfig;
+  connection: McpConnection | undefined;
+  /** Capabilities the server declared at its last successful connect. */
+  capabilities: { resources: boolean; prompts: boolean } = { resources: false, prompts: false };
+  state: ServerState = 'connecting';
+  tools: readonly ListedTool[] = [];
+  toolsStale = true;
+  warnings: string[] = [];
+  /** Problems reading `pinned_resources` at start. */
+  readonly pinnedWarnings: string[] = [];
+  lastError: string | undefined;
+  connectMs: number | undefined;
+  failures = 0;
+  lastFailureTimedOut = false;
+  pausedUntil = 0;
+  attempt = 0;
+  nextConnectAt = 0;
+  readonly abort = new AbortController();
+  #connecting: Promise<McpConnection> | undefined;
+  #listing: Promise<void> | undefined;
+  /** Rejecters of the calls in flight, failed at once when the session closes. */
+  readonly #calls = new Set<(error: Error) => void>();
+  #lastTransportError: string | undefined;
+  readonly #host: SessionHost;
+
+  constructor(server: McpServerConfig, host: SessionHost) {
+    this.server = server;
+    this.#host = host;
+  }
+
+  get closed(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  diagnostic(): ServerDiagnostic {
+    const paused = this.pausedUntil > Date.now();
+    const info = this.connection?.client.getServerVersion();
+    return {
+      server: this.server.name,
+      transport: this.connection?.transport ?? this.server.transport,
+      state: this.closed ? 'closed' : paused ? 'paused' : this.state,
+      toolCount: this.tools.length,
+      warnings: [...this.warnings, ...this.pinnedWarnings],
+      ...(this.connectMs === undefined ? {} : { connectMs: Math.round(this.connectMs) }),
+      ...(this.lastError === undefined ? {} : { error: this.lastError }),
+      ...(paused ? { pausedUntil: new Date(this.pausedUntil).toISOString() } : {}),
+      ...(info ? { serverInfo: { name: capText(String(info.name), 100), version: capText(String(info.version), 50) } } : {}),
+    };
+  }
+
+  /** Connects unless connected; concurrent callers share one attempt; honours the reconnect backoff. */
+  ensureConnected(signal?: AbortSignal): Promise<McpConnection> {
+    if (this.closed) return Promise.reject(this.#host.closedError());
+    if (this.connection && this.state === 'connected') return Promise.resolve(this.connection);
+    if (!this.#connecting) {
+      const wait = this.nextConnectAt - Date.now();
+      if (wait > 0) {
+        return Promise.reject(
+          new CapabilityError(
+            'failed',
+            `MCP server '${this.server.name}' is not connected${this.lastError ? ` (${this.lastError})` : ''}; next connection attempt after ${new Date(this.nextConnectAt).toISOString()}.`,
+          ),
+        );
+      }
+      this.#connecting = this.#connect().finally(() => {
+        this.#connecting = undefined;
+      });
+    }
+    return signal ? raceAbort(this.#connecting, signal) : this.#connecting;
+  }
+
+  async #connect(): Promise<McpConnection> {
+    const server = this.server;
+    const timeoutMs = server.connect_timeout_secs * 1000;
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
+    const started = performance.now();
+    this.state = this.attempt === 0 ? 'connecting' : this.state;
+    this.#lastTransportError = undefined;
+    const attempt = this.#host.connector({
+      server,
+      createClient: () => this.#createClient(),
+      signal,
+      timeoutMs,
+      logger: this.#host.logger,
+      scrub: this.#host.scrub,
+    });
+    let abandoned = false;
+    attempt.then(
+      (late) => {
+        if (abandoned) this.#host.track(late.close());
+      },
+      () => {},
+    );
+    try {
+      const connection = await raceAbort(attempt, signal);
+      if (this.closed) {
+        await connection.close().catch(() => {});
+        throw this.#host.closedError();
+      }
+      this.connection = connection;
+      const declared = connection.client.getServerCapabilities();
+      this.capabilities = { resources: Boolean(declared?.resources), prompts: Boolean(declared?.prompts) };
+      this.state = 'connected';
+      this.connectMs = performance.now() - started;
+      this.attempt = 0;
+      this.nextConnectAt = 0;
+      this.lastError = undefined;
+      this.toolsStale = true;
+      return connection;
+    } catch (error) {
+      abandoned = true;
+      if (this.closed) throw this.#host.closedError();
+      const timedOut = signal.aborted || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
+      this.attempt += 1;
+      this.nextConnectAt = Date.now() + backoffMs(this.attempt);
+      this.state = this.connectMs === undefined ? 'failed' : 'disconnected';
+      const detail = timedOut ? `did not finish connecting within ${server.connect_timeout_secs} s` : this.#host.describe(error);
+      const transportError = this.#lastTransportError;
+      const sameError = transportError === capText(this.#host.scrub(errorText(error)), 300);
+      this.lastError = capText(transportError && !timedOut && !sameError ? `${detail}; ${transportError}` : detail);
+      this.#host.logger.warn(`mcp server '${server.name}' failed to connect: ${this.lastError}`);
+      throw new CapabilityError('failed', `MCP server '${server.name}' is not available: ${this.lastError}`, { cause: error });
+    }
+  }
+
+  #createClient(): Client {
+    const client = new Client(this.#host.clientInfo, { capabilities: {} });
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      if (this.connection?.client !== client) return;
+      this.toolsStale = true;
+      this.#host.toolsChanged(this);
+    });
+    client.setNotificationHandler('notifications/message', (notification) => {
+      const data = notification.params.data;
+      const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
+      this.#host.logger.debug(`[${this.server.name} ${notification.params.level}] ${capText(this.#host.scrub(text ?? ''), 2_000)}`);
+    });
+    client.onerror = (error) => {
+      this.#lastTransportError = capText(this.#host.scrub(errorText(error)), 300);
+      this.#host.logger.debug(`mcp server '${this.server.name}': ${this.#lastTransportError}`);
+    };
+    client.onclose = () => {
+      if (this.connection?.client !== client) return;
+      const connection = this.connection;
+      this.connection = undefined;
+      if (this.closed) return;
+      this.state = 'disconnected';
+      this.attempt += 1;
+      this.nextConnectAt = Date.now() + backoffMs(this.attempt);
+      this.lastError = capText(`the connection closed${this.#lastTransportError ? `: ${this.#lastTransportError}` : ''}`);
+      this.#host.logger.warn(`mcp server '${this.server.name}' disconnected: ${this.lastError}`);
+      this.#host.track(connection.close());
+    };
+    return client;
+  }
+
+  /** Re-lists tools when stale; concurrent callers (and notification storms) share one listing. */
+  ensureTools(): Promise<void> {
+    if (!this.toolsStale || !this.connection || this.closed) return Promise.resolve();
+    this.#listing ??= this.#listTools().finally(() => {
+      this.#listing = undefined;
+    });
+    return this.#listing;
+  }
+
+  async #listTools(): Promise<void> {
+    const connection = this.connection!;
+    const client = connection.client;
+    this.toolsStale = false;
+    if (!client.getServerCapabilities()?.tools) {
+      this.#setTools([], []);
+      return;
+    }
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.server.connect_timeout_secs * 1000)]);
+    const { tools: listed, warnings, pages, error } = await listServerTools(client, signal, this.server.connect_timeout_secs * 1000);
+    if (error !== undefined) {
+      if (this.closed || this.connection !== connection) return;
+      const detail = capText(this.#host.describe(error), 300);
+      warnings.push(pages === 1 ? `tools/list failed: ${detail}` : `tools/list failed on page ${pages}; kept the first ${listed.length} tools: ${detail}`);
+      if (pages === 1) {
+        this.#host.logger.warn(`mcp server '${this.server.name}': tools/list failed: ${detail}`);
+        this.warnings = warnings.slice(0, MAX_WARNINGS);
+        this.toolsStale = true;
+        return;
+      }
+    }
+    if (this.connection !== connection) return;
+    this.#setTools(listed, warnings);
+  }
+
+  #setTools(tools: readonly ListedTool[], warnings: string[]): void {
+    this.tools = tools;
+    this.warnings = warnings.slice(0, MAX_WARNINGS);
+    for (const warning of this.warnings) this.#host.logger.warn(`mcp server '${this.server.name}': ${warning}`);
+    this.#host.catalogChanged(this);
+  }
+
+  /** Records a failed call; the third in a row pauses the server (and recycles a timed-out session). */
+  recordFailure(timedOut: boolean): void {
+    this.failures += 1;
+    this.lastFailureTimedOut = timedOut;
+    if (this.failures < PAUSE_AFTER_FAILURES) return;
+    this.pausedUntil = Date.now() + PAUSE_MS;
+    this.failures = 0;
+    this.#host.logger.warn(`mcp server '${this.server.name}' paused after ${PAUSE_AFTER_FAILURES} consecutive failures until ${new Date(this.pausedUntil).toISOString()}`);
+    if (timedOut) this.recycle('timed out repeatedly');
+  }
+
+  recordSuccess(): void {
+    this.failures = 0;
+  }
+
+  /** Drops the session so the next call reconnects; the failed call is not replayed. */
+  recycle(reason: string): void {
+    const connection = this.connection;
+    if (!connection) return;
+    this.connection = undefined;
+    this.state = 'disconnected';
+    this.nextConnectAt = 0;
+    this.lastError = capText(`session recycled: ${reason}`);
+    this.#host.logger.warn(`mcp server '${this.server.name}': ${this.lastError}`);
+    this.#host.track(connection.close());
+  }
+
+  /**
+   * Resolves or rejects as `call` does, but rejects with the closed error as soon as the session
+   * closes (the connection's own close may wait for a slow process to exit).
+   */
+  settleOnClose<T>(call: Promise<T>): Promise<T> {
+    if (this.closed) {
+      call.catch(() => {});
+      return Promise.reject(this.#host.closedError());
+    }
+    return new Promise<T>((resolve, reject) => {
+      const calls = this.#calls;
+      calls.add(reject);
+      call.then(
+        (value) => {
+          calls.delete(reject);
+          resolve(value);
+        },
+        (error: unknown) => {
+          calls.delete(reject);
+          reject(error as Error);
+        },
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+    if (this.#calls.size > 0) {
+      const error = this.#host.closedError();
+      for (const reject of this.#calls) reject(error);
+      this.#calls.clear();
+    }
+    const connection = this.connection;
+    this.connection = undefined;
+    this.state = 'closed';
+    const pending = this.#connecting;
+    await Promise.allSettled([connection?.close(), pending]);
+  }
+}
