@@ -42,16 +42,19 @@ describe('@capnode/protocol root entry', () => {
       'argumentsHash',
       'canonicalJson',
       'createCancellationTracker',
+      'createDeadline',
       'extractRequestIdRaw',
       'findRequestIdToken',
       'isJsonNumberLexeme',
       'isProtocolError',
       'isProtocolFormatError',
+      'isTimeoutError',
       'isRequestId',
       'needsRawNumber',
       'normalizeJsonNumber',
       'requestIdKey',
       'requestIdKeyFromMessage',
+      'waitFor',
     ]);
   });
 });

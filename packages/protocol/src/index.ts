@@ -21,3 +21,5 @@ export type {
 export { createCancellationTracker } from './cancellation.js';
 export { canonicalJson, argumentsHash } from './canonicalJson.js';
 export { SlotMap } from './slotMap.js';
+export type { DeadlineOptions, Deadline } from './deadline.js';
+export { createDeadline, waitFor, isTimeoutError } from './deadline.js';
