@@ -72,3 +72,20 @@ export function freePort(): Promise<number> {
 export function textOf(result: { content: readonly { text: string }[] }): string {
   return result.content.map((item) => item.text).join('\n');
 }
+
+/** Handles the test process holds now (timers, sockets, child processes), minus the terminal. */
+export function activeHandles(): number {
+  return process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length;
+}
+
+/**
+ * Resolves once the process holds no more handles than `baseline` (from {@link activeHandles} before
+ * the scenario): nothing the runtime started keeps the process alive after `close()`.
+ */
+export async function expectNoHandlesLeft(baseline: number, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (activeHandles() > baseline) {
+    if (Date.now() > deadline) throw new Error(`handles left after close: ${process.getActiveResourcesInfo().join(', ')} (baseline ${baseline})`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -28,7 +28,6 @@ export type {
 } from './types.js';
 export { defaultLogger } from './types.js';
 
-const REFRESH_DEBOUNCE_MS = 250;
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'capnode', version: '0.1.0' };
 
 /** What one config grants the runtime's agent. */
@@ -72,25 +71,17 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   };
   let closed = false;
   let closing: Promise<void> | undefined;
-  let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
   const pool = new ServerPool(selection.servers, {
     connector: platform.connector,
     logger,
     scrub,
     clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
-    onToolsChanged() {
-      catalog.dirty = true;
-      if (adapter.attached && !closed && !refreshTimer) {
-        refreshTimer = setTimeout(() => {
-          refreshTimer = undefined;
-          void refreshAll().catch(() => {});
-        }, REFRESH_DEBOUNCE_MS);
-        refreshTimer.unref?.();
-      }
-    },
+    // The session that sent list_changed re-lists itself; its catalogChanged follows.
+    onToolsChanged() {},
     onCatalogChanged() {
       catalog.dirty = true;
+      if (!closed) rebuild();
     },
   });
   const serverCommands = createServerToolCommands(() => pool.access((server) => catalog.serverPart(server)));
@@ -113,18 +104,19 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     ...(options.invoker ? { invoker: options.invoker } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.approve ? { approve: options.approve } : {}),
-    rebuild,
   });
 
+  /** Waits (briefly, see `LIST_WAIT_MS`) for listings under way; a hung server never holds it longer. */
   async function ensureCatalog(signal?: AbortSignal): Promise<void> {
-    const listings = Promise.all([...pool.sessions.values()].map((session) => session.ensureTools()));
-    await (signal ? raceAbort(listings, signal) : listings);
+    await Promise.all([...pool.sessions.values()].map((session) => session.ensureTools(false, signal)));
+    if (signal?.aborted) throw signal.reason;
     rebuild();
   }
 
   async function refreshAll(signal?: AbortSignal): Promise<void> {
-    for (const session of pool.sessions.values()) session.toolsStale = true;
-    await ensureCatalog(signal);
+    await Promise.all([...pool.sessions.values()].map((session) => session.relist(signal)));
+    if (signal?.aborted) throw signal.reason;
+    rebuild();
   }
 
   const toolMap = new ToolMap({
@@ -176,7 +168,6 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       if (closing) return closing;
       closed = true;
       startupAbort.abort();
-      if (refreshTimer) clearTimeout(refreshTimer);
       options.signal?.removeEventListener('abort', onAbort);
       adapter.close();
       closing = pool.close();

@@ -62,6 +62,11 @@ export interface ServerDiagnostic {
   readonly error?: string;
   /** Non-fatal: skipped tools, partial listings. */
   readonly warnings: readonly string[];
+  /**
+   * Set while the server's `tools/list` fails or hangs: the catalog keeps the server's last good
+   * list (none if it never listed) and the listing is retried in the background with backoff.
+   */
+  readonly listError?: string;
   /** ISO time when a paused server accepts calls again. */
   readonly pausedUntil?: string;
   readonly serverInfo?: { readonly name: string; readonly version: string };

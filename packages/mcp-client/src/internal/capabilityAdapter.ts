@@ -19,7 +19,7 @@ import type { Logger } from '../types.js';
 import { callResultSchema, toCommandAnnotations, toCommandResult } from './callResult.js';
 import type { Catalog } from './catalog.js';
 import type { ServerPool } from './serverPool.js';
-import { errorText, isRecord, raceAbort } from './util.js';
+import { errorText, isRecord } from './util.js';
 
 /** What the host face is built from. */
 export interface CapabilityAdapterOptions {
@@ -32,8 +32,6 @@ export interface CapabilityAdapterOptions {
   readonly invoker?: Invoker;
   readonly hooks?: readonly InvocationHook[];
   readonly approve?: Approver;
-  /** Rebuilds the catalog (and re-syncs the registry) when a server's tools changed. */
-  readonly rebuild: () => void;
 }
 
 /**
@@ -148,12 +146,10 @@ export class CapabilityAdapter {
       throw new CapabilityError('busy', `MCP server '${serverName}' is paused after repeated tool failures; retry after ${until.toISOString()} (in ${seconds} s).`);
     }
     const connection = session.connection && session.state === 'connected' ? session.connection : await session.ensureConnected(context.signal);
-    if (session.toolsStale) {
-      await raceAbort(session.ensureTools(), context.signal);
-      this.#options.rebuild();
-      if (!session.tools.some((tool) => tool.name === toolName)) {
-        throw new CapabilityError('unknown_command', `MCP server '${serverName}' no longer offers the tool '${toolName}'.`);
-      }
+    // A call to a known tool never waits for a re-list (a hung tools/list must not stall it); only
+    // a tool the last good list no longer has is refused.
+    if (session.toolList.listed && !session.toolList.has(toolName)) {
+      throw new CapabilityError('unknown_command', `MCP server '${serverName}' no longer offers the tool '${toolName}'.`);
     }
     const timeoutSecs = session.server.tool_timeout_secs;
     const signal = this.#callSignal(context, timeoutSecs * 1000);

@@ -88,7 +88,7 @@ export class ServerPool {
       list.map(async (session) => {
         try {
           await session.ensureConnected();
-          await session.ensureTools();
+          await session.ensureTools(true);
         } catch {
           return;
         }

@@ -3,13 +3,14 @@ import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelconte
 import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnection, McpConnector, ServerDiagnostic, ServerState } from '../types.js';
-import { listServerTools, type ListedTool } from './toolListing.js';
+import { createDeadline } from '@capnode/protocol';
+import { SessionTools } from './sessionTools.js';
+import type { ListedTool } from './toolListing.js';
 import { errorText, raceAbort } from './util.js';
 
 const PAUSE_AFTER_FAILURES = 3;
 const PAUSE_MS = 60_000;
 const MAX_BACKOFF_MS = 30_000;
-const MAX_WARNINGS = 20;
 
 function backoffMs(attempt: number): number {
   return Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** Math.max(0, attempt - 1));
@@ -35,9 +36,8 @@ export class ServerSession {
   /** Capabilities the server declared at its last successful connect. */
   capabilities: { resources: boolean; prompts: boolean } = { resources: false, prompts: false };
   state: ServerState = 'connecting';
-  tools: readonly ListedTool[] = [];
-  toolsStale = true;
-  warnings: string[] = [];
+  /** The tool list: the last good listing, refreshed in the background. */
+  readonly toolList: SessionTools;
   /** Problems reading `pinned_resources` at start. */
   readonly pinnedWarnings: string[] = [];
   lastError: string | undefined;
@@ -49,7 +49,8 @@ export class ServerSession {
   nextConnectAt = 0;
   readonly abort = new AbortController();
   #connecting: Promise<McpConnection> | undefined;
-  #listing: Promise<void> | undefined;
+  /** When the connect attempt under way must be done (first listing included), `performance.now()` time. */
+  #connectDeadline = 0;
   /** Rejecters of the calls in flight, failed at once when the session closes. */
   readonly #calls = new Set<(error: Error) => void>();
   #lastTransportError: string | undefined;
@@ -58,6 +59,29 @@ export class ServerSession {
   constructor(server: McpServerConfig, host: SessionHost) {
     this.server = server;
     this.#host = host;
+    this.toolList = new SessionTools({
+      server: server.name,
+      logger: host.logger,
+      client: () => (this.state === 'connected' ? this.connection?.client : undefined),
+      signal: this.abort.signal,
+      describe: (error) => host.describe(error),
+      changed: () => host.catalogChanged(this),
+    });
+  }
+
+  get tools(): readonly ListedTool[] {
+    return this.toolList.tools;
+  }
+
+  get toolsStale(): boolean {
+    return this.toolList.stale;
+  }
+
+  /** Milliseconds a listing may take: what is left of the connect timeout right after a connect, else the whole. */
+  #listTimeoutMs(): number {
+    const whole = this.server.connect_timeout_secs * 1000;
+    const left = this.#connectDeadline - performance.now();
+    return left > 0 ? Math.max(Math.min(left, whole), 1_000) : whole;
   }
 
   get closed(): boolean {
@@ -72,7 +96,8 @@ export class ServerSession {
       transport: this.connection?.transport ?? this.server.transport,
       state: this.closed ? 'closed' : paused ? 'paused' : this.state,
       toolCount: this.tools.length,
-      warnings: [...this.warnings, ...this.pinnedWarnings],
+      warnings: [...this.toolList.warnings, ...this.pinnedWarnings],
+      ...(this.toolList.listError === undefined ? {} : { listError: this.toolList.listError }),
       ...(this.connectMs === undefined ? {} : { connectMs: Math.round(this.connectMs) }),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
       ...(paused ? { pausedUntil: new Date(this.pausedUntil).toISOString() } : {}),
@@ -104,8 +129,10 @@ export class ServerSession {
   async #connect(): Promise<McpConnection> {
     const server = this.server;
     const timeoutMs = server.connect_timeout_secs * 1000;
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
+    const deadline = createDeadline({ timeoutMs, signal: this.abort.signal });
+    const signal = deadline.signal;
     const started = performance.now();
+    this.#connectDeadline = started + timeoutMs;
     this.state = this.attempt === 0 ? 'connecting' : this.state;
     this.#lastTransportError = undefined;
     const attempt = this.#host.connector({
@@ -117,11 +144,13 @@ export class ServerSession {
       scrub: this.#host.scrub,
     });
     let abandoned = false;
-    attempt.then(
-      (late) => {
-        if (abandoned) this.#host.track(late.close());
-      },
-      () => {},
+    // The pool owns the attempt until it settles, even once abandoned: close() waits for it, and a
+    // connection that arrives late is closed.
+    this.#host.track(
+      attempt.then(
+        (late) => (abandoned ? late.close() : undefined),
+        () => {},
+      ),
     );
     try {
       const connection = await raceAbort(attempt, signal);
@@ -137,7 +166,7 @@ export class ServerSession {
       this.attempt = 0;
       this.nextConnectAt = 0;
       this.lastError = undefined;
-      this.toolsStale = true;
+      this.toolList.reset(this.#listTimeoutMs());
       return connection;
     } catch (error) {
       abandoned = true;
@@ -152,14 +181,17 @@ export class ServerSession {
       this.lastError = capText(transportError && !timedOut && !sameError ? `${detail}; ${transportError}` : detail);
       this.#host.logger.warn(`mcp server '${server.name}' failed to connect: ${this.lastError}`);
       throw new CapabilityError('failed', `MCP server '${server.name}' is not available: ${this.lastError}`, { cause: error });
+    } finally {
+      deadline.clear();
     }
   }
 
   #createClient(): Client {
     const client = new Client(this.#host.clientInfo, { capabilities: {} });
     client.setNotificationHandler('notifications/tools/list_changed', () => {
-      if (this.connection?.client !== client) return;
-      this.toolsStale = true;
+      if (this.connection?.client !== client || this.closed) return;
+      // Only this server is re-listed; the others keep their lists.
+      this.toolList.invalidate(this.server.connect_timeout_secs * 1000);
       this.#host.toolsChanged(this);
     });
     client.setNotificationHandler('notifications/message', (notification) => {
@@ -177,6 +209,7 @@ export class ServerSession {
       this.connection = undefined;
       if (this.closed) return;
       this.state = 'disconnected';
+      this.toolList.stop();
       this.attempt += 1;
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
       this.lastError = capText(`the connection closed${this.#lastTransportError ? `: ${this.#lastTransportError}` : ''}`);
@@ -186,45 +219,20 @@ export class ServerSession {
     return client;
   }
 
-  /** Re-lists tools when stale; concurrent callers (and notification storms) share one listing. */
-  ensureTools(): Promise<void> {
-    if (!this.toolsStale || !this.connection || this.closed) return Promise.resolve();
-    this.#listing ??= this.#listTools().finally(() => {
-      this.#listing = undefined;
-    });
-    return this.#listing;
+  /**
+   * Brings the tool list up to date as far as a caller may wait (see {@link SessionTools.ensure}):
+   * `full` waits for the listing under way (startup, `refresh()`); otherwise at most a short grace.
+   */
+  ensureTools(full = false, signal?: AbortSignal): Promise<void> {
+    if (this.closed || !this.connection) return Promise.resolve();
+    return this.toolList.ensure(this.#listTimeoutMs(), full, signal);
   }
 
-  async #listTools(): Promise<void> {
-    const connection = this.connection!;
-    const client = connection.client;
-    this.toolsStale = false;
-    if (!client.getServerCapabilities()?.tools) {
-      this.#setTools([], []);
-      return;
-    }
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.server.connect_timeout_secs * 1000)]);
-    const { tools: listed, warnings, pages, error } = await listServerTools(client, signal, this.server.connect_timeout_secs * 1000);
-    if (error !== undefined) {
-      if (this.closed || this.connection !== connection) return;
-      const detail = capText(this.#host.describe(error), 300);
-      warnings.push(pages === 1 ? `tools/list failed: ${detail}` : `tools/list failed on page ${pages}; kept the first ${listed.length} tools: ${detail}`);
-      if (pages === 1) {
-        this.#host.logger.warn(`mcp server '${this.server.name}': tools/list failed: ${detail}`);
-        this.warnings = warnings.slice(0, MAX_WARNINGS);
-        this.toolsStale = true;
-        return;
-      }
-    }
-    if (this.connection !== connection) return;
-    this.#setTools(listed, warnings);
-  }
-
-  #setTools(tools: readonly ListedTool[], warnings: string[]): void {
-    this.tools = tools;
-    this.warnings = warnings.slice(0, MAX_WARNINGS);
-    for (const warning of this.warnings) this.#host.logger.warn(`mcp server '${this.server.name}': ${warning}`);
-    this.#host.catalogChanged(this);
+  /** Re-lists now and waits for it (`refresh()`). */
+  relist(signal?: AbortSignal): Promise<void> {
+    if (this.closed || !this.connection) return Promise.resolve();
+    this.toolList.invalidate(this.server.connect_timeout_secs * 1000);
+    return this.toolList.ensure(this.server.connect_timeout_secs * 1000, true, signal);
   }
 
   /** Records a failed call; the third in a row pauses the server (and recycles a timed-out session). */
@@ -248,6 +256,7 @@ export class ServerSession {
     if (!connection) return;
     this.connection = undefined;
     this.state = 'disconnected';
+    this.toolList.stop();
     this.nextConnectAt = 0;
     this.lastError = capText(`session recycled: ${reason}`);
     this.#host.logger.warn(`mcp server '${this.server.name}': ${this.lastError}`);
@@ -281,6 +290,7 @@ export class ServerSession {
 
   async close(): Promise<void> {
     this.abort.abort();
+    this.toolList.stop();
     if (this.#calls.size > 0) {
       const error = this.#host.closedError();
       for (const reject of this.#calls) reject(error);
