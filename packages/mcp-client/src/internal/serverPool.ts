@@ -1,4 +1,5 @@
 import { CapabilityError } from '@capnode/capabilities';
+import { createDeadline, waitFor } from '@capnode/protocol';
 import { SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
@@ -6,6 +7,9 @@ import type { Logger, McpConnector, PinnedResource, ServerDiagnostic } from '../
 import { readResource, type ServerAccess } from './serverTools.js';
 import { ServerSession, type SessionHost } from './serverSession.js';
 import { errorText, isRecord } from './util.js';
+
+/** Longest `close()` waits for work a connector does not end on abort. */
+export const CLOSE_WAIT_MS = 10_000;
 
 /** What a {@link ServerPool} is built from. */
 export interface ServerPoolOptions {
@@ -125,11 +129,20 @@ export class ServerPool {
     return fresh;
   }
 
-  /** Closes every session and waits until everything the pool started has settled. */
+  /**
+   * Closes every session and waits until everything the pool started has settled: connect attempts
+   * in flight or abandoned, late connections, closing transports. A custom connector that ignores
+   * its abort signal is waited for at most {@link CLOSE_WAIT_MS}.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.allSettled([...this.sessions.values()].map((session) => session.close()));
-    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+    const settled = (async () => {
+      while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+    })();
+    await waitFor(settled, { timeoutMs: CLOSE_WAIT_MS }).catch(() => {
+      this.#options.logger.warn(`mcp: ${this.#pending.size} connection attempt(s) did not end within ${CLOSE_WAIT_MS / 1000} s of close`);
+    });
   }
 
   async #readPinned(session: ServerSession, signal: AbortSignal): Promise<void> {
@@ -141,8 +154,9 @@ export class ServerPool {
       return;
     }
     for (const uri of uris) {
+      using deadline = createDeadline({ timeoutMs: session.server.connect_timeout_secs * 1000, signal });
       try {
-        const content = await readResource(server, uri, AbortSignal.any([signal, AbortSignal.timeout(session.server.connect_timeout_secs * 1000)]), 'pinned-resource');
+        const content = await readResource(server, uri, deadline.signal, 'pinned-resource');
         const omitted = content.length - 1;
         const first = content[0] as { text: string };
         this.pinned.push({ server: session.server.name, uri, text: omitted > 0 ? `${first.text}\n[${omitted} binary item(s) omitted]` : first.text });

@@ -21,8 +21,11 @@ const MAX_STDERR_LINE = 8 * 1024;
 const STDERR_TAIL_LINES = 5;
 /** Bytes of an oversized line kept at each end to find its JSON-RPC id. */
 const EDGE_BYTES = 512;
-/** Waits in `close()`: stdin EOF, then SIGTERM to the group, then SIGKILL. */
-const CLOSE_GRACE_MS = 2_000;
+/**
+ * Waits in `close()`: stdin EOF, then after this long SIGTERM to the process group, then after this
+ * long again SIGKILL to the group. A server that ignores EOF and SIGTERM is gone within twice this.
+ */
+export const STDIO_CLOSE_GRACE_MS = 1_000;
 
 const IS_WINDOWS = process.platform === 'win32';
 const liveGroups = new Set<number>();
@@ -57,6 +60,14 @@ function findId(head: string, tail: string): string | number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The id of something that looks like a response (an id, no method), else `undefined`. */
+function responseId(value: unknown): string | number | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { id, method } = value as { id?: unknown; method?: unknown };
+  if (method !== undefined) return undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
 /**
@@ -195,9 +206,9 @@ export class ProcessStdioTransport implements Transport {
     } catch {
       // The pipe may already be broken.
     }
-    if (alive() && !(await wait(CLOSE_GRACE_MS))) {
+    if (alive() && !(await wait(STDIO_CLOSE_GRACE_MS))) {
       killGroup(pid, 'SIGTERM');
-      if (!(await wait(CLOSE_GRACE_MS))) killGroup(pid, 'SIGKILL');
+      if (!(await wait(STDIO_CLOSE_GRACE_MS))) killGroup(pid, 'SIGKILL');
     }
     await exited;
     killGroup(pid, 'SIGKILL');
@@ -266,6 +277,14 @@ export class ProcessStdioTransport implements Transport {
     try {
       message = parseJSONRPCMessage(value);
     } catch {
+      const id = responseId(value);
+      if (id !== undefined) {
+        // A known id with an invalid shape: fail that request now rather than at its timeout.
+        const text = 'the server sent an invalid JSON-RPC response (neither a valid result nor an error)';
+        this.#options.logger.warn(`mcp server '${this.#options.server}': ${text}`);
+        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message: text } } as JSONRPCMessage);
+        return;
+      }
       this.#options.logger.debug(`mcp server '${this.#options.server}' sent a line that is not JSON-RPC (skipped)`);
       return;
     }
