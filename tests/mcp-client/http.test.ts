@@ -2,6 +2,7 @@ import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { startFakeHttpServer, type FakeHttpServer } from './fixtures/httpServer.js';
 import { grantAll, memoryLogger, textOf } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 let server: FakeHttpServer;
 beforeEach(async () => {
@@ -52,6 +53,9 @@ test('a slow-drip response ends at the tool timeout; close leaves no sockets ope
   const result = await runtime.call('remote__drip');
   expect(Date.now() - started).toBeLessThan(15_000);
   expect(textOf(result)).toMatch(/did not answer 'drip' within 1 s/);
+  // The timed-out call's body is aborted at once, not at close.
+  await eventually(() => server.openDrips === 0, { what: 'the dripping response to be aborted' });
+  expect(runtime.diagnostics()[0]!.state).toBe('connected');
   await runtime.close();
   const deadline = Date.now() + 5_000;
   while ((await server.connections()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
