@@ -47,6 +47,12 @@ test('max_response_bytes is enforced on raw bytes before parsing: JSON, event st
   expect(runtime.diagnostics()[0]!.state).toBe('connected');
 });
 
+test('an event stream whose event boundaries are split across reads is not mistaken for one oversized event', async () => {
+  await using runtime = await createMcpRuntime(config(), { agent: 'test', logger: memoryLogger() });
+  // Ten 10 kB events: 100 kB in all, twice max_response_bytes, each event well below it.
+  expect(textOf(await runtime.call('remote__split-sse', { bytes: 10_000 }))).toBe('split ok');
+});
+
 test('a slow-drip response ends at the tool timeout; close leaves no sockets open', async () => {
   const runtime = await createMcpRuntime(config({ tool_timeout_secs: 1 }), { agent: 'test', logger: memoryLogger() });
   const started = Date.now();
