@@ -103,7 +103,9 @@ const serverShape = z.strictObject({
     .string()
     .min(1, 'must not be empty')
     .max(64, 'must be at most 64 characters')
-    .refine((value) => !CONTROL.test(value) && value.trim() === value, { message: 'must not contain control characters or surrounding spaces' }),
+    .refine((value) => !CONTROL.test(value) && value.trim() === value, { message: 'must not contain control characters or surrounding spaces' })
+    // `__` separates server and tool in exposed names (`<server>__<tool>`); in a server name it would make them ambiguous.
+    .refine((value) => !value.includes('__'), { message: "must not contain '__' (it separates server and tool in <server>__<tool>); use '-' or a single '_'" }),
   transport: z.enum(['stdio', 'sse', 'http'], { error: "must be 'stdio', 'sse' or 'http'" }).optional(),
   command: z.string().min(1, 'must not be empty').optional(),
   args: z.array(z.string()).optional(),
@@ -263,6 +265,7 @@ function checkRelations(raw: RawConfig, issues: ConfigIssue[], warnings: ConfigI
   }
   const bundles = raw.bundles ?? {};
   const profiles = raw.risk_profiles ?? {};
+  warnUngranted(raw, warnings);
   for (const [alias, agent] of Object.entries(raw.agents ?? {})) {
     (agent.mcp_bundles ?? []).forEach((name, index) => {
       if (!Object.hasOwn(bundles, name)) warnings.push({ path: formatConfigPath(['agents', alias, 'mcp_bundles', index]), message: `names no bundle ('${name}'); it grants nothing` });
@@ -276,6 +279,24 @@ function checkRelations(raw: RawConfig, issues: ConfigIssue[], warnings: ConfigI
       issues.push({ path: formatConfigPath(['risk_profiles', alias, 'deny_all_tools']), message: 'cannot be combined with a non-empty allowed_tools' });
     }
   }
+}
+
+/** Servers no configured agent is granted (when agents are configured): they are never connected. */
+function warnUngranted(raw: RawConfig, warnings: ConfigIssue[]): void {
+  const agents = Object.values(raw.agents ?? {});
+  if (agents.length === 0) return;
+  const bundles = raw.bundles ?? {};
+  const granted = new Set<string>();
+  for (const agent of agents) {
+    const aliases = (agent.mcp_bundles ?? []).filter((alias) => Object.hasOwn(bundles, alias));
+    const denied = new Set(aliases.flatMap((alias) => bundles[alias]!.exclude ?? []).map((name) => name.toLowerCase()));
+    for (const alias of aliases) for (const name of bundles[alias]!.servers ?? []) if (!denied.has(name.toLowerCase())) granted.add(name.toLowerCase());
+  }
+  (raw.servers ?? []).forEach((server, index) => {
+    if (!granted.has(server.name.toLowerCase())) {
+      warnings.push({ path: formatConfigPath(['servers', index]), message: `'${server.name}' is granted to no agent (no agent's mcp_bundles includes it); it is never connected` });
+    }
+  });
 }
 
 /**

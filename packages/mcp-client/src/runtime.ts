@@ -41,9 +41,14 @@ interface Selection {
 function selectServers(from: McpConfig, options: McpRuntimeOptions): Selection {
   const agent = options.agent;
   const grant = resolveAgentGrant(from, agent ?? '');
+  const warnings = options.allServers ? [] : agent === undefined ? ['no agent given; no MCP servers are connected'] : [...grant.warnings];
+  if (!options.allServers && from.enabled && agent !== undefined && Object.hasOwn(from.agents, agent) && grant.servers.length === 0 && grant.disabled.length === 0 && from.servers.length > 0) {
+    // Secure by default, but never silent: servers are configured and this agent gets none of them.
+    warnings.push(`${from.servers.length} MCP server(s) configured, but agent '${agent}' is granted none (add them to a bundle in its mcp_bundles)`);
+  }
   return {
     servers: options.allServers ? from.servers.filter((s) => s.enabled && from.enabled) : agent === undefined ? [] : grant.servers,
-    warnings: options.allServers ? [] : agent === undefined ? ['no agent given; no MCP servers are connected'] : [...grant.warnings],
+    warnings,
     policy: createToolPolicy(grant.profile, options.runAllowList ? { runAllowList: options.runAllowList } : {}),
     scrub: createSecretScrubber(collectSecrets(from.servers)),
   };

@@ -154,7 +154,7 @@ export class ServerPool {
       return;
     }
     for (const uri of uris) {
-      using deadline = createDeadline({ timeoutMs: session.server.connect_timeout_secs * 1000, signal });
+      using deadline = createDeadline({ timeoutMs: session.startBudgetMs(), signal });
       try {
         const content = await readResource(server, uri, deadline.signal, 'pinned-resource');
         const omitted = content.length - 1;

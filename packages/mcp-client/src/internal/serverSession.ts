@@ -77,7 +77,15 @@ export class ServerSession {
     return this.toolList.stale;
   }
 
-  /** Milliseconds a listing may take: what is left of the connect timeout right after a connect, else the whole. */
+  /**
+   * Milliseconds start-up work (the first listing, pinned resources) may still take: what is left of
+   * the connect timeout, at least 1 s; the whole timeout once that has passed. So a server's start-up
+   * takes about one connect timeout whatever the server does.
+   */
+  startBudgetMs(): number {
+    return this.#listTimeoutMs();
+  }
+
   #listTimeoutMs(): number {
     const whole = this.server.connect_timeout_secs * 1000;
     const left = this.#connectDeadline - performance.now();
