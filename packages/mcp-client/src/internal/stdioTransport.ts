@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from '../runtime.js';
+import { resolveWindowsCommand } from './windowsCommand.js';
 
 export interface StdioTransportOptions {
   readonly server: string;
@@ -119,13 +120,17 @@ export class ProcessStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.#child) throw new Error('stdio transport already started');
     const { command, args, env, cwd } = this.#options;
+    const childEnv = { ...getDefaultEnvironment(), ...env };
+    // Never a shell: on Windows a .cmd/.bat launcher (npx.cmd) becomes `node <script>` or an escaped cmd.exe line.
+    const target = IS_WINDOWS ? resolveWindowsCommand(command, args, { ...process.env, ...childEnv }) : { command, args, windowsVerbatimArguments: false };
     return new Promise((resolve, reject) => {
-      const child = spawn(command, [...args], {
-        env: { ...getDefaultEnvironment(), ...env },
+      const child = spawn(target.command, [...target.args], {
+        env: childEnv,
         ...(cwd === undefined ? {} : { cwd }),
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: !IS_WINDOWS,
         windowsHide: true,
+        windowsVerbatimArguments: target.windowsVerbatimArguments,
         shell: false,
       });
       this.#child = child;
