@@ -39,6 +39,10 @@ export interface McpServerConfig {
   readonly max_response_bytes: number;
   readonly tls_ca_cert_path?: string;
   readonly pinned_resources: readonly string[];
+  /** At most this many `tools/call`s to this server at once; more wait their turn. Unset: no cap. */
+  readonly max_concurrent_calls?: number;
+  /** `false`: the server takes one call at a time (calls are serialized); harnesses should not call its tools in parallel. */
+  readonly parallel_calls?: boolean;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -124,6 +128,8 @@ const serverShape = z.strictObject({
     .optional(),
   tls_ca_cert_path: z.string().min(1, 'must not be empty').optional(),
   pinned_resources: z.array(z.string().min(1, 'must not be empty')).optional(),
+  max_concurrent_calls: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').optional(),
+  parallel_calls: z.boolean().optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -180,6 +186,7 @@ function isAbsolutePath(value: string): boolean {
 
 function checkServer(server: RawServer, add: (path: PropertyKey[], message: string) => void): void {
   const at = (...rest: PropertyKey[]) => rest;
+  if (server.parallel_calls === false && (server.max_concurrent_calls ?? 1) > 1) add(at('max_concurrent_calls'), 'must be 1 (or unset) when parallel_calls is false');
 
   let transport = server.transport;
   if (transport === undefined) {
@@ -242,6 +249,8 @@ function normalizeServer(server: RawServer): McpServerConfig {
     max_response_bytes: maxBytes === undefined || maxBytes === 0 ? DEFAULT_MAX_RESPONSE_BYTES : maxBytes,
     ...(server.tls_ca_cert_path === undefined ? {} : { tls_ca_cert_path: server.tls_ca_cert_path }),
     pinned_resources: server.pinned_resources ?? [],
+    ...(server.max_concurrent_calls === undefined ? {} : { max_concurrent_calls: server.max_concurrent_calls }),
+    ...(server.parallel_calls === undefined ? {} : { parallel_calls: server.parallel_calls }),
   };
 }
 

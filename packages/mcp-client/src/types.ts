@@ -83,6 +83,8 @@ export interface McpTool {
   /** The tool's own name on its server. */
   readonly tool: string;
   readonly annotations?: Record<string, unknown>;
+  /** False when its server takes one call at a time (`parallel_calls = false`): do not call such tools in parallel. */
+  readonly parallelCalls: boolean;
   /** Runs the tool through the invocation pipeline (policy, approval, audit) and shapes the result for a model. */
   execute(args: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
 }

@@ -153,6 +153,12 @@ export class CapabilityAdapter {
     }
     const timeoutSecs = session.server.tool_timeout_secs;
     const signal = this.#callSignal(context, timeoutSecs * 1000);
+    // The cap's queue waits within the pipeline's deadline (context.signal), not the tool timeout.
+    const release = session.limiter ? await session.limiter.acquire(serverName, context.signal) : undefined;
+    if (session.closed || this.#closed) {
+      release?.();
+      throw pool.closedError();
+    }
     try {
       // Session close rejects the call through `settleOnClose` rather than a combined signal:
       // AbortSignal.any costs tens of microseconds per call on Node 20.
@@ -176,6 +182,8 @@ export class CapabilityAdapter {
       const lost = error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
       const detail = lost ? (session.lastError ?? 'the connection closed') : pool.describe(error);
       throw new CapabilityError('failed', capText(`MCP server '${serverName}' failed '${toolName}': ${detail}`));
+    } finally {
+      release?.();
     }
   }
 }

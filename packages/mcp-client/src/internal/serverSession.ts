@@ -4,6 +4,7 @@ import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnection, McpConnector, ServerDiagnostic, ServerState } from '../types.js';
 import { createDeadline } from '@capnode/protocol';
+import { limiterFor, type CallLimiter } from './callLimiter.js';
 import { SessionTools } from './sessionTools.js';
 import type { ListedTool } from './toolListing.js';
 import { errorText, raceAbort } from './util.js';
@@ -38,6 +39,8 @@ export class ServerSession {
   state: ServerState = 'connecting';
   /** The tool list: the last good listing, refreshed in the background. */
   readonly toolList: SessionTools;
+  /** The per-server concurrency cap (`max_concurrent_calls`, `parallel_calls`), if any. */
+  readonly limiter: CallLimiter | undefined;
   /** Problems reading `pinned_resources` at start. */
   readonly pinnedWarnings: string[] = [];
   lastError: string | undefined;
@@ -59,6 +62,7 @@ export class ServerSession {
   constructor(server: McpServerConfig, host: SessionHost) {
     this.server = server;
     this.#host = host;
+    this.limiter = limiterFor(server);
     this.toolList = new SessionTools({
       server: server.name,
       logger: host.logger,

@@ -68,6 +68,7 @@ export class ToolMap {
   }
 
   #toolFor(entry: CatalogEntry): McpTool {
+    const { pool } = this.#options;
     return {
       name: entry.exposed,
       description: entry.description,
@@ -75,6 +76,7 @@ export class ToolMap {
       server: entry.server,
       tool: entry.name,
       ...(entry.annotations ? { annotations: entry.annotations } : {}),
+      parallelCalls: pool.sessions.get(entry.server)?.server.parallel_calls !== false,
       execute: (args, callOptions) => this.call(entry.exposed, args, callOptions?.signal),
     };
   }
@@ -86,6 +88,7 @@ export class ToolMap {
       inputSchema: command.inputSchema!,
       server: '*',
       tool: command.name,
+      parallelCalls: true,
       execute: (args, callOptions) => this.call(command.name, args, callOptions?.signal),
     };
   }
@@ -98,6 +101,7 @@ export class ToolMap {
       inputSchema: SEARCH_INPUT,
       server: '*',
       tool: SEARCH_TOOL,
+      parallelCalls: true,
       execute: async (args, callOptions) => {
         if (closed()) return closedResult();
         await ensureCatalog(callOptions?.signal);

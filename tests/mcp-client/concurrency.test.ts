@@ -1,0 +1,62 @@
+import { validateMcpConfig } from '@capnode/mcp-client';
+import { createMcpRuntime } from '@capnode/mcp-client/node';
+import { describe, expect, test } from 'vitest';
+import { join } from 'node:path';
+import { fixtureServer, grantAll, memoryLogger, readLog, tempDir, textOf } from './helpers.js';
+
+/** Runs the calls at once and returns their texts in the order they finished. */
+async function finishOrder(calls: Array<[string, () => Promise<{ content: readonly { text: string }[] }>]>): Promise<string[]> {
+  const order: string[] = [];
+  await Promise.all(calls.map(async ([label, run]) => (await run(), order.push(label))));
+  return order;
+}
+
+describe('per-server concurrency cap and parallel-calls flag', () => {
+  test('parallel_calls = false serializes calls to that server in arrival order; other servers are not held', async () => {
+    const config = grantAll([fixtureServer('serial', 'ok', { parallel_calls: false }), fixtureServer('free')]);
+    await using runtime = await createMcpRuntime(config, { agent: 'test', logger: memoryLogger() });
+    const tools = await runtime.tools();
+    expect(tools['serial__echo']!.parallelCalls).toBe(false);
+    expect(tools['free__echo']!.parallelCalls).toBe(true);
+    const order = await finishOrder([
+      ['serial slow', () => runtime.call('serial__slow', { ms: 800 })],
+      ['serial echo', () => runtime.call('serial__echo', { text: 'x' })],
+      ['free echo', () => runtime.call('free__echo', { text: 'y' })],
+    ]);
+    expect(order).toEqual(['free echo', 'serial slow', 'serial echo']);
+    // Without the flag the fast call overtakes the slow one.
+    expect(await finishOrder([
+      ['free slow', () => runtime.call('free__slow', { ms: 800 })],
+      ['free echo', () => runtime.call('free__echo', { text: 'z' })],
+    ])).toEqual(['free echo', 'free slow']);
+  });
+
+  test('max_concurrent_calls caps calls in flight; a call aborted while it waits leaves the queue and never runs', async () => {
+    using dir = tempDir();
+    const log = join(dir.path, 'log');
+    await using runtime = await createMcpRuntime(grantAll([fixtureServer('capped', 'ok', { max_concurrent_calls: 2, env: { FIXTURE_LOG: log } })]), { agent: 'test', logger: memoryLogger() });
+    const controller = new AbortController();
+    const first = runtime.call('capped__slow', { ms: 1_500 });
+    const second = runtime.call('capped__slow', { ms: 1_500 });
+    const waiting = runtime.call('capped__hang', {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    const aborted = await waiting;
+    expect(aborted.isError).toBe(true);
+    expect(textOf(aborted)).toMatch(/cancelled/);
+    const third = runtime.call('capped__echo', { text: 'after' });
+    expect((await Promise.all([first, second, third])).map(textOf)).toEqual(['slow done', 'slow done', 'after']);
+    expect(readLog(log).filter((line) => line.startsWith('hang '))).toEqual([]);
+  });
+
+  test('the fields are validated', () => {
+    const issues = (server: Record<string, unknown>) => {
+      const result = validateMcpConfig({ servers: [{ name: 's', command: 'node', ...server }] });
+      return result.ok ? [] : result.issues.map((issue) => `${issue.path}: ${issue.message}`);
+    };
+    expect(issues({ max_concurrent_calls: 0 })).toEqual(['servers[0].max_concurrent_calls: must be at least 1']);
+    expect(issues({ max_concurrent_calls: 1.5 })).toEqual(['servers[0].max_concurrent_calls: must be a whole number']);
+    expect(issues({ parallel_calls: false, max_concurrent_calls: 4 })).toEqual(['servers[0].max_concurrent_calls: must be 1 (or unset) when parallel_calls is false']);
+    expect(issues({ parallel_calls: 'no' })[0]).toMatch(/^servers\[0\]\.parallel_calls: /);
+    expect(issues({ parallel_calls: true, max_concurrent_calls: 8 })).toEqual([]);
+  });
+});
