@@ -53,6 +53,15 @@ test('an event stream whose event boundaries are split across reads is not mista
   expect(textOf(await runtime.call('remote__split-sse', { bytes: 10_000 }))).toBe('split ok');
 });
 
+test('a JSON response with a known id but an invalid shape fails that call at once', async () => {
+  await using runtime = await createMcpRuntime(config({ tool_timeout_secs: 60 }), { agent: 'test', logger: memoryLogger() });
+  const started = Date.now();
+  const result = await runtime.call('remote__bad-shape');
+  expect(Date.now() - started).toBeLessThan(20_000);
+  expect(textOf(result)).toMatch(/invalid JSON-RPC response/);
+  expect(textOf(await runtime.call('remote__echo'))).toBe('echo ok');
+});
+
 test('a slow-drip response ends at the tool timeout; close leaves no sockets open', async () => {
   const runtime = await createMcpRuntime(config({ tool_timeout_secs: 1 }), { agent: 'test', logger: memoryLogger() });
   const started = Date.now();

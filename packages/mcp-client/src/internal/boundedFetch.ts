@@ -159,7 +159,12 @@ function boundJson(body: ReadableStream<Uint8Array>, maxBytes: number, ids: Requ
         const { value, done } = await read(reader, release);
         if (done) {
           release();
-          for (const chunk of chunks) controller.enqueue(chunk);
+          const invalid = ids.length > 0 ? invalidResponseIds(chunks, ids) : [];
+          if (invalid.length > 0) {
+            // A known id without a result or an error: fail those requests now, not at their timeout.
+            const text = 'the server sent an invalid JSON-RPC response (neither a valid result nor an error)';
+            controller.enqueue(new TextEncoder().encode(invalid.length === 1 ? errorMessage(invalid[0]!, text) : `[${invalid.map((id) => errorMessage(id, text)).join(',')}]`));
+          } else for (const chunk of chunks) controller.enqueue(chunk);
           controller.close();
           return;
         }
@@ -185,6 +190,26 @@ function boundJson(body: ReadableStream<Uint8Array>, maxBytes: number, ids: Requ
       return reader.cancel(reason);
     },
   });
+}
+
+/**
+ * The request ids answered by a JSON body that carries neither `result` nor `error`. Cheap for valid
+ * bodies: only a body without either word is parsed.
+ */
+function invalidResponseIds(chunks: readonly Uint8Array[], ids: readonly RequestId[]): RequestId[] {
+  const decoder = new TextDecoder();
+  const text = chunks.map((chunk, index) => decoder.decode(chunk, { stream: index < chunks.length - 1 })).join('');
+  if (text.includes('"result"') || text.includes('"error"')) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const messages = (Array.isArray(parsed) ? parsed : [parsed]) as { id?: unknown; method?: unknown }[];
+  return messages.flatMap((message) =>
+    typeof message === 'object' && message !== null && message.method === undefined && ids.includes(message.id as RequestId) ? [message.id as RequestId] : [],
+  );
 }
 
 /** Reads one chunk; a failed read (aborted body) releases the request first. */

@@ -10,9 +10,6 @@ import { ProcessStdioTransport } from './stdioTransport.js';
 /** Longest wait for the polite session DELETE on close. */
 const TERMINATE_WAIT_MS = 1_000;
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
 
 /**
  * Says what the SDK's handshake errors mean: an unsupported protocol version names the versions
@@ -128,7 +125,8 @@ async function connectHttp(request: ConnectRequest): Promise<McpConnection> {
       transport: kind,
       async close() {
         if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
-          await Promise.race([transport.terminateSession().catch(() => {}), delay(TERMINATE_WAIT_MS)]);
+          // Bounded by a timer that is cleared as soon as the DELETE answers: nothing outlives close().
+          await waitFor(transport.terminateSession(), { timeoutMs: TERMINATE_WAIT_MS }).catch(() => {});
         }
         await client.close().catch(() => {});
         await closeAgent();
