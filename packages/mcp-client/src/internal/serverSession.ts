@@ -83,18 +83,14 @@ export class ServerSession {
 
   /**
    * Milliseconds start-up work (the first listing, pinned resources) may still take: what is left of
-   * the connect timeout, at least 1 s; the whole timeout once that has passed. So a server's start-up
-   * takes about one connect timeout whatever the server does.
+   * the connect timeout, at least 1 s. So a server's start-up takes about one connect timeout
+   * whatever the server does.
    */
   startBudgetMs(): number {
-    return this.#listTimeoutMs();
+    const whole = this.server.connect_timeout_secs * 1000;
+    return Math.max(Math.min(this.#connectDeadline - performance.now(), whole), 1_000);
   }
 
-  #listTimeoutMs(): number {
-    const whole = this.server.connect_timeout_secs * 1000;
-    const left = this.#connectDeadline - performance.now();
-    return left > 0 ? Math.max(Math.min(left, whole), 1_000) : whole;
-  }
 
   get closed(): boolean {
     return this.abort.signal.aborted;
@@ -178,7 +174,7 @@ export class ServerSession {
       this.attempt = 0;
       this.nextConnectAt = 0;
       this.lastError = undefined;
-      this.toolList.reset(this.#listTimeoutMs());
+      this.toolList.reset(this.startBudgetMs());
       return connection;
     } catch (error) {
       abandoned = true;
@@ -237,7 +233,7 @@ export class ServerSession {
    */
   ensureTools(full = false, signal?: AbortSignal): Promise<void> {
     if (this.closed || !this.connection) return Promise.resolve();
-    return this.toolList.ensure(this.#listTimeoutMs(), full, signal);
+    return this.toolList.ensure(this.server.connect_timeout_secs * 1000, full, signal);
   }
 
   /** Re-lists now and waits for it (`refresh()`). */
