@@ -197,12 +197,11 @@ function boundJson(body: ReadableStream<Uint8Array>, maxBytes: number, ids: Requ
  * bodies: only a body without either word is parsed.
  */
 function invalidResponseIds(chunks: readonly Uint8Array[], ids: readonly RequestId[]): RequestId[] {
-  const decoder = new TextDecoder();
-  const text = chunks.map((chunk, index) => decoder.decode(chunk, { stream: index < chunks.length - 1 })).join('');
-  if (text.includes('"result"') || text.includes('"error"')) return [];
+  const bytes = chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks);
+  if (bytes.includes('"result"') || bytes.includes('"error"')) return [];
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(bytes.toString('utf8'));
   } catch {
     return [];
   }
