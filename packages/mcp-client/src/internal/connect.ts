@@ -31,6 +31,11 @@ function explainHandshakeError(error: unknown): void {
   }
 }
 
+/** True for a failure the server itself answered: a JSON-RPC error, or an initialize result the SDK refused. */
+function isServerAnswer(error: Error): boolean {
+  return typeof (error as { code?: unknown }).code === 'number' || /protocol version is not supported|^Invalid result for initialize/i.test(error.message);
+}
+
 /**
  * Connects `client` over `transport` within `signal`. The SDK bounds only the initialize request by
  * its timeout, not the transport's start (the legacy SSE endpoint wait has no deadline), so the
@@ -63,13 +68,14 @@ async function connectStdio(request: ConnectRequest): Promise<McpConnection> {
   try {
     await connectWithin(client, transport, signal, timeoutMs);
   } catch (error) {
-    // Whether the server exited by itself, before we closed it: only then is the exit the cause.
-    const exit = transport.exitStatus;
     await client.close().catch(() => {});
     await transport.close().catch(() => {});
     const tail = transport.stderrTail;
+    const exit = transport.exitStatus;
     explainHandshakeError(error);
-    if (exit !== undefined && !signal.aborted && error instanceof Error && !(error instanceof SdkError) && !error.message.startsWith('server process exited')) {
+    // The exit is the cause only of a transport failure, never of an answer the server gave (its
+    // initialize error, its protocol version, its malformed result): those it exited after we closed it.
+    if (exit !== undefined && !signal.aborted && error instanceof Error && !(error instanceof SdkError) && !isServerAnswer(error) && !error.message.startsWith('server process exited')) {
       // Same text as the transport reports for an exit, so the runtime does not repeat it.
       error.message = `server process exited (${exit})${tail.length > 0 ? `; stderr: ${tail.join(' | ')}` : ''}`;
     }
