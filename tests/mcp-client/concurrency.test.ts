@@ -60,3 +60,29 @@ describe('per-server concurrency cap and parallel-calls flag', () => {
     expect(issues({ parallel_calls: true, max_concurrent_calls: 8 })).toEqual([]);
   });
 });
+
+describe('idle disconnect', () => {
+  test('after idle_timeout_secs without calls the server is disconnected (its process ends); the next call reconnects; a long call is never cut', async () => {
+    using dir = tempDir();
+    const log = join(dir.path, 'log');
+    const { isAlive, eventually } = await import('../support/poll.js');
+    await using runtime = await createMcpRuntime(grantAll([fixtureServer('lazy', 'ok', { idle_timeout_secs: 1, env: { FIXTURE_LOG: log } })]), { agent: 'test', logger: memoryLogger() });
+    const pids = () => readLog(log).filter((line) => line.startsWith('started ')).map((line) => Number(line.split(' ')[1]));
+    // A call longer than the idle time keeps the session.
+    expect(textOf(await runtime.call('lazy__slow', { ms: 1_500 }))).toBe('slow done');
+    expect(runtime.diagnostics()[0]!.state).toBe('connected');
+    const first = pids()[0]!;
+    await eventually(() => runtime.diagnostics()[0]!.state === 'idle', { what: 'the idle disconnect' });
+    await eventually(() => !isAlive(first), { what: 'the idle server process to end' });
+    // The catalog keeps its tools while idle; a call reconnects.
+    expect(Object.keys(await runtime.tools())).toContain('lazy__echo');
+    expect(textOf(await runtime.call('lazy__echo', { text: 'back' }))).toBe('back');
+    expect(runtime.diagnostics()[0]!.state).toBe('connected');
+    expect(pids()).toHaveLength(2);
+  });
+
+  test('idle_timeout_secs is validated', () => {
+    const result = validateMcpConfig({ servers: [{ name: 's', command: 'node', idle_timeout_secs: 0 }] });
+    expect(result.ok ? [] : result.issues).toEqual([{ path: 'servers[0].idle_timeout_secs', message: 'must be greater than 0' }]);
+  });
+});

@@ -43,6 +43,8 @@ export interface McpServerConfig {
   readonly max_concurrent_calls?: number;
   /** `false`: the server takes one call at a time (calls are serialized); harnesses should not call its tools in parallel. */
   readonly parallel_calls?: boolean;
+  /** Disconnect after this many seconds without calls; the next call reconnects. Unset: stay connected. */
+  readonly idle_timeout_secs?: number;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -130,6 +132,11 @@ const serverShape = z.strictObject({
   pinned_resources: z.array(z.string().min(1, 'must not be empty')).optional(),
   max_concurrent_calls: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').optional(),
   parallel_calls: z.boolean().optional(),
+  idle_timeout_secs: z
+    .number({ error: 'must be a number of seconds' })
+    .refine((value) => Number.isFinite(value) && value > 0, { message: 'must be greater than 0' })
+    .refine((value) => value <= 86_400, { message: 'must be at most 86400 seconds (one day)' })
+    .optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -251,6 +258,7 @@ function normalizeServer(server: RawServer): McpServerConfig {
     pinned_resources: server.pinned_resources ?? [],
     ...(server.max_concurrent_calls === undefined ? {} : { max_concurrent_calls: server.max_concurrent_calls }),
     ...(server.parallel_calls === undefined ? {} : { parallel_calls: server.parallel_calls }),
+    ...(server.idle_timeout_secs === undefined ? {} : { idle_timeout_secs: server.idle_timeout_secs }),
   };
 }
 

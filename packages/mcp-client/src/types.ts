@@ -47,8 +47,8 @@ export interface ConnectRequest {
 /** Opens a connection for one server entry; rejects when it cannot (the runtime records a diagnostic). */
 export type McpConnector = (request: ConnectRequest) => Promise<McpConnection>;
 
-/** Per-server state as a host or CLI shows it. */
-export type ServerState = 'connecting' | 'connected' | 'failed' | 'disconnected' | 'paused' | 'closed';
+/** Per-server state as a host or CLI shows it. `idle`: disconnected after `idle_timeout_secs` without calls; the next call reconnects. */
+export type ServerState = 'connecting' | 'connected' | 'failed' | 'disconnected' | 'paused' | 'idle' | 'closed';
 
 /** What is known about one granted server. */
 export interface ServerDiagnostic {

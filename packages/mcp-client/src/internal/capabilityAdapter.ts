@@ -19,6 +19,7 @@ import type { Logger } from '../types.js';
 import { callResultSchema, toCommandAnnotations, toCommandResult } from './callResult.js';
 import type { Catalog } from './catalog.js';
 import type { ServerPool } from './serverPool.js';
+import type { ServerSession } from './serverSession.js';
 import { errorText, isRecord } from './util.js';
 
 /** What the host face is built from. */
@@ -140,6 +141,17 @@ export class CapabilityAdapter {
     if (this.#closed) throw pool.closedError();
     const session = pool.sessions.get(serverName);
     if (!session || session.closed) throw pool.closedError();
+    // In flight from here: an idle disconnect never cuts a call, even one waiting for a slot.
+    const done = session.beginCall();
+    try {
+      return await this.#callSession(session, serverName, toolName, args, context);
+    } finally {
+      done();
+    }
+  }
+
+  async #callSession(session: ServerSession, serverName: string, toolName: string, args: unknown, context: CommandContext): Promise<CommandResult> {
+    const { pool } = this.#options;
     if (session.pausedUntil !== 0 && session.pausedUntil > Date.now()) {
       const until = new Date(session.pausedUntil);
       const seconds = Math.ceil((session.pausedUntil - Date.now()) / 1000);

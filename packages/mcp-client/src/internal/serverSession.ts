@@ -54,6 +54,10 @@ export class ServerSession {
   #connecting: Promise<McpConnection> | undefined;
   /** When the connect attempt under way must be done (first listing included), `performance.now()` time. */
   #connectDeadline = 0;
+  /** Calls in flight and the time of the last activity, for `idle_timeout_secs`. */
+  #active = 0;
+  #lastActivity = 0;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** Rejecters of the calls in flight, failed at once when the session closes. */
   readonly #calls = new Set<(error: Error) => void>();
   #lastTransportError: string | undefined;
@@ -116,6 +120,7 @@ export class ServerSession {
   /** Connects unless connected; concurrent callers share one attempt; honours the reconnect backoff. */
   ensureConnected(signal?: AbortSignal): Promise<McpConnection> {
     if (this.closed) return Promise.reject(this.#host.closedError());
+    this.#lastActivity = performance.now();
     if (this.connection && this.state === 'connected') return Promise.resolve(this.connection);
     if (!this.#connecting) {
       const wait = this.nextConnectAt - Date.now();
@@ -175,6 +180,8 @@ export class ServerSession {
       this.nextConnectAt = 0;
       this.lastError = undefined;
       this.toolList.reset(this.startBudgetMs());
+      this.#lastActivity = performance.now();
+      this.#armIdle(this.server.idle_timeout_secs);
       return connection;
     } catch (error) {
       abandoned = true;
@@ -243,6 +250,50 @@ export class ServerSession {
     return this.toolList.ensure(this.server.connect_timeout_secs * 1000, true, signal);
   }
 
+  /**
+   * Marks a call in flight until the returned function runs: an idle disconnect never cuts a call,
+   * and a call resets the idle clock. Costs two counter updates, no timer work.
+   */
+  beginCall(): () => void {
+    this.#active += 1;
+    this.#lastActivity = performance.now();
+    return () => {
+      this.#active -= 1;
+      this.#lastActivity = performance.now();
+    };
+  }
+
+  /** One timer per connection: when it fires it checks the idle clock and re-arms for what is left. */
+  #armIdle(idleSecs: number | undefined): void {
+    this.#clearIdle();
+    if (idleSecs === undefined || this.closed) return;
+    const idleMs = idleSecs * 1000;
+    const check = () => {
+      this.#idleTimer = undefined;
+      if (this.closed || !this.connection || this.state !== 'connected') return;
+      const quiet = performance.now() - this.#lastActivity;
+      if (this.#active > 0 || quiet < idleMs) {
+        this.#idleTimer = setTimeout(check, this.#active > 0 ? idleMs : idleMs - quiet);
+        this.#idleTimer.unref?.();
+        return;
+      }
+      const connection = this.connection;
+      this.connection = undefined;
+      this.state = 'idle';
+      this.toolList.stop();
+      this.nextConnectAt = 0;
+      this.#host.logger.info(`mcp server '${this.server.name}' disconnected after ${idleSecs} s without calls; the next call reconnects`);
+      this.#host.track(connection.close());
+    };
+    this.#idleTimer = setTimeout(check, idleMs);
+    this.#idleTimer.unref?.();
+  }
+
+  #clearIdle(): void {
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
   /** Records a failed call; the third in a row pauses the server (and recycles a timed-out session). */
   recordFailure(timedOut: boolean): void {
     this.failures += 1;
@@ -299,6 +350,7 @@ export class ServerSession {
   async close(): Promise<void> {
     this.abort.abort();
     this.toolList.stop();
+    this.#clearIdle();
     if (this.#calls.size > 0) {
       const error = this.#host.closedError();
       for (const reject of this.#calls) reject(error);
