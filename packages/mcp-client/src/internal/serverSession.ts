@@ -95,7 +95,6 @@ export class ServerSession {
     return Math.max(Math.min(this.#connectDeadline - performance.now(), whole), 1_000);
   }
 
-
   get closed(): boolean {
     return this.abort.signal.aborted;
   }
@@ -157,20 +156,22 @@ export class ServerSession {
       scrub: this.#host.scrub,
     });
     let abandoned = false;
+    let arrived: McpConnection | undefined;
     // The pool owns the attempt until it settles, even once abandoned: close() waits for it, and a
-    // connection that arrives late is closed.
+    // connection that arrives late is closed (whichever of abandon and arrival happens first).
     this.#host.track(
       attempt.then(
-        (late) => (abandoned ? late.close() : undefined),
+        (late) => {
+          arrived = late;
+          return abandoned ? late.close() : undefined;
+        },
         () => {},
       ),
     );
     try {
       const connection = await raceAbort(attempt, signal);
-      if (this.closed) {
-        await connection.close().catch(() => {});
-        throw this.#host.closedError();
-      }
+      // Closed meanwhile: the catch below hands the connection to the pool to close.
+      if (this.closed) throw this.#host.closedError();
       this.connection = connection;
       const declared = connection.client.getServerCapabilities();
       this.capabilities = { resources: Boolean(declared?.resources), prompts: Boolean(declared?.prompts) };
@@ -185,6 +186,7 @@ export class ServerSession {
       return connection;
     } catch (error) {
       abandoned = true;
+      if (arrived && arrived !== this.connection) this.#host.track(arrived.close());
       if (this.closed) throw this.#host.closedError();
       const timedOut = signal.aborted || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
       this.attempt += 1;
