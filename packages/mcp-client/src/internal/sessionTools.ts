@@ -113,14 +113,16 @@ export class SessionTools {
   #start(timeoutMs: number, waitable: boolean): void {
     const client = this.#host.client();
     if (!client || this.#host.signal.aborted) return;
-    const promise = this.#list(client, timeoutMs).finally(() => {
-      if (this.#listing?.promise === promise) this.#listing = undefined;
-      if (this.#again && !this.#host.signal.aborted) {
-        this.#again = false;
-        this.#clearRetry();
-        this.#start(timeoutMs, true);
-      }
-    });
+    const promise = this.#list(client, timeoutMs)
+      .catch((error: unknown) => this.#host.logger.error(`mcp server '${this.#host.server}': tool listing failed unexpectedly: ${this.#host.describe(error)}`))
+      .finally(() => {
+        if (this.#listing?.promise === promise) this.#listing = undefined;
+        if (this.#again && !this.#host.signal.aborted) {
+          this.#again = false;
+          this.#clearRetry();
+          this.#start(timeoutMs, true);
+        }
+      });
     this.#listing = { promise, startedAt: performance.now(), waitable };
   }
 
