@@ -41,7 +41,7 @@ test('tools with invalid schemas are skipped with a diagnostic; valid ones are k
 test('tools are listed across pages; a failing page keeps what was listed', async () => {
   await using runtime = await createMcpRuntime(grantAll([fixtureServer('paged', 'paged'), fixtureServer('broken', 'paged-fail')]), { agent: 'test' });
   const tools = await runtime.tools();
-  expect(Object.keys(tools).filter((n) => n.startsWith('paged__'))).toHaveLength(13);
+  expect(Object.keys(tools).filter((n) => n.startsWith('paged__'))).toHaveLength(15);
   expect(Object.keys(tools).filter((n) => n.startsWith('broken__'))).toHaveLength(4);
   const broken = runtime.diagnostics().find((d) => d.server === 'broken')!;
   expect(broken.state).toBe('connected');

@@ -22,7 +22,7 @@ describe('isolation at startup', () => {
     expect(textOf(await tools['good__echo']!.execute({ text: 'still here' }))).toBe('still here');
 
     const byName = Object.fromEntries(runtime.diagnostics().map((d) => [d.server, d]));
-    expect(byName.good).toMatchObject({ state: 'connected', toolCount: 13, transport: 'stdio' });
+    expect(byName.good).toMatchObject({ state: 'connected', toolCount: 15, transport: 'stdio' });
     expect(byName.exits).toMatchObject({ state: 'failed', toolCount: 0 });
     expect(byName.exits!.error).toMatch(/code 3/);
     expect(byName.exits!.error).toContain('cannot open database');

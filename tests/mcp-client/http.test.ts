@@ -2,6 +2,7 @@ import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { startFakeHttpServer, type FakeHttpServer } from './fixtures/httpServer.js';
 import { grantAll, memoryLogger, textOf } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 let server: FakeHttpServer;
 beforeEach(async () => {
@@ -46,12 +47,30 @@ test('max_response_bytes is enforced on raw bytes before parsing: JSON, event st
   expect(runtime.diagnostics()[0]!.state).toBe('connected');
 });
 
+test('an event stream whose event boundaries are split across reads is not mistaken for one oversized event', async () => {
+  await using runtime = await createMcpRuntime(config(), { agent: 'test', logger: memoryLogger() });
+  // Ten 10 kB events: 100 kB in all, twice max_response_bytes, each event well below it.
+  expect(textOf(await runtime.call('remote__split-sse', { bytes: 10_000 }))).toBe('split ok');
+});
+
+test('a JSON response with a known id but an invalid shape fails that call at once', async () => {
+  await using runtime = await createMcpRuntime(config({ tool_timeout_secs: 60 }), { agent: 'test', logger: memoryLogger() });
+  const started = Date.now();
+  const result = await runtime.call('remote__bad-shape');
+  expect(Date.now() - started).toBeLessThan(20_000);
+  expect(textOf(result)).toMatch(/invalid JSON-RPC response/);
+  expect(textOf(await runtime.call('remote__echo'))).toBe('echo ok');
+});
+
 test('a slow-drip response ends at the tool timeout; close leaves no sockets open', async () => {
   const runtime = await createMcpRuntime(config({ tool_timeout_secs: 1 }), { agent: 'test', logger: memoryLogger() });
   const started = Date.now();
   const result = await runtime.call('remote__drip');
   expect(Date.now() - started).toBeLessThan(15_000);
   expect(textOf(result)).toMatch(/did not answer 'drip' within 1 s/);
+  // The timed-out call's body is aborted at once, not at close.
+  await eventually(() => server.openDrips === 0, { what: 'the dripping response to be aborted' });
+  expect(runtime.diagnostics()[0]!.state).toBe('connected');
   await runtime.close();
   const deadline = Date.now() + 5_000;
   while ((await server.connections()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -67,19 +67,19 @@ describe('progressive catalog: a broken server never stalls the agent', () => {
   }, 120_000);
 
   test('names do not depend on arrival order: the same catalog whichever server is ready first', async () => {
-    // Server 'a' lists 'b__echo'; server 'a__b' lists 'echo'. Naively both would be 'a__b__echo'.
-    const config = (slow: 'a' | 'a__b') =>
+    // Server 'a' lists 'b__echo'; server 'a_b' lists 'echo' (a server name with '__' is refused).
+    const config = (slow: 'a' | 'a_b') =>
       grantAll([
         fixtureServer('a', 'ok', { env: { FIXTURE_TOOL: 'b__echo', ...(slow === 'a' ? { FIXTURE_INIT_DELAY_MS: '1500' } : {}) } }),
-        fixtureServer('a__b', 'ok', slow === 'a__b' ? { env: { FIXTURE_INIT_DELAY_MS: '1500' } } : {}),
+        fixtureServer('a_b', 'ok', slow === 'a_b' ? { env: { FIXTURE_INIT_DELAY_MS: '1500' } } : {}),
       ]);
     const catalogs: string[][] = [];
-    for (const slow of ['a', 'a__b'] as const) {
+    for (const slow of ['a', 'a_b'] as const) {
       const registry = createRegistry();
       await using runtime = await createMcpRuntime(config(slow), { agent: 'test', invoker: createInvoker({ registry }), logger: memoryLogger() });
       const tools = await runtime.tools();
       expect(tools['a__b__echo']).toMatchObject({ server: 'a', tool: 'b__echo' });
-      expect(tools['a_b__echo']).toMatchObject({ server: 'a__b', tool: 'echo' });
+      expect(tools['a_b__echo']).toMatchObject({ server: 'a_b', tool: 'echo' });
       expect(runtime.warnings).toEqual([]);
       catalogs.push(Object.keys(tools).sort());
     }

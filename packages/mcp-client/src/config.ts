@@ -39,6 +39,12 @@ export interface McpServerConfig {
   readonly max_response_bytes: number;
   readonly tls_ca_cert_path?: string;
   readonly pinned_resources: readonly string[];
+  /** At most this many `tools/call`s to this server at once; more wait their turn. Unset: no cap. */
+  readonly max_concurrent_calls?: number;
+  /** `false`: the server takes one call at a time (calls are serialized); harnesses should not call its tools in parallel. */
+  readonly parallel_calls?: boolean;
+  /** Disconnect after this many seconds without calls; the next call reconnects. Unset: stay connected. */
+  readonly idle_timeout_secs?: number;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -103,7 +109,9 @@ const serverShape = z.strictObject({
     .string()
     .min(1, 'must not be empty')
     .max(64, 'must be at most 64 characters')
-    .refine((value) => !CONTROL.test(value) && value.trim() === value, { message: 'must not contain control characters or surrounding spaces' }),
+    .refine((value) => !CONTROL.test(value) && value.trim() === value, { message: 'must not contain control characters or surrounding spaces' })
+    // `__` separates server and tool in exposed names (`<server>__<tool>`); in a server name it would make them ambiguous.
+    .refine((value) => !value.includes('__'), { message: "must not contain '__' (it separates server and tool in <server>__<tool>); use '-' or a single '_'" }),
   transport: z.enum(['stdio', 'sse', 'http'], { error: "must be 'stdio', 'sse' or 'http'" }).optional(),
   command: z.string().min(1, 'must not be empty').optional(),
   args: z.array(z.string()).optional(),
@@ -122,6 +130,13 @@ const serverShape = z.strictObject({
     .optional(),
   tls_ca_cert_path: z.string().min(1, 'must not be empty').optional(),
   pinned_resources: z.array(z.string().min(1, 'must not be empty')).optional(),
+  max_concurrent_calls: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').optional(),
+  parallel_calls: z.boolean().optional(),
+  idle_timeout_secs: z
+    .number({ error: 'must be a number of seconds' })
+    .refine((value) => Number.isFinite(value) && value > 0, { message: 'must be greater than 0' })
+    .refine((value) => value <= 86_400, { message: 'must be at most 86400 seconds (one day)' })
+    .optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -178,6 +193,7 @@ function isAbsolutePath(value: string): boolean {
 
 function checkServer(server: RawServer, add: (path: PropertyKey[], message: string) => void): void {
   const at = (...rest: PropertyKey[]) => rest;
+  if (server.parallel_calls === false && (server.max_concurrent_calls ?? 1) > 1) add(at('max_concurrent_calls'), 'must be 1 (or unset) when parallel_calls is false');
 
   let transport = server.transport;
   if (transport === undefined) {
@@ -240,6 +256,9 @@ function normalizeServer(server: RawServer): McpServerConfig {
     max_response_bytes: maxBytes === undefined || maxBytes === 0 ? DEFAULT_MAX_RESPONSE_BYTES : maxBytes,
     ...(server.tls_ca_cert_path === undefined ? {} : { tls_ca_cert_path: server.tls_ca_cert_path }),
     pinned_resources: server.pinned_resources ?? [],
+    ...(server.max_concurrent_calls === undefined ? {} : { max_concurrent_calls: server.max_concurrent_calls }),
+    ...(server.parallel_calls === undefined ? {} : { parallel_calls: server.parallel_calls }),
+    ...(server.idle_timeout_secs === undefined ? {} : { idle_timeout_secs: server.idle_timeout_secs }),
   };
 }
 
@@ -263,6 +282,7 @@ function checkRelations(raw: RawConfig, issues: ConfigIssue[], warnings: ConfigI
   }
   const bundles = raw.bundles ?? {};
   const profiles = raw.risk_profiles ?? {};
+  warnUngranted(raw, warnings);
   for (const [alias, agent] of Object.entries(raw.agents ?? {})) {
     (agent.mcp_bundles ?? []).forEach((name, index) => {
       if (!Object.hasOwn(bundles, name)) warnings.push({ path: formatConfigPath(['agents', alias, 'mcp_bundles', index]), message: `names no bundle ('${name}'); it grants nothing` });
@@ -276,6 +296,24 @@ function checkRelations(raw: RawConfig, issues: ConfigIssue[], warnings: ConfigI
       issues.push({ path: formatConfigPath(['risk_profiles', alias, 'deny_all_tools']), message: 'cannot be combined with a non-empty allowed_tools' });
     }
   }
+}
+
+/** Servers no configured agent is granted (when agents are configured): they are never connected. */
+function warnUngranted(raw: RawConfig, warnings: ConfigIssue[]): void {
+  const agents = Object.values(raw.agents ?? {});
+  if (agents.length === 0) return;
+  const bundles = raw.bundles ?? {};
+  const granted = new Set<string>();
+  for (const agent of agents) {
+    const aliases = (agent.mcp_bundles ?? []).filter((alias) => Object.hasOwn(bundles, alias));
+    const denied = new Set(aliases.flatMap((alias) => bundles[alias]!.exclude ?? []).map((name) => name.toLowerCase()));
+    for (const alias of aliases) for (const name of bundles[alias]!.servers ?? []) if (!denied.has(name.toLowerCase())) granted.add(name.toLowerCase());
+  }
+  (raw.servers ?? []).forEach((server, index) => {
+    if (!granted.has(server.name.toLowerCase())) {
+      warnings.push({ path: formatConfigPath(['servers', index]), message: `'${server.name}' is granted to no agent (no agent's mcp_bundles includes it); it is never connected` });
+    }
+  });
 }
 
 /**

@@ -43,6 +43,7 @@ describe('@capnode/protocol root entry', () => {
       'argumentsHash',
       'canonicalJson',
       'createCancellationTracker',
+      'createDeadline',
       'exceedsJsonDepth',
       'extractRequestIdRaw',
       'findRequestIdToken',
@@ -50,10 +51,12 @@ describe('@capnode/protocol root entry', () => {
       'isProtocolError',
       'isProtocolFormatError',
       'isRequestId',
+      'isTimeoutError',
       'needsRawNumber',
       'normalizeJsonNumber',
       'requestIdKey',
       'requestIdKeyFromMessage',
+      'waitFor',
     ]);
   });
 });

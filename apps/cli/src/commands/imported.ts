@@ -35,6 +35,9 @@ async function hostView(context: Context): Promise<{ tools: ToolInfo[]; imports:
 function reportFailures(context: Context, diagnostics: readonly ServerDiagnostic[], where: string): void {
   for (const diagnostic of diagnostics) {
     if (diagnostic.state === 'connecting') context.err(`capnode: MCP server '${diagnostic.server}'${where} is still connecting`);
+    else if (diagnostic.state === 'connected' && diagnostic.listError !== undefined) {
+      context.err(`capnode: MCP server '${diagnostic.server}'${where} connected but its tools could not be listed: ${diagnostic.listError} (details: capnode servers test ${diagnostic.server})`);
+    }
     else if (diagnostic.state !== 'connected') {
       const what = diagnostic.state === 'failed' ? 'failed to connect' : `is ${diagnostic.state}`;
       context.err(`capnode: MCP server '${diagnostic.server}'${where} ${what}: ${diagnostic.error ?? 'no details'} (details: capnode servers test ${diagnostic.server})`);

@@ -282,7 +282,8 @@ async function test(context: Context): Promise<number> {
     await using runtime = await openLocalRuntime(context, { config, allServers: true, signal: interrupt.signal });
     const tools = Object.values(await runtime.tools({ signal: interrupt.signal }));
     const diagnostics = runtime.diagnostics();
-    const failed = diagnostics.filter((diagnostic) => diagnostic.state !== 'connected');
+    // A server whose tools/list failed is a failure too, not "connected, 0 tools".
+    const failed = diagnostics.filter((diagnostic) => diagnostic.state !== 'connected' || diagnostic.listError !== undefined);
     if (context.json) {
       context.out(JSON.stringify({ servers: diagnostics.map((diagnostic) => ({ ...diagnostic, tools: toolsOf(tools, diagnostic).map(({ name, description }) => ({ name, description })) })), warnings: runtime.warnings }, null, 2));
     } else {
@@ -304,6 +305,10 @@ function toolsOf(tools: readonly McpTool[], diagnostic: ServerDiagnostic): McpTo
 
 function describeDiagnostic(diagnostic: ServerDiagnostic, tools: readonly McpTool[]): string[] {
   const lines: string[] = [];
+  if (diagnostic.state === 'connected' && diagnostic.listError !== undefined) {
+    lines.push(`${diagnostic.server}: FAILED (${diagnostic.transport}, connected, tools/list failed): ${diagnostic.listError}`);
+    return [...lines, ...diagnostic.warnings.filter((warning) => warning !== diagnostic.listError).map((warning) => `  warning: ${warning}`)];
+  }
   if (diagnostic.state === 'connected') {
     const info = diagnostic.serverInfo ? `, ${diagnostic.serverInfo.name} ${diagnostic.serverInfo.version}` : '';
     lines.push(`${diagnostic.server}: connected (${diagnostic.transport}, ${formatMs(diagnostic.connectMs)}${info}) — ${diagnostic.toolCount} tool${diagnostic.toolCount === 1 ? '' : 's'}`);

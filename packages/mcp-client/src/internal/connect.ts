@@ -1,4 +1,6 @@
-import { SSEClientTransport, SdkError, StreamableHTTPClientTransport, type Client, type FetchLike } from '@modelcontextprotocol/client';
+import { homedir } from 'node:os';
+import { waitFor } from '@capnode/protocol';
+import { SSEClientTransport, SdkError, StreamableHTTPClientTransport, SUPPORTED_PROTOCOL_VERSIONS, type Client, type FetchLike } from '@modelcontextprotocol/client';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { ConnectRequest, McpConnection, McpConnector } from '../runtime.js';
 import { createBoundedFetch } from './boundedFetch.js';
@@ -8,8 +10,39 @@ import { ProcessStdioTransport } from './stdioTransport.js';
 /** Longest wait for the polite session DELETE on close. */
 const TERMINATE_WAIT_MS = 1_000;
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+/**
+ * Says what the SDK's handshake errors mean: an unsupported protocol version names the versions
+ * this client speaks.
+ */
+function explainHandshakeError(error: unknown): void {
+  if (!(error instanceof Error)) return;
+  const invalid = /^(Invalid result for initialize):\s*(\[[\s\S]*\])\s*$/.exec(error.message);
+  if (invalid) {
+    try {
+      const issues = JSON.parse(invalid[2]!) as { path?: unknown[]; message?: unknown }[];
+      error.message = `${invalid[1]}: ${issues.map((issue) => `${(issue.path ?? []).join('.') || '(result)'}: ${String(issue.message)}`).join('; ')}`;
+    } catch {
+      // Keep the SDK's text.
+    }
+  }
+  if (/protocol version is not supported/i.test(error.message) && !error.message.includes('supported versions:')) {
+    error.message = `${error.message} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
+  }
+}
+
+/** True for a failure the server itself answered: a JSON-RPC error, or an initialize result the SDK refused. */
+function isServerAnswer(error: Error): boolean {
+  return typeof (error as { code?: unknown }).code === 'number' || /protocol version is not supported|^Invalid result for initialize/i.test(error.message);
+}
+
+/**
+ * Connects `client` over `transport` within `signal`. The SDK bounds only the initialize request by
+ * its timeout, not the transport's start (the legacy SSE endpoint wait has no deadline), so the
+ * whole handshake is raced against the signal here; the caller closes the transport on failure.
+ */
+function connectWithin(client: Client, transport: Parameters<Client['connect']>[0], signal: AbortSignal, timeoutMs: number): Promise<void> {
+  return waitFor(client.connect(transport, { signal, timeout: timeoutMs }), { signal });
 }
 
 /** True for an HTTP 4xx answer to the first POST that says "not a Streamable HTTP endpoint" (spec back-compat rule). */
@@ -25,19 +58,24 @@ async function connectStdio(request: ConnectRequest): Promise<McpConnection> {
     command: server.command!,
     args: server.args,
     env: server.env,
-    ...(server.cwd === undefined ? {} : { cwd: server.cwd }),
+    // The user's home unless configured: a host running inside a pnpm workspace must not make `npx` resolve there.
+    cwd: server.cwd ?? homedir(),
     maxLineBytes: server.max_response_bytes,
     logger,
     scrub,
   });
   const client = request.createClient();
   try {
-    await client.connect(transport, { signal, timeout: timeoutMs });
+    await connectWithin(client, transport, signal, timeoutMs);
   } catch (error) {
+    await client.close().catch(() => {});
     await transport.close().catch(() => {});
     const tail = transport.stderrTail;
     const exit = transport.exitStatus;
-    if (exit !== undefined && !signal.aborted && error instanceof Error && !(error instanceof SdkError) && !error.message.startsWith('server process exited')) {
+    explainHandshakeError(error);
+    // The exit is the cause only of a transport failure, never of an answer the server gave (its
+    // initialize error, its protocol version, its malformed result): those it exited after we closed it.
+    if (exit !== undefined && !signal.aborted && error instanceof Error && !(error instanceof SdkError) && !isServerAnswer(error) && !error.message.startsWith('server process exited')) {
       // Same text as the transport reports for an exit, so the runtime does not repeat it.
       error.message = `server process exited (${exit})${tail.length > 0 ? `; stderr: ${tail.join(' | ')}` : ''}`;
     }
@@ -80,9 +118,12 @@ async function connectHttp(request: ConnectRequest): Promise<McpConnection> {
     const client: Client = request.createClient();
     const transport = kind === 'http' ? new StreamableHTTPClientTransport(url, { fetch }) : new SSEClientTransport(url, { fetch });
     try {
-      await client.connect(transport, { signal, timeout: timeoutMs });
+      await connectWithin(client, transport, signal, timeoutMs);
     } catch (error) {
+      // Closing the client closes the transport: an SSE GET still waiting for its endpoint is aborted.
       await client.close().catch(() => {});
+      await transport.close().catch(() => {});
+      explainHandshakeError(error);
       throw error;
     }
     return {
@@ -90,7 +131,8 @@ async function connectHttp(request: ConnectRequest): Promise<McpConnection> {
       transport: kind,
       async close() {
         if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
-          await Promise.race([transport.terminateSession().catch(() => {}), delay(TERMINATE_WAIT_MS)]);
+          // Bounded by a timer that is cleared as soon as the DELETE answers: nothing outlives close().
+          await waitFor(transport.terminateSession(), { timeoutMs: TERMINATE_WAIT_MS }).catch(() => {});
         }
         await client.close().catch(() => {});
         await closeAgent();

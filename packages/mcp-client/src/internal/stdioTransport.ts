@@ -3,6 +3,7 @@ import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@model
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { scrubAndCap } from '../redact.js';
 import type { Logger } from '../runtime.js';
+import { resolveWindowsCommand } from './windowsCommand.js';
 
 export interface StdioTransportOptions {
   readonly server: string;
@@ -22,8 +23,11 @@ const MAX_STDERR_LINE = 8 * 1024;
 const STDERR_TAIL_LINES = 5;
 /** Bytes of an oversized line kept at each end to find its JSON-RPC id. */
 const EDGE_BYTES = 512;
-/** Waits in `close()`: stdin EOF, then SIGTERM to the group, then SIGKILL. */
-const CLOSE_GRACE_MS = 2_000;
+/**
+ * Waits in `close()`: stdin EOF, then after this long SIGTERM to the process group, then after this
+ * long again SIGKILL to the group. A server that ignores EOF and SIGTERM is gone within twice this.
+ */
+export const STDIO_CLOSE_GRACE_MS = 1_000;
 
 const IS_WINDOWS = process.platform === 'win32';
 const liveGroups = new Set<number>();
@@ -58,6 +62,14 @@ function findId(head: string, tail: string): string | number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The id of something that looks like a response (an id, no method), else `undefined`. */
+function responseId(value: unknown): string | number | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { id, method } = value as { id?: unknown; method?: unknown };
+  if (method !== undefined) return undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
 /**
@@ -109,13 +121,17 @@ export class ProcessStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.#child) throw new Error('stdio transport already started');
     const { command, args, env, cwd } = this.#options;
+    const childEnv = { ...getDefaultEnvironment(), ...env };
+    // Never a shell: on Windows a .cmd/.bat launcher (npx.cmd) becomes `node <script>` or an escaped cmd.exe line.
+    const target = IS_WINDOWS ? resolveWindowsCommand(command, args, { ...process.env, ...childEnv }) : { command, args, windowsVerbatimArguments: false };
     return new Promise((resolve, reject) => {
-      const child = spawn(command, [...args], {
-        env: { ...getDefaultEnvironment(), ...env },
+      const child = spawn(target.command, [...target.args], {
+        env: childEnv,
         ...(cwd === undefined ? {} : { cwd }),
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: !IS_WINDOWS,
         windowsHide: true,
+        windowsVerbatimArguments: target.windowsVerbatimArguments,
         shell: false,
       });
       this.#child = child;
@@ -196,9 +212,9 @@ export class ProcessStdioTransport implements Transport {
     } catch {
       // The pipe may already be broken.
     }
-    if (alive() && !(await wait(CLOSE_GRACE_MS))) {
+    if (alive() && !(await wait(STDIO_CLOSE_GRACE_MS))) {
       killGroup(pid, 'SIGTERM');
-      if (!(await wait(CLOSE_GRACE_MS))) killGroup(pid, 'SIGKILL');
+      if (!(await wait(STDIO_CLOSE_GRACE_MS))) killGroup(pid, 'SIGKILL');
     }
     await exited;
     killGroup(pid, 'SIGKILL');
@@ -267,6 +283,14 @@ export class ProcessStdioTransport implements Transport {
     try {
       message = parseJSONRPCMessage(value);
     } catch {
+      const id = responseId(value);
+      if (id !== undefined) {
+        // A known id with an invalid shape: fail that request now rather than at its timeout.
+        const text = 'the server sent an invalid JSON-RPC response (neither a valid result nor an error)';
+        this.#options.logger.warn(`mcp server '${this.#options.server}': ${text}`);
+        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message: text } } as JSONRPCMessage);
+        return;
+      }
       this.#options.logger.debug(`mcp server '${this.#options.server}' sent a line that is not JSON-RPC (skipped)`);
       return;
     }

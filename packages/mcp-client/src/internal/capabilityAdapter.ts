@@ -1,0 +1,201 @@
+import {
+  CapabilityError,
+  createInvoker,
+  createRegistry,
+  isCapabilityError,
+  type Capability,
+  type CommandContext,
+  type CommandDefinition,
+  type CommandResult,
+  type InvocationHook,
+  type InvocationRequest,
+  type Invoker,
+  type Registry,
+} from '@capnode/capabilities';
+import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { createPolicyHook, type Approver, type ToolPolicy } from '../policy.js';
+import { capText } from '../redact.js';
+import type { Logger } from '../types.js';
+import { callResultSchema, toCommandAnnotations, toCommandResult } from './callResult.js';
+import type { Catalog } from './catalog.js';
+import type { ServerPool } from './serverPool.js';
+import type { ServerSession } from './serverSession.js';
+import { errorText, isRecord } from './util.js';
+
+/** What the host face is built from. */
+export interface CapabilityAdapterOptions {
+  readonly pool: ServerPool;
+  readonly catalog: Catalog;
+  readonly policy: ToolPolicy;
+  readonly logger: Logger;
+  readonly scrub: (text: string) => string;
+  /** The host's pipeline; without it a private registry and invoker are made. */
+  readonly invoker?: Invoker;
+  readonly hooks?: readonly InvocationHook[];
+  readonly approve?: Approver;
+}
+
+/**
+ * The host face of the runtime: the imported tools as one `mcp` capability in an invocation
+ * pipeline's registry (so built-in capabilities and imported tools share policy, approval and
+ * audit), the policy hook, and the `tools/call` each command runs.
+ */
+export class CapabilityAdapter {
+  readonly registry: Registry;
+  readonly invoker: Invoker;
+  /** True when the registry is a host's: its other commands reserve their names. */
+  readonly attached: boolean;
+  readonly #options: CapabilityAdapterOptions;
+  readonly #removeHook: () => void;
+  #capability: Capability | undefined;
+  #closed = false;
+  /**
+   * Calls that came in through `runtime.call`, keyed by their request: the caller's own signal and
+   * the pipeline's deadline. While the SDK's timeout ends a call before that deadline, the caller's
+   * signal cancels it just as the pipeline's would, so no per-call AbortSignal has to be made.
+   */
+  readonly #directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number }>();
+
+  constructor(options: CapabilityAdapterOptions) {
+    this.#options = options;
+    this.attached = options.invoker !== undefined;
+    this.registry = options.invoker?.registry ?? createRegistry();
+    const policyHook = createPolicyHook({
+      policy: options.policy,
+      lookup: (name) => options.catalog.lookup(name),
+      ...(options.approve ? { approve: options.approve } : {}),
+    });
+    this.invoker = options.invoker ?? createInvoker({ registry: this.registry, hooks: [policyHook, ...(options.hooks ?? [])] });
+    this.#removeHook = options.invoker ? options.invoker.use(policyHook) : () => {};
+  }
+
+  /** Names of the host's own commands, which imported tools must not take. */
+  reservedNames(): string[] {
+    if (!this.attached) return [];
+    return this.registry
+      .commands()
+      .filter((command) => !this.#capability?.commands.includes(command.definition))
+      .map((command) => command.name);
+  }
+
+  /** Records the caller's signal and deadline of a `runtime.call` request (see `#directCalls`). */
+  noteDirectCall(request: InvocationRequest, signal: AbortSignal | undefined, deadline: number): void {
+    this.#directCalls.set(request, { signal, deadline });
+  }
+
+  /** Wraps a built-in command so it fails at once after close and never leaks raw errors. */
+  guard(command: CommandDefinition): CommandDefinition {
+    return { ...command, execute: (args: unknown, context) => this.#guarded(() => command.execute(args, context)) } satisfies CommandDefinition;
+  }
+
+  /** Publishes the current catalog as the `mcp` capability, replacing the previous one. */
+  sync(): void {
+    if (this.#closed) return;
+    const { catalog, logger } = this.#options;
+    const commands: CommandDefinition[] = catalog.entries.map((entry) => ({
+      name: entry.exposed,
+      description: entry.description,
+      inputSchema: entry.inputSchema,
+      ...(entry.annotations ? { annotations: toCommandAnnotations(entry.annotations) } : {}),
+      localOnly: true,
+      execute: (args: unknown, context) => this.#callServer(entry.server, entry.name, args, context),
+    }));
+    const next: Capability = { category: 'mcp', commands: [...commands, ...catalog.builtins] };
+    if (this.#capability) this.registry.unregister(this.#capability);
+    this.#capability = undefined;
+    try {
+      this.registry.register(next);
+      this.#capability = next;
+    } catch (error) {
+      logger.error(`mcp: imported tools could not be registered: ${errorText(error)}`);
+    }
+  }
+
+  /** Removes the capability and the policy hook from the host's pipeline. */
+  close(): void {
+    this.#closed = true;
+    this.#removeHook();
+    if (this.#capability) this.registry.unregister(this.#capability);
+    this.#capability = undefined;
+  }
+
+  async #guarded(run: () => unknown): Promise<CommandResult> {
+    if (this.#closed) throw this.#options.pool.closedError();
+    try {
+      return (await run()) as CommandResult;
+    } catch (error) {
+      if (isCapabilityError(error)) throw error;
+      throw new CapabilityError('failed', capText(this.#options.pool.describe(error)));
+    }
+  }
+
+  /** The signal that cancels one tools/call (the SDK sends notifications/cancelled when it aborts). */
+  #callSignal(context: CommandContext, timeoutMs: number): AbortSignal | undefined {
+    const direct = this.#directCalls.get(context.request);
+    if (direct && direct.deadline - performance.now() >= timeoutMs) return direct.signal;
+    return context.signal;
+  }
+
+  async #callServer(serverName: string, toolName: string, args: unknown, context: CommandContext): Promise<CommandResult> {
+    const { pool } = this.#options;
+    if (this.#closed) throw pool.closedError();
+    const session = pool.sessions.get(serverName);
+    if (!session || session.closed) throw pool.closedError();
+    // In flight from here: an idle disconnect never cuts a call, even one waiting for a slot.
+    const done = session.beginCall();
+    try {
+      return await this.#callSession(session, serverName, toolName, args, context);
+    } finally {
+      done();
+    }
+  }
+
+  async #callSession(session: ServerSession, serverName: string, toolName: string, args: unknown, context: CommandContext): Promise<CommandResult> {
+    const { pool } = this.#options;
+    if (session.pausedUntil !== 0 && session.pausedUntil > Date.now()) {
+      const until = new Date(session.pausedUntil);
+      const seconds = Math.ceil((session.pausedUntil - Date.now()) / 1000);
+      throw new CapabilityError('busy', `MCP server '${serverName}' is paused after repeated tool failures; retry after ${until.toISOString()} (in ${seconds} s).`);
+    }
+    const connection = session.connection && session.state === 'connected' ? session.connection : await session.ensureConnected(context.signal);
+    // A call to a known tool never waits for a re-list (a hung tools/list must not stall it); only
+    // a tool the last good list no longer has is refused.
+    if (session.toolList.listed && !session.toolList.has(toolName)) {
+      throw new CapabilityError('unknown_command', `MCP server '${serverName}' no longer offers the tool '${toolName}'.`);
+    }
+    const timeoutSecs = session.server.tool_timeout_secs;
+    const signal = this.#callSignal(context, timeoutSecs * 1000);
+    // The cap's queue waits within the pipeline's deadline (context.signal), not the tool timeout.
+    const release = session.limiter ? await session.limiter.acquire(serverName, context.signal) : undefined;
+    if (session.closed || this.#closed) {
+      release?.();
+      throw pool.closedError();
+    }
+    try {
+      // Session close rejects the call through `settleOnClose` rather than a combined signal:
+      // AbortSignal.any costs tens of microseconds per call on Node 20.
+      const result = await session.settleOnClose(
+        connection.client.request(
+          { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {} } },
+          callResultSchema,
+          signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+        ),
+      );
+      session.recordSuccess();
+      return toCommandResult(result, this.#options.scrub);
+    } catch (error) {
+      if (session.closed || this.#closed) throw pool.closedError();
+      if (signal?.aborted) throw new CapabilityError('cancelled', `${serverName}__${toolName} was cancelled.`);
+      const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+      const status = (error as { status?: unknown }).status;
+      if (status === 404 && connection.transport !== 'stdio') session.recycle('the server reported the session as expired (HTTP 404)');
+      session.recordFailure(timedOut);
+      if (timedOut) throw new CapabilityError('timeout', `MCP server '${serverName}' did not answer '${toolName}' within ${timeoutSecs} s.`);
+      const lost = error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
+      const detail = lost ? (session.lastError ?? 'the connection closed') : pool.describe(error);
+      throw new CapabilityError('failed', capText(`MCP server '${serverName}' failed '${toolName}': ${detail}`));
+    } finally {
+      release?.();
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import type { InputJsonSchema } from '@capnode/capabilities';
+import type { Client } from '@modelcontextprotocol/client';
+import { z } from 'zod';
+import { capText } from '../redact.js';
+import { isRecord } from './util.js';
+
+// Reading one server's `tools/list`: pages, validation, duplicates. No state; the session decides
+// what a failure means for its catalog.
+
+const MAX_LIST_PAGES = 100;
+const MAX_DESCRIPTION = 4_096;
+
+const listPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+
+/** One tool as a server listed it, validated. */
+export interface ListedTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: InputJsonSchema;
+  readonly annotations?: Record<string, unknown>;
+}
+
+/** Validates one listed tool; returns a reason when it must be skipped. */
+export function readTool(raw: unknown): ListedTool | string {
+  if (!isRecord(raw)) return 'not an object';
+  const { name, description, inputSchema, annotations } = raw;
+  if (typeof name !== 'string' || name.length === 0) return 'missing name';
+  if (name.length > 256) return `name longer than 256 characters`;
+  if (!isRecord(inputSchema) || inputSchema.type !== 'object') return `'${capText(name, 80)}' has no object inputSchema`;
+  return {
+    name,
+    description: capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION),
+    inputSchema: inputSchema as InputJsonSchema,
+    ...(isRecord(annotations) ? { annotations } : {}),
+  };
+}
+
+/** What one listing found. `error` is set when a page failed; `pages` tells which. */
+export interface ToolListing {
+  readonly tools: ListedTool[];
+  readonly warnings: string[];
+  readonly pages: number;
+  readonly error?: unknown;
+}
+
+/** Lists every page of a server's tools, within `signal` (and the SDK's per-request `timeoutMs`). */
+export async function listServerTools(client: Client, signal: AbortSignal, timeoutMs: number): Promise<ToolListing> {
+  const warnings: string[] = [];
+  const tools: ListedTool[] = [];
+  const seen = new Set<string>();
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  let pages = 0;
+  try {
+    do {
+      pages += 1;
+      if (pages > MAX_LIST_PAGES) {
+        warnings.push(`tool listing stopped after ${MAX_LIST_PAGES} pages`);
+        break;
+      }
+      const page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, listPageSchema, { signal, timeout: timeoutMs });
+      page.tools.forEach((raw, index) => {
+        const tool = readTool(raw);
+        if (typeof tool === 'string') warnings.push(`tool #${tools.length + index + 1} skipped: ${tool}`);
+        else if (seen.has(tool.name)) warnings.push(`duplicate tool '${capText(tool.name, 80)}' skipped`);
+        else {
+          seen.add(tool.name);
+          tools.push(tool);
+        }
+      });
+      cursor = page.nextCursor;
+      if (cursor !== undefined && cursors.has(cursor)) {
+        warnings.push('tool listing stopped: the server repeated a page cursor');
+        break;
+      }
+      if (cursor !== undefined) cursors.add(cursor);
+    } while (cursor !== undefined);
+  } catch (error) {
+    return { tools, warnings, pages, error };
+  }
+  return { tools, warnings, pages };
+}

@@ -1,0 +1,174 @@
+import type { InputJsonSchema, InvocationHook, Invoker } from '@capnode/capabilities';
+import type { Client, Implementation } from '@modelcontextprotocol/client';
+import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
+import type { Approver } from './policy.js';
+import type { BinaryStore, ModelToolResult } from './results.js';
+
+// Contract types of the runtime: a leaf module, so the pool, catalog, connector and both faces can
+// share them without import cycles. `runtime.ts` re-exports them.
+
+/** Where the runtime reports what happens; nothing is ever written to stdout. */
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Drops debug and info; warnings and errors go to stderr. */
+export const defaultLogger: Logger = {
+  debug() {},
+  info() {},
+  warn: (message) => console.warn(message),
+  error: (message) => console.error(message),
+};
+
+/** An open connection to one server. */
+export interface McpConnection {
+  readonly client: Client;
+  /** The transport actually in use (`http` may have fallen back to `sse`). */
+  readonly transport: McpTransportKind;
+  /** Closes the client and transport; for stdio, ends the server's whole process group. */
+  close(): Promise<void>;
+}
+
+/** What a connector gets to open one server. */
+export interface ConnectRequest {
+  readonly server: McpServerConfig;
+  /** A fresh client with the runtime's handlers installed; call once per attempt. */
+  createClient(): Client;
+  /** Aborted at the connect timeout or when the runtime closes. */
+  readonly signal: AbortSignal;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly scrub: (text: string) => string;
+}
+
+/** Opens a connection for one server entry; rejects when it cannot (the runtime records a diagnostic). */
+export type McpConnector = (request: ConnectRequest) => Promise<McpConnection>;
+
+/** Per-server state as a host or CLI shows it. `idle`: disconnected after `idle_timeout_secs` without calls; the next call reconnects. */
+export type ServerState = 'connecting' | 'connected' | 'failed' | 'disconnected' | 'paused' | 'idle' | 'closed';
+
+/** What is known about one granted server. */
+export interface ServerDiagnostic {
+  readonly server: string;
+  readonly transport: McpTransportKind;
+  readonly state: ServerState;
+  /** Milliseconds of the last successful connect (spawn/handshake). */
+  readonly connectMs?: number;
+  readonly toolCount: number;
+  /** Last failure, scrubbed of secrets and capped. */
+  readonly error?: string;
+  /** Non-fatal: skipped tools, partial listings. */
+  readonly warnings: readonly string[];
+  /**
+   * Set while the server's `tools/list` fails or hangs: the catalog keeps the server's last good
+   * list (none if it never listed) and the listing is retried in the background with backoff.
+   */
+  readonly listError?: string;
+  /** ISO time when a paused server accepts calls again. */
+  readonly pausedUntil?: string;
+  readonly serverInfo?: { readonly name: string; readonly version: string };
+}
+
+/** One imported tool, as a plain object any agent harness can use. */
+export interface McpTool {
+  /** `<server>__<tool>`, unique case-insensitively. */
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: InputJsonSchema;
+  /** The owning server, or `*` for the runtime's own tools (`mcp_resources`, `mcp_prompts`, `tool_search`). */
+  readonly server: string;
+  /** The tool's own name on its server. */
+  readonly tool: string;
+  readonly annotations?: Record<string, unknown>;
+  /** False when its server takes one call at a time (`parallel_calls = false`): do not call such tools in parallel. */
+  readonly parallelCalls: boolean;
+  /** Runs the tool through the invocation pipeline (policy, approval, audit) and shapes the result for a model. */
+  execute(args: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+}
+
+export interface McpRuntimeOptions {
+  /** The agent whose bundles decide which servers are connected. */
+  readonly agent?: string;
+  /** Connect every enabled server regardless of grants (for tooling such as `capnode servers test`). */
+  readonly allServers?: boolean;
+  /** Aborting cancels startup, and closes the runtime once started. */
+  readonly signal?: AbortSignal;
+  readonly logger?: Logger;
+  /**
+   * Run imported tools through this pipeline (the host's, so built-in capabilities and imported
+   * tools share policy, approval and audit). The runtime registers its tools into `invoker.registry`
+   * and adds its policy hook. Default: a private registry and invoker.
+   */
+  readonly invoker?: Invoker;
+  /** Extra hooks (audit, approval) for the private invoker; ignored when `invoker` is given. */
+  readonly hooks?: readonly InvocationHook[];
+  /** Asked before calls the risk profile does not auto-approve; without it such calls are refused. */
+  readonly approve?: Approver;
+  /** A per-run allow-list: a strict intersection with the risk profile. */
+  readonly runAllowList?: readonly string[];
+  /** How this client introduces itself to servers. */
+  readonly clientInfo?: Implementation;
+  /**
+   * Whether `createMcpRuntime` waits until every server has connected or failed (default `true`).
+   * With `false` it resolves at once and each server's tools appear as that server becomes ready;
+   * `runtime.ready()` tells when startup is over. Either way, tools registered into `invoker`'s
+   * registry are published per server as soon as that server is ready.
+   */
+  readonly waitForServers?: boolean;
+}
+
+/** The runtime of one agent session: its connected servers, their tools, and the calls into them. */
+export interface McpRuntime extends AsyncDisposable {
+  readonly agent: string | undefined;
+  /** Grant and naming warnings (unknown bundles, renamed collisions). */
+  readonly warnings: readonly string[];
+  /** The pipeline calls go through; its registry holds the imported tools. */
+  readonly invoker: Invoker;
+  /** The imported tools the agent may use, keyed by name; re-lists servers whose tools changed. */
+  tools(options?: { readonly signal?: AbortSignal }): Promise<Record<string, McpTool>>;
+  /** Calls one imported tool by its exposed name. Never throws; failures are error results. */
+  call(name: string, args?: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+  /** Per-server state, including servers that failed to start. */
+  diagnostics(): readonly ServerDiagnostic[];
+  /**
+   * Resolves once every server of the latest startup or `reload()` has connected (tools listed,
+   * pinned resources read) or failed. Never rejects.
+   */
+  ready(options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /** True when `deferred_loading` is on: `tools()` then holds `tool_search` and the tools it found. */
+  readonly deferred: boolean;
+  /** Every imported tool name the agent may use (for a system prompt under deferred loading). */
+  toolNames(): readonly string[];
+  /** `pinned_resources`, read once at start, each wrapped as untrusted external content. */
+  pinnedResources(): readonly PinnedResource[];
+  /** Re-lists every connected server's tools now. */
+  refresh(options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /**
+   * Applies a new configuration without disturbing what did not change: a server whose entry is
+   * unchanged and still granted keeps its session (no reconnect, no re-spawn); changed or newly
+   * granted servers connect; servers no longer granted are closed. Grants, risk profile, naming and
+   * secrets follow the new config.
+   */
+  reload(config: McpConfig, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /** Disconnects everything; afterwards every call fails at once. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** One pinned resource as read at start. */
+export interface PinnedResource {
+  readonly server: string;
+  readonly uri: string;
+  /** Provenance-wrapped (`trust="untrusted-external"`) and length-bounded. */
+  readonly text: string;
+}
+
+/** Internal pieces a platform entry point supplies. */
+export interface RuntimePlatform {
+  readonly connector: McpConnector;
+  /** Where binary results go, or none (binary items then degrade to markers). */
+  readonly store?: BinaryStore;
+}
+
