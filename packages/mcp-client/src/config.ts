@@ -20,6 +20,34 @@ export type McpTransportKind = 'stdio' | 'sse' | 'http';
 /** How much an agent may do without asking: `read_only` refuses MCP tool calls, `full` asks only for `always_ask`. */
 export type AutonomyLevel = 'read_only' | 'supervised' | 'full';
 
+/**
+ * How capnode authenticates to an HTTP/SSE server beyond static `headers`.
+ *
+ * - `oauth`: OAuth 2.1 through the MCP SDK (protected-resource and authorization-server discovery,
+ *   dynamic client registration unless `client_id` is given, PKCE, refresh). `grant:
+ *   'client_credentials'` needs `client_id` and `client_secret` and no browser.
+ * - `none`: never start an authorization flow, even when the server answers 401.
+ *
+ * Without `auth`, an HTTP/SSE server that has no `Authorization` header configured gets `oauth`
+ * with defaults as soon as it answers 401.
+ */
+export type McpServerAuth =
+  | {
+      readonly type: 'oauth';
+      readonly grant: 'authorization_code' | 'client_credentials';
+      /** A pre-registered client; without it the client registers itself (RFC 7591) or uses `client_metadata_url`. */
+      readonly client_id?: string;
+      /** Secret: never log or print it (see {@link redactServerConfig}). */
+      readonly client_secret?: string;
+      /** Requested when the server's challenge names none. */
+      readonly scopes: readonly string[];
+      /** Fixed loopback port for the redirect (`http://127.0.0.1:<port>/callback`); default a random free port. */
+      readonly redirect_port?: number;
+      /** An https URL used as `client_id` where the authorization server supports client ID metadata documents. */
+      readonly client_metadata_url?: string;
+    }
+  | { readonly type: 'none' };
+
 /** One validated server entry, with defaults applied and the transport resolved. */
 export interface McpServerConfig {
   readonly name: string;
@@ -39,6 +67,8 @@ export interface McpServerConfig {
   readonly max_response_bytes: number;
   readonly tls_ca_cert_path?: string;
   readonly pinned_resources: readonly string[];
+  /** HTTP/SSE only; see {@link McpServerAuth}. */
+  readonly auth?: McpServerAuth;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -98,6 +128,23 @@ const timeoutSecs = (field: string) =>
 
 const toolList = z.array(z.string().min(1, 'must not be empty'));
 
+const authSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      type: z.literal('oauth'),
+      grant: z.enum(['authorization_code', 'client_credentials'], { error: "must be 'authorization_code' or 'client_credentials'" }).optional(),
+      client_id: z.string().min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional(),
+      client_secret: z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters').optional(),
+      scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be one scope token (no spaces or quotes)')).max(100, 'must list at most 100 scopes').optional(),
+      redirect_port: z.number().int('must be a whole number').min(1, 'must be a port 1-65535').max(65535, 'must be a port 1-65535').optional(),
+      client_metadata_url: z.string().optional(),
+    }),
+    z.strictObject({ type: z.literal('none') }),
+  ],
+  { error: "must be { type: 'oauth', … } or { type: 'none' }" },
+);
+
 const serverShape = z.strictObject({
   name: z
     .string()
@@ -122,6 +169,7 @@ const serverShape = z.strictObject({
     .optional(),
   tls_ca_cert_path: z.string().min(1, 'must not be empty').optional(),
   pinned_resources: z.array(z.string().min(1, 'must not be empty')).optional(),
+  auth: authSchema.optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -187,7 +235,7 @@ function checkServer(server: RawServer, add: (path: PropertyKey[], message: stri
   }
   if (transport === 'stdio') {
     if (server.command === undefined) add(at('command'), 'is required for a stdio server');
-    for (const field of ['url', 'headers', 'tls_ca_cert_path'] as const) {
+    for (const field of ['url', 'headers', 'tls_ca_cert_path', 'auth'] as const) {
       if (server[field] !== undefined && !(field === 'url' && server.transport === undefined)) add(at(field), 'is not used by a stdio server');
     }
   } else {
@@ -206,6 +254,7 @@ function checkServer(server: RawServer, add: (path: PropertyKey[], message: stri
     }
     if (url && url.protocol !== 'http:' && url.protocol !== 'https:') add(at('url'), 'must use http:// or https://');
   }
+  if (server.auth?.type === 'oauth') checkOAuth(server.auth, (path, message) => add(at('auth', ...path), message));
   if (server.cwd !== undefined && !isAbsolutePath(server.cwd)) add(at('cwd'), 'must be an absolute path');
   if (server.tls_ca_cert_path !== undefined && !isAbsolutePath(server.tls_ca_cert_path)) add(at('tls_ca_cert_path'), 'must be an absolute path');
   for (const key of Object.keys(server.env ?? {})) {
@@ -220,6 +269,41 @@ function checkServer(server: RawServer, add: (path: PropertyKey[], message: stri
     else if (MANAGED_HEADERS.has(key.toLowerCase())) add(at('headers', key), 'is managed by the transport and cannot be configured');
     if (/[\r\n\u0000]/.test(value)) add(at('headers', key), 'must not contain line breaks or NUL characters');
   }
+}
+
+function checkOAuth(auth: Extract<RawServer['auth'], { type: 'oauth' }>, add: (path: PropertyKey[], message: string) => void): void {
+  if (auth.grant === 'client_credentials') {
+    if (auth.client_id === undefined) add(['client_id'], "is required for grant 'client_credentials'");
+    if (auth.client_secret === undefined) add(['client_secret'], "is required for grant 'client_credentials'");
+    if (auth.redirect_port !== undefined) add(['redirect_port'], "is not used by grant 'client_credentials'");
+  }
+  if (auth.client_secret !== undefined && auth.client_id === undefined) add(['client_secret'], 'needs client_id');
+  for (const field of ['client_id', 'client_secret'] as const) {
+    if (auth[field] !== undefined && CONTROL.test(auth[field])) add([field], 'must not contain control characters');
+  }
+  if (auth.client_metadata_url !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(auth.client_metadata_url);
+    } catch {
+      // reported below
+    }
+    if (!url || url.protocol !== 'https:' || url.pathname === '/') add(['client_metadata_url'], 'must be an https:// URL with a path');
+  }
+}
+
+function normalizeAuth(auth: RawServer['auth']): McpServerAuth | undefined {
+  if (auth === undefined) return undefined;
+  if (auth.type === 'none') return { type: 'none' };
+  return {
+    type: 'oauth',
+    grant: auth.grant ?? 'authorization_code',
+    ...(auth.client_id === undefined ? {} : { client_id: auth.client_id }),
+    ...(auth.client_secret === undefined ? {} : { client_secret: auth.client_secret }),
+    scopes: auth.scopes ?? [],
+    ...(auth.redirect_port === undefined ? {} : { redirect_port: auth.redirect_port }),
+    ...(auth.client_metadata_url === undefined ? {} : { client_metadata_url: auth.client_metadata_url }),
+  };
 }
 
 function normalizeServer(server: RawServer): McpServerConfig {
@@ -240,6 +324,7 @@ function normalizeServer(server: RawServer): McpServerConfig {
     max_response_bytes: maxBytes === undefined || maxBytes === 0 ? DEFAULT_MAX_RESPONSE_BYTES : maxBytes,
     ...(server.tls_ca_cert_path === undefined ? {} : { tls_ca_cert_path: server.tls_ca_cert_path }),
     pinned_resources: server.pinned_resources ?? [],
+    ...(server.auth === undefined ? {} : { auth: normalizeAuth(server.auth)! }),
   };
 }
 

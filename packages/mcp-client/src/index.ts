@@ -4,6 +4,7 @@ export type {
   McpTransportKind,
   AutonomyLevel,
   McpServerConfig,
+  McpServerAuth,
   McpBundleConfig,
   McpAgentConfig,
   RiskProfile,

@@ -17,7 +17,7 @@ import {
 import { Client, SdkError, SdkErrorCode, type Implementation, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
-import { McpClientError } from './errors.js';
+import { isMcpClientError, McpClientError, type McpClientErrorCode } from './errors.js';
 import { resolveAgentGrant } from './grants.js';
 import { assignToolNames, type NamedTool } from './naming.js';
 import { createPolicyHook, createToolPolicy, type Approver, type ToolPolicy } from './policy.js';
@@ -78,6 +78,8 @@ export interface ServerDiagnostic {
   readonly toolCount: number;
   /** Last failure, scrubbed of secrets and capped. */
   readonly error?: string;
+  /** The code of the last connect failure when it has one (e.g. `auth_required`: run `capnode servers login <name>`). */
+  readonly errorCode?: McpClientErrorCode;
   /** Non-fatal: skipped tools, partial listings. */
   readonly warnings: readonly string[];
   /** ISO time when a paused server accepts calls again. */
@@ -277,6 +279,7 @@ class ServerSession {
   /** Problems reading `pinned_resources` at start. */
   readonly pinnedWarnings: string[] = [];
   lastError: string | undefined;
+  lastErrorCode: McpClientErrorCode | undefined;
   connectMs: number | undefined;
   failures = 0;
   lastFailureTimedOut = false;
@@ -311,6 +314,7 @@ class ServerSession {
       warnings: [...this.warnings, ...this.pinnedWarnings],
       ...(this.connectMs === undefined ? {} : { connectMs: Math.round(this.connectMs) }),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
+      ...(this.lastError === undefined || this.lastErrorCode === undefined ? {} : { errorCode: this.lastErrorCode }),
       ...(paused ? { pausedUntil: new Date(this.pausedUntil).toISOString() } : {}),
       ...(info ? { serverInfo: { name: capText(String(info.name), 100), version: capText(String(info.version), 50) } } : {}),
     };
@@ -383,6 +387,7 @@ class ServerSession {
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
       this.state = this.connectMs === undefined ? 'failed' : 'disconnected';
       const detail = timedOut ? `did not finish connecting within ${server.connect_timeout_secs} s` : this.#host.describe(error);
+      this.lastErrorCode = !timedOut && isMcpClientError(error) ? error.code : undefined;
       const transportError = this.#lastTransportError;
       const sameError = transportError === capText(this.#host.scrub(errorText(error)), 300);
       this.lastError = capText(transportError && !timedOut && !sameError ? `${detail}; ${transportError}` : detail);
