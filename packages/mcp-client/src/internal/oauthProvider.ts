@@ -138,6 +138,15 @@ export class StoreOAuthProvider implements OAuthClientProvider {
     });
   }
 
+  /** The `client_credentials` grant (machine-to-machine); the authorization-code grant keeps the SDK's default. */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (this.#options.settings.grant !== 'client_credentials') return undefined;
+    const params = new URLSearchParams({ grant_type: 'client_credentials' });
+    const requested = scope ?? (this.#options.settings.scopes.length > 0 ? this.#options.settings.scopes.join(' ') : undefined);
+    if (requested) params.set('scope', requested);
+    return params;
+  }
+
   async redirectToAuthorization(url: URL): Promise<void> {
     if (!this.#options.onRedirect) throw authRequired(this.#options.server);
     await this.#options.onRedirect(url);
