@@ -83,7 +83,11 @@ function withBearer(init: RequestInit | undefined, token: string | undefined): R
 function usableToken(provider: StoreOAuthProvider): string | undefined {
   const tokens = provider.record.tokens;
   if (!tokens?.access_token) return undefined;
-  if (tokens.expires_at !== undefined && tokens.expires_at - EXPIRY_SKEW_MS <= Date.now()) return undefined;
+  if (tokens.expires_at !== undefined) {
+    // A quarter of a short lifetime, at most EXPIRY_SKEW_MS: a 5-second token is still used when fresh.
+    const lifetime = typeof tokens.expires_in === 'number' && tokens.expires_in > 0 ? tokens.expires_in * 1000 : EXPIRY_SKEW_MS * 4;
+    if (tokens.expires_at - Math.min(EXPIRY_SKEW_MS, lifetime / 4) <= Date.now()) return undefined;
+  }
   return tokens.access_token;
 }
 
@@ -201,7 +205,8 @@ export function createOAuthSession(
         const fresh = usableToken(provider);
         // Another request, or `capnode servers login` in another process, may have stored a newer token.
         if (!(challenge.kind === 'unauthorized' && fresh !== undefined && fresh !== before)) await authorize(challenge);
-        sent = usableToken(provider);
+        // Just obtained: sent even when its lifetime is shorter than the expiry margin.
+        sent = provider.record.tokens?.access_token;
         if (sent === undefined || (sent === before && challenge.kind === 'insufficient_scope')) return response;
         await response.body?.cancel().catch(() => {});
         response = await next(url, withBearer(init, sent));
