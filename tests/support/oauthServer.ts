@@ -168,7 +168,8 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     mcp.registerTool('whoami', { description: 'The caller as the authorization server knows it', inputSchema: { note: z.string().optional() } }, async () => ({
       content: [{ type: 'text', text: `client ${req.auth.clientId}; scopes ${req.auth.scopes.join(' ') || '(none)'}` }],
     }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // Stateless: no session id (the SDK v1 option type does not admit the documented `undefined` under exactOptionalPropertyTypes).
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as unknown as ConstructorParameters<typeof StreamableHTTPServerTransport>[0]);
     res.on('close', () => {
       void transport.close();
       void mcp.close();

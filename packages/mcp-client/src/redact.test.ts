@@ -33,3 +33,11 @@ test('capText caps at 500 characters by default', () => {
   expect(capText('x'.repeat(600))).toHaveLength(500);
   expect(capText('short')).toBe('short');
 });
+
+test('an OAuth client_secret is redacted and scrubbed like env and header values', () => {
+  const { config: withSecret } = parseMcpConfig({ servers: [{ name: 'o', url: 'https://x/mcp', auth: { type: 'oauth', client_id: 'my-client', client_secret: 'cs-9876543210' } }] });
+  const text = JSON.stringify(redactConfig(withSecret));
+  expect(text).toContain('my-client');
+  expect(text).not.toContain('cs-9876543210');
+  expect(createSecretScrubber(collectSecrets(withSecret.servers))('got cs-9876543210')).toBe(`got ${REDACTED}`);
+});
