@@ -123,12 +123,48 @@ describe('OAuth against a real authorization server', () => {
     expect(fixture.stats).toMatchObject({ registrations: 0, authorizations: 0 });
   });
 
-  test('an interactive runtime (authorize given) runs the browser step itself during connect', async () => {
+  test('an interactive runtime (authorize given) runs the browser step itself during connect; close releases the listener', async () => {
     using dir = tempDir();
-    await using runtime = await createMcpRuntime(grantAll([entry()]), { agent: 'test', logger: memoryLogger(), oauth: { dir: dir.path, authorize: approveAuthorize } });
+    const redirects: string[] = [];
+    const runtime = await createMcpRuntime(grantAll([entry()]), {
+      agent: 'test',
+      logger: memoryLogger(),
+      oauth: {
+        dir: dir.path,
+        authorize: async ({ url }) => {
+          redirects.push(url.searchParams.get('redirect_uri')!);
+          await approveInBrowser(url);
+        },
+      },
+    });
     expect(runtime.diagnostics()[0]).toMatchObject({ state: 'connected' });
     expect(textOf(await runtime.call('secure__whoami'))).toMatch(/^client /);
     expect(fixture.stats).toMatchObject({ registrations: 1, authorizations: 1 });
+    expect(redirects).toHaveLength(1);
+    await runtime.close();
+    await expect(fetch(redirects[0]!)).rejects.toThrow();
+  });
+
+  test('login ends at its timeout and on abort, with auth_failed, and leaves no listener behind', async () => {
+    using dir = tempDir();
+    const redirects: string[] = [];
+    const remember = ({ url }: { url: URL }) => void redirects.push(url.searchParams.get('redirect_uri')!);
+    const started = Date.now();
+    await expect(loginMcpServer(serverConfig(), { dir: dir.path, authorize: remember, timeoutMs: 500 })).rejects.toMatchObject({ code: 'auth_failed' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const controller = new AbortController();
+    const aborted = loginMcpServer(serverConfig(), {
+      dir: dir.path,
+      signal: controller.signal,
+      authorize: (request) => {
+        remember(request);
+        controller.abort();
+      },
+    });
+    await expect(aborted).rejects.toBeDefined();
+    expect(redirects).toHaveLength(2);
+    for (const redirect of redirects) await expect(fetch(redirect)).rejects.toThrow();
+    expect(fixture.stats.codeExchanges).toBe(0);
   });
 });
 
@@ -151,6 +187,40 @@ describe('OAuth token refresh on expiry', () => {
     // Refreshed up front: the expired token never reached the server.
     expect(fixture.mcpAuthorization.slice(seen)).not.toContain(`Bearer ${expired}`);
     expect(fixture.mcpAuthorization[seen]).toMatch(/^Bearer at-/);
+  });
+});
+
+describe('OAuth limits', () => {
+  test('an oversized discovery answer (over 1 MiB) fails the authorization at once, without a browser step', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      if (req.method === 'POST') {
+        res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${base}/prm"`, 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [base], padding: 'x'.repeat(2 * 1024 * 1024) }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    using dir = tempDir();
+    let opened = 0;
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+      await using runtime = await createMcpRuntime(grantAll([{ name: 'big', url, connect_timeout_secs: 10 }]), {
+        agent: 'test',
+        logger: memoryLogger(),
+        oauth: { dir: dir.path, authorize: () => void (opened += 1) },
+      });
+      expect(runtime.diagnostics()[0]).toMatchObject({ state: 'failed', errorCode: 'auth_failed' });
+      expect(runtime.diagnostics()[0]!.error).toMatch(/exceeded max_response_bytes \(1048576 bytes\)/);
+      expect(opened).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
   });
 });
 
