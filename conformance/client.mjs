@@ -8,7 +8,7 @@
 // then this entry point calls what the scenario asks for. Exit code 0 when the scenario's client
 // side completed, 1 otherwise; the verdict itself is the suite's (conformance/runClient.mjs).
 // Imports the built package: run `pnpm --filter @capnode/mcp-client... build` first.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMcpConfig } from '@capnode/mcp-client';
@@ -41,7 +41,7 @@ const logger = {
  * pre-registered credentials in MCP_CONFORMANCE_CONTEXT; `client_metadata_url` is the client ID
  * metadata document the suite's authorization servers expect where they support one.
  */
-function authFor(scenario) {
+function authFor(scenario, tokenDir) {
   if (!scenario.startsWith('auth/')) return undefined;
   const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {};
   const auth = { type: 'oauth', client_metadata_url: 'https://conformance-test.local/client-metadata.json' };
@@ -50,6 +50,12 @@ function authFor(scenario) {
   if (scenario.startsWith('auth/client-credentials')) {
     delete auth.client_metadata_url;
     auth.grant = 'client_credentials';
+  }
+  if (context.private_key_pem) {
+    // private_key_jwt: the key goes into a 0600 file, as a user would keep it.
+    auth.private_key_path = join(tokenDir, 'client-key.pem');
+    writeFileSync(auth.private_key_path, context.private_key_pem, { mode: 0o600 });
+    if (context.signing_algorithm) auth.signing_algorithm = context.signing_algorithm;
   }
   return auth;
 }
@@ -67,8 +73,8 @@ async function scriptedBrowser({ url, signal }) {
   await callback.body?.cancel();
 }
 
-function configFor(url, scenario) {
-  const auth = authFor(scenario);
+function configFor(url, scenario, tokenDir) {
+  const auth = authFor(scenario, tokenDir);
   const { config, warnings } = parseMcpConfig({
     servers: [{ name: SERVER, url, transport: 'http', connect_timeout_secs: 20, tool_timeout_secs: 20, ...(auth ? { auth } : {}) }],
     bundles: { all: { servers: [SERVER] } },
@@ -89,7 +95,7 @@ async function main() {
 
   const tokenDir = mkdtempSync(join(tmpdir(), 'capnode-conformance-oauth-'));
   try {
-    const runtime = await createMcpRuntime(configFor(url, scenario), {
+    const runtime = await createMcpRuntime(configFor(url, scenario, tokenDir), {
       agent: 'conformance',
       logger,
       clientInfo: { name: 'capnode-conformance-client', version: '0.1.0' },

@@ -47,6 +47,7 @@ export const REQUIRED = [
   'auth/offline-access-scope',
   'auth/offline-access-not-supported',
   'auth/client-credentials-basic',
+  'auth/client-credentials-jwt',
 ];
 
 /** Client scenarios outside the runtime's feature set, with the reason (see README.md). */
@@ -55,7 +56,6 @@ export const UNSUPPORTED = {
     'the runtime declares no client capabilities: a server-initiated elicitation/create gets -32601 (an agent runtime has no user to ask mid-call)',
   'auth/2025-03-26-oauth-metadata-backcompat':
     'known deviation: the metadata served at the server root names issuer <root>/oauth; the SDK (and capnode) keep the RFC 8414 §3.3 issuer check and refuse it',
-  'auth/client-credentials-jwt': 'private_key_jwt client authentication (SEP-1046 extension) is not configurable; client_credentials with client_secret_basic is',
   'auth/cross-app-access-complete-flow': 'enterprise-managed authorization (SEP-990 extension: IdP token exchange + JWT bearer grant) is not supported',
 };
 

@@ -158,3 +158,28 @@ describe('auth', () => {
     expect(JSON.stringify(issues)).not.toContain('abcdefgh');
   });
 });
+
+describe('auth private_key_jwt', () => {
+  test('client_credentials takes a client secret or a private key, not both; the key path is absolute', () => {
+    const { config } = parseMcpConfig({
+      servers: [{ name: 'm2m', url: 'https://x/mcp', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'svc', private_key_path: '/etc/capnode/svc.pem', signing_algorithm: 'ES256' } }],
+    });
+    expect(config.servers[0]!.auth).toEqual({ type: 'oauth', grant: 'client_credentials', client_id: 'svc', private_key_path: '/etc/capnode/svc.pem', signing_algorithm: 'ES256', scopes: [] });
+    const issues = issuesOf({
+      servers: [
+        { name: 'a', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', client_secret: 'abcdefgh', private_key_path: '/k.pem' } },
+        { name: 'b', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', private_key_path: 'k.pem' } },
+        { name: 'c', url: 'https://x', auth: { type: 'oauth', private_key_path: '/k.pem' } },
+        { name: 'd', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', client_secret: 'abcdefgh', signing_algorithm: 'ES256' } },
+        { name: 'e', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', private_key_path: '/k.pem', signing_algorithm: 'HS256' } },
+      ],
+    });
+    expect(issues.map((issue) => issue.path)).toEqual([
+      'servers[0].auth.private_key_path',
+      'servers[1].auth.private_key_path',
+      'servers[2].auth.private_key_path',
+      'servers[3].auth.signing_algorithm',
+      'servers[4].auth.signing_algorithm',
+    ]);
+  });
+});

@@ -39,6 +39,13 @@ export type McpServerAuth =
       readonly client_id?: string;
       /** Secret: never log or print it (see {@link redactServerConfig}). */
       readonly client_secret?: string;
+      /**
+       * `client_credentials` only: authenticate with a signed JWT (`private_key_jwt`, RFC 7523) made
+       * with this PKCS#8 PEM key (absolute path; the file must not be accessible by other users).
+       */
+      readonly private_key_path?: string;
+      /** The JWT signing algorithm for `private_key_path` (default `RS256`). */
+      readonly signing_algorithm?: JwtSigningAlgorithm;
       /** Requested when the server's challenge names none. */
       readonly scopes: readonly string[];
       /** Fixed loopback port for the redirect (`http://127.0.0.1:<port>/callback`); default a random free port. */
@@ -47,6 +54,9 @@ export type McpServerAuth =
       readonly client_metadata_url?: string;
     }
   | { readonly type: 'none' };
+
+/** Algorithms `private_key_path` keys can sign client assertions with. */
+export type JwtSigningAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512';
 
 /** One validated server entry, with defaults applied and the transport resolved. */
 export interface McpServerConfig {
@@ -136,6 +146,10 @@ const authSchema = z.discriminatedUnion(
       grant: z.enum(['authorization_code', 'client_credentials'], { error: "must be 'authorization_code' or 'client_credentials'" }).optional(),
       client_id: z.string().min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional(),
       client_secret: z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters').optional(),
+      private_key_path: z.string().min(1, 'must not be empty').optional(),
+      signing_algorithm: z
+        .enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'], { error: 'must be one of RS256…RS512, PS256…PS512, ES256…ES512' })
+        .optional(),
       scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be one scope token (no spaces or quotes)')).max(100, 'must list at most 100 scopes').optional(),
       redirect_port: z.number().int('must be a whole number').min(1, 'must be a port 1-65535').max(65535, 'must be a port 1-65535').optional(),
       client_metadata_url: z.string().optional(),
@@ -274,9 +288,14 @@ function checkServer(server: RawServer, add: (path: PropertyKey[], message: stri
 function checkOAuth(auth: Extract<RawServer['auth'], { type: 'oauth' }>, add: (path: PropertyKey[], message: string) => void): void {
   if (auth.grant === 'client_credentials') {
     if (auth.client_id === undefined) add(['client_id'], "is required for grant 'client_credentials'");
-    if (auth.client_secret === undefined) add(['client_secret'], "is required for grant 'client_credentials'");
+    if (auth.client_secret === undefined && auth.private_key_path === undefined) add(['client_secret'], "is required for grant 'client_credentials' (or private_key_path)");
+    if (auth.client_secret !== undefined && auth.private_key_path !== undefined) add(['private_key_path'], 'set either client_secret or private_key_path, not both');
     if (auth.redirect_port !== undefined) add(['redirect_port'], "is not used by grant 'client_credentials'");
+  } else {
+    if (auth.private_key_path !== undefined) add(['private_key_path'], "is used by grant 'client_credentials' only");
   }
+  if (auth.private_key_path !== undefined && !isAbsolutePath(auth.private_key_path)) add(['private_key_path'], 'must be an absolute path');
+  if (auth.signing_algorithm !== undefined && auth.private_key_path === undefined) add(['signing_algorithm'], 'needs private_key_path');
   if (auth.client_secret !== undefined && auth.client_id === undefined) add(['client_secret'], 'needs client_id');
   for (const field of ['client_id', 'client_secret'] as const) {
     if (auth[field] !== undefined && CONTROL.test(auth[field])) add([field], 'must not contain control characters');
@@ -300,6 +319,7 @@ function normalizeAuth(auth: RawServer['auth']): McpServerAuth | undefined {
     grant: auth.grant ?? 'authorization_code',
     ...(auth.client_id === undefined ? {} : { client_id: auth.client_id }),
     ...(auth.client_secret === undefined ? {} : { client_secret: auth.client_secret }),
+    ...(auth.private_key_path === undefined ? {} : { private_key_path: auth.private_key_path, signing_algorithm: auth.signing_algorithm ?? 'RS256' }),
     scopes: auth.scopes ?? [],
     ...(auth.redirect_port === undefined ? {} : { redirect_port: auth.redirect_port }),
     ...(auth.client_metadata_url === undefined ? {} : { client_metadata_url: auth.client_metadata_url }),

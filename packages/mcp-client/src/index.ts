@@ -5,6 +5,7 @@ export type {
   AutonomyLevel,
   McpServerConfig,
   McpServerAuth,
+  JwtSigningAlgorithm,
   McpBundleConfig,
   McpAgentConfig,
   RiskProfile,

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
 import type {
+  AddClientAuthentication,
   OAuthClientMetadata,
   OAuthClientProvider,
   OAuthDiscoveryState,
@@ -8,6 +10,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { McpServerAuth } from '../config.js';
 import { McpClientError } from '../errors.js';
+import { loadPrivateKey } from './oauthKey.js';
 import type { OAuthRecord, OAuthStore } from './oauthStore.js';
 
 type OAuthSettings = Extract<McpServerAuth, { type: 'oauth' }>;
@@ -40,10 +43,22 @@ export class StoreOAuthProvider implements OAuthClientProvider {
   #verifier: string | undefined;
   #state: string | undefined;
   readonly clientMetadataUrl?: string;
+  /** `private_key_jwt` (RFC 7523) when `private_key_path` is set; the key is read per token request, never kept. */
+  readonly addClientAuthentication?: AddClientAuthentication;
 
   constructor(options: StoreOAuthProviderOptions) {
     this.#options = options;
-    if (options.settings.client_metadata_url !== undefined) this.clientMetadataUrl = options.settings.client_metadata_url;
+    const { settings } = options;
+    if (settings.client_metadata_url !== undefined) this.clientMetadataUrl = settings.client_metadata_url;
+    const keyPath = settings.private_key_path;
+    if (keyPath !== undefined && settings.client_id !== undefined) {
+      const clientId = settings.client_id;
+      this.addClientAuthentication = async (headers, params, url, metadata) => {
+        const privateKey = await loadPrivateKey(keyPath, options.server);
+        const sign = createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg: settings.signing_algorithm ?? 'RS256' });
+        await sign(headers, params, url, metadata);
+      };
+    }
   }
 
   /** Reads the token file again (another process, e.g. `capnode servers login`, may have written it). */
@@ -87,7 +102,8 @@ export class StoreOAuthProvider implements OAuthClientProvider {
     const { settings, clientName } = this.#options;
     const scope = settings.scopes.length > 0 ? settings.scopes.join(' ') : undefined;
     if (settings.grant === 'client_credentials') {
-      return { client_name: clientName, redirect_uris: [], grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic', ...(scope ? { scope } : {}) };
+      const method = settings.private_key_path === undefined ? 'client_secret_basic' : 'private_key_jwt';
+      return { client_name: clientName, redirect_uris: [], grant_types: ['client_credentials'], token_endpoint_auth_method: method, ...(scope ? { scope } : {}) };
     }
     return {
       client_name: clientName,
