@@ -86,6 +86,18 @@ describe('OAuth against a real authorization server', () => {
     expect(after).not.toBe(before);
   });
 
+  test('legacy SSE: the event-stream GET and the message POSTs carry the token; login and the runtime work the same', async () => {
+    using dir = tempDir();
+    const sse = { transport: 'sse', url: fixture.sseUrl };
+    const { result } = await login(dir.path, sse);
+    expect(result.authorized).toBe(true);
+    await using runtime = await createMcpRuntime(grantAll([entry(sse)]), { agent: 'test', logger: memoryLogger(), oauth: { dir: dir.path } });
+    expect(runtime.diagnostics()[0]).toMatchObject({ state: 'connected', transport: 'sse' });
+    expect(textOf(await runtime.call('secure__whoami'))).toMatch(/^client /);
+    const token = JSON.parse(readFileSync(result.tokenFile, 'utf8')).tokens.access_token as string;
+    expect(fixture.mcpAuthorization.filter((header) => header === `Bearer ${token}`).length).toBeGreaterThanOrEqual(3);
+  });
+
   test('when refresh is refused too, a non-interactive runtime reports auth_required', async () => {
     using dir = tempDir();
     await login(dir.path);

@@ -33,6 +33,8 @@ export interface OAuthFixtureOptions {
 export interface OAuthFixture {
   /** The protected MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
   readonly mcpUrl: string;
+  /** The same tools over the legacy HTTP+SSE transport, `http://127.0.0.1:<port>/sse`, behind the same bearer check. */
+  readonly sseUrl: string;
   readonly issuer: string;
   /** What the server saw, for assertions. */
   readonly stats: { registrations: number; authorizations: number; codeExchanges: number; refreshes: number; mcpRequests: number; bearerRequests: number };
@@ -65,6 +67,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   const { requireBearerAuth } = await import('@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js');
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { SSEServerTransport } = await import('@modelcontextprotocol/sdk/server/sse.js');
 
   const lifetime = options.accessTokenSecs ?? 3600;
   const stats = { registrations: 0, authorizations: 0, codeExchanges: 0, refreshes: 0, mcpRequests: 0, bearerRequests: 0 };
@@ -157,6 +160,42 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(mcpUrl)),
   });
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const createMcp = (req: any) => {
+    const mcp = new McpServer({ name: 'oauth-fixture', version: '1.0.0' });
+    mcp.registerTool('whoami', { description: 'The caller as the authorization server knows it', inputSchema: { note: z.string().optional() } }, async () => ({
+      content: [{ type: 'text', text: `client ${req.auth.clientId}; scopes ${req.auth.scopes.join(' ') || '(none)'}` }],
+    }));
+    return mcp;
+  };
+  // Legacy HTTP+SSE: its own protected-resource metadata (the resource is the /sse URL).
+  const sseUrl = `${base}/sse`;
+  const sseMetadata = `${base}/.well-known/oauth-protected-resource/sse`;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  app.get('/.well-known/oauth-protected-resource/sse', (_req: any, res: any) => res.json({ resource: sseUrl, authorization_servers: [new URL(base).href] }));
+  const sseBearer = requireBearerAuth({ verifier: provider, requiredScopes: [...(options.requiredScopes ?? [])], resourceMetadataUrl: sseMetadata });
+  const sseSessions = new Map<string, InstanceType<typeof SSEServerTransport>>();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const count = (req: any, _res: any, next: any) => {
+    stats.mcpRequests += 1;
+    mcpAuthorization.push(req.headers.authorization);
+    if (req.headers.authorization) stats.bearerRequests += 1;
+    next();
+  };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  app.get('/sse', count, sseBearer, async (req: any, res: any) => {
+    const transport = new SSEServerTransport('/messages', res);
+    sseSessions.set(transport.sessionId, transport);
+    res.on('close', () => sseSessions.delete(transport.sessionId));
+    await createMcp(req).connect(transport);
+  });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  app.post('/messages', count, sseBearer, express.json(), async (req: any, res: any) => {
+    const transport = sseSessions.get(String(req.query.sessionId));
+    if (!transport) return res.status(404).end();
+    await transport.handlePostMessage(req, res, req.body);
+  });
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   app.post('/mcp', express.json(), (req: any, _res: any, next: any) => {
     stats.mcpRequests += 1;
     mcpAuthorization.push(req.headers.authorization);
@@ -164,10 +203,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     next();
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
   }, bearer, async (req: any, res: any) => {
-    const mcp = new McpServer({ name: 'oauth-fixture', version: '1.0.0' });
-    mcp.registerTool('whoami', { description: 'The caller as the authorization server knows it', inputSchema: { note: z.string().optional() } }, async () => ({
-      content: [{ type: 'text', text: `client ${req.auth.clientId}; scopes ${req.auth.scopes.join(' ') || '(none)'}` }],
-    }));
+    const mcp = createMcp(req);
     // Stateless: no session id (the SDK v1 option type does not admit the documented `undefined` under exactOptionalPropertyTypes).
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as unknown as ConstructorParameters<typeof StreamableHTTPServerTransport>[0]);
     res.on('close', () => {
@@ -182,6 +218,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
 
   return {
     mcpUrl,
+    sseUrl,
     issuer: base,
     stats,
     mcpAuthorization,
@@ -192,6 +229,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const transport of sseSessions.values()) void transport.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
