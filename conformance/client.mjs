@@ -8,6 +8,9 @@
 // then this entry point calls what the scenario asks for. Exit code 0 when the scenario's client
 // side completed, 1 otherwise; the verdict itself is the suite's (conformance/runClient.mjs).
 // Imports the built package: run `pnpm --filter @capnode/mcp-client... build` first.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseMcpConfig } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 
@@ -33,9 +36,47 @@ const logger = {
   error: (message) => log(`error: ${message}`),
 };
 
-function configFor(url) {
+/**
+ * The server's `auth` entry for the scenario: what a user would configure. The suite hands
+ * pre-registered credentials in MCP_CONFORMANCE_CONTEXT; `client_metadata_url` is the client ID
+ * metadata document the suite's authorization servers expect where they support one.
+ */
+function authFor(scenario, tokenDir) {
+  if (!scenario.startsWith('auth/')) return undefined;
+  const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {};
+  const auth = { type: 'oauth', client_metadata_url: 'https://conformance-test.local/client-metadata.json' };
+  if (context.client_id) auth.client_id = context.client_id;
+  if (context.client_secret) auth.client_secret = context.client_secret;
+  if (scenario.startsWith('auth/client-credentials')) {
+    delete auth.client_metadata_url;
+    auth.grant = 'client_credentials';
+  }
+  if (context.private_key_pem) {
+    // private_key_jwt: the key goes into a 0600 file, as a user would keep it.
+    auth.private_key_path = join(tokenDir, 'client-key.pem');
+    writeFileSync(auth.private_key_path, context.private_key_pem, { mode: 0o600 });
+    if (context.signing_algorithm) auth.signing_algorithm = context.signing_algorithm;
+  }
+  return auth;
+}
+
+/**
+ * The browser step, scripted: the suite's authorization servers approve at once and answer the
+ * authorization URL with a redirect to the runtime's loopback listener, which this follows.
+ */
+async function scriptedBrowser({ url, signal }) {
+  const approval = await fetch(url, { redirect: 'manual', signal });
+  const location = approval.headers.get('location');
+  await approval.body?.cancel();
+  if (!location) throw new Error(`the authorization endpoint answered ${approval.status} without a redirect`);
+  const callback = await fetch(location, { signal });
+  await callback.body?.cancel();
+}
+
+function configFor(url, scenario, tokenDir) {
+  const auth = authFor(scenario, tokenDir);
   const { config, warnings } = parseMcpConfig({
-    servers: [{ name: SERVER, url, transport: 'http', connect_timeout_secs: 20, tool_timeout_secs: 20 }],
+    servers: [{ name: SERVER, url, transport: 'http', connect_timeout_secs: 20, tool_timeout_secs: 20, ...(auth ? { auth } : {}) }],
     bundles: { all: { servers: [SERVER] } },
     agents: { conformance: { mcp_bundles: ['all'], risk_profile: 'full' } },
     risk_profiles: { full: { autonomy: 'full' } },
@@ -52,15 +93,21 @@ async function main() {
   const planned = SCENARIO_CALLS[scenario];
   log(`scenario ${scenario} against ${url}`);
 
-  const runtime = await createMcpRuntime(configFor(url), {
-    agent: 'conformance',
-    logger,
-    clientInfo: { name: 'capnode-conformance-client', version: '0.1.0' },
-  });
+  const tokenDir = mkdtempSync(join(tmpdir(), 'capnode-conformance-oauth-'));
   try {
-    await runScenario(runtime, planned);
+    const runtime = await createMcpRuntime(configFor(url, scenario, tokenDir), {
+      agent: 'conformance',
+      logger,
+      clientInfo: { name: 'capnode-conformance-client', version: '0.1.0' },
+      oauth: { dir: tokenDir, authorize: scriptedBrowser, callbackTimeoutMs: 10_000 },
+    });
+    try {
+      await runScenario(runtime, planned);
+    } finally {
+      await runtime.close(); // Node 20 has no `await using` in plain JavaScript
+    }
   } finally {
-    await runtime.close(); // Node 20 has no `await using` in plain JavaScript
+    rmSync(tokenDir, { recursive: true, force: true });
   }
 }
 

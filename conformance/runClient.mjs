@@ -4,7 +4,7 @@
 // @capnode/mcp-client, and prints one row per scenario.
 //
 //   node conformance/runClient.mjs                        # every client scenario the suite lists
-//   node conformance/runClient.mjs --required             # only initialize, tools_call, sse-retry
+//   node conformance/runClient.mjs --required             # only the REQUIRED scenarios (initialize, tools_call, sse-retry, auth/*)
 //   node conformance/runClient.mjs --scenario sse-retry   # one scenario (repeatable)
 //   node conformance/runClient.mjs --verbose              # stream the suite's own output
 //
@@ -23,26 +23,47 @@ const here = dirname(fileURLToPath(import.meta.url));
 const CLIENT = join(here, 'client.mjs');
 const SCENARIO_TIMEOUT_MS = 30_000;
 
-/** Client scenarios issue 3 requires to pass. */
-export const REQUIRED = ['initialize', 'tools_call', 'sse-retry'];
-
-const AUTH_REASON =
-  'needs OAuth 2.1 (protected-resource/authorization-server discovery, registration, token requests); the runtime authenticates with configured static headers only';
+/** Client scenarios that must pass: issue 3's three, and the authorization scenarios (issue 9). */
+export const REQUIRED = [
+  'initialize',
+  'tools_call',
+  'sse-retry',
+  'auth/metadata-default',
+  'auth/metadata-var1',
+  'auth/metadata-var2',
+  'auth/metadata-var3',
+  'auth/basic-cimd',
+  'auth/scope-from-www-authenticate',
+  'auth/scope-from-scopes-supported',
+  'auth/scope-omitted-when-undefined',
+  'auth/scope-step-up',
+  'auth/scope-retry-limit',
+  'auth/token-endpoint-auth-basic',
+  'auth/token-endpoint-auth-post',
+  'auth/token-endpoint-auth-none',
+  'auth/pre-registration',
+  'auth/2025-03-26-oauth-endpoint-fallback',
+  'auth/resource-mismatch',
+  'auth/offline-access-scope',
+  'auth/offline-access-not-supported',
+  'auth/client-credentials-basic',
+  'auth/client-credentials-jwt',
+];
 
 /** Client scenarios outside the runtime's feature set, with the reason (see README.md). */
 export const UNSUPPORTED = {
   'elicitation-sep1034-client-defaults':
     'the runtime declares no client capabilities: a server-initiated elicitation/create gets -32601 (an agent runtime has no user to ask mid-call)',
+  'auth/2025-03-26-oauth-metadata-backcompat':
+    'known deviation: the metadata served at the server root names issuer <root>/oauth; the SDK (and capnode) keep the RFC 8414 §3.3 issuer check and refuse it',
+  'auth/cross-app-access-complete-flow': 'enterprise-managed authorization (SEP-990 extension: IdP token exchange + JWT bearer grant) is not supported',
 };
 
 /** Unsupported scenarios that pass anyway, because what they check is that a client does *not* do something. */
-export const VACUOUS_PASS = {
-  'auth/resource-mismatch':
-    'passes only because the runtime never starts an authorization flow (the check: no authorization request when the protected-resource metadata names another resource)',
-};
+export const VACUOUS_PASS = {};
 
 function unsupportedReason(scenario) {
-  return UNSUPPORTED[scenario] ?? VACUOUS_PASS[scenario] ?? (scenario.startsWith('auth/') ? AUTH_REASON : undefined);
+  return UNSUPPORTED[scenario] ?? VACUOUS_PASS[scenario];
 }
 
 function parseArgs(argv) {

@@ -19,6 +19,7 @@ const FLAGS: FlagSpec = {
   hash: 'value',
   name: 'value',
   all: 'switch',
+  'no-browser': 'switch',
   args: 'value',
   env: 'value',
   header: 'value',
@@ -38,7 +39,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   token: [],
   approvals: ['json', 'url', 'always', 'hash'],
   config: ['json', 'url', 'name'],
-  servers: ['json', 'command', 'args', 'url', 'env', 'header', 'transport', 'cwd'],
+  servers: ['json', 'command', 'args', 'url', 'env', 'header', 'transport', 'cwd', 'no-browser'],
   tools: ['json', 'url', 'token', 'all'],
   call: ['json', 'url', 'token', 'params'],
 };
@@ -70,6 +71,8 @@ Tools from other MCP servers (settings.json "mcpClient"):
   capnode servers add <name> --url <url> [--header K=V …] [--transport http|sse]
   capnode servers remove <name>
   capnode servers test [<name>…]                connect each server: time, tools, diagnostic (exit 1 if any failed)
+  capnode servers login <name> [--no-browser]   OAuth for an http/sse server: browser step, tokens in <config dir>/oauth/
+  capnode servers logout <name>                 delete that server's stored OAuth tokens
   capnode servers import <file>                 add the servers of a .mcp.json / Claude Desktop / Cursor / VS Code file
   capnode servers reexport on|off               serve their tools through the host as <server>__<tool>
   capnode tools [--all]                         the host's tools; --all adds the imported ones

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { McpClientSetup, SettingsStore } from '@capnode/host/settings';
 import type { Logger, McpConfig, McpRuntime } from '@capnode/mcp-client';
 import type { Context } from './context.js';
@@ -72,6 +73,8 @@ export async function openLocalRuntime(context: Context, options: LocalRuntimeOp
       logger: runtimeLogger(context),
       signal: options.signal,
       workspace: context.paths.home,
+      // Tokens from `capnode servers login`; no browser here: a missing one is `auth_required`.
+      oauth: { dir: join(context.paths.home, 'oauth') },
       clientInfo: { name: 'capnode-cli', version: version() },
     });
   } catch (error) {

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import type { ApprovalBroker, Invoker } from '@capnode/capabilities';
 import type { ApprovalRequest, Logger, McpRuntime, McpServerConfig, ServerDiagnostic } from '@capnode/mcp-client';
 import type { HostLogLevel } from './host.js';
@@ -119,6 +120,8 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
       logger,
       signal: controller.signal,
       clientInfo: { name: 'capnode', version: options.version },
+      // Tokens from `capnode servers login` (refreshed automatically); the host never opens a browser.
+      oauth: { dir: join(dirname(settings.path), 'oauth') },
       // Each server's tools join the registry as soon as that server is ready; a slow one holds none back.
       waitForServers: false,
     });

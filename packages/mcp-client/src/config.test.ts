@@ -113,3 +113,73 @@ describe('validateMcpConfig', () => {
   });
 });
 
+
+describe('auth', () => {
+  test('oauth defaults and the none opt-out; stdio servers take no auth', () => {
+    const { config } = parseMcpConfig({
+      servers: [
+        { name: 'a', url: 'https://x/mcp', auth: { type: 'oauth' } },
+        { name: 'b', url: 'https://x/mcp', auth: { type: 'oauth', client_id: 'id', client_secret: 'secret-123456', scopes: ['read', 'write'], redirect_port: 8976 } },
+        { name: 'c', url: 'https://x/mcp', auth: { type: 'none' } },
+      ],
+    });
+    expect(config.servers.map((s) => s.auth)).toEqual([
+      { type: 'oauth', grant: 'authorization_code', scopes: [] },
+      { type: 'oauth', grant: 'authorization_code', client_id: 'id', client_secret: 'secret-123456', scopes: ['read', 'write'], redirect_port: 8976 },
+      { type: 'none' },
+    ]);
+    expect(issuesOf({ servers: [{ name: 'a', command: 'x', auth: { type: 'oauth' } }] }).map((i) => i.path)).toEqual(['servers[0].auth']);
+  });
+
+  test('every auth problem is reported with its path', () => {
+    const issues = issuesOf({
+      servers: [
+        { name: 'a', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials' } },
+        { name: 'b', url: 'https://x', auth: { type: 'oauth', client_secret: 'abcdefgh' } },
+        { name: 'c', url: 'https://x', auth: { type: 'oauth', client_metadata_url: 'http://x.example/client.json' } },
+        { name: 'd', url: 'https://x', auth: { type: 'oauth', scopes: ['two words'], redirect_port: 70000 } },
+        { name: 'e', url: 'https://x', auth: { type: 'basic' } },
+        { name: 'f', url: 'https://x', auth: { type: 'oauth', extra: 1 } },
+      ],
+    });
+    const paths = issues.map((issue) => issue.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'servers[0].auth.client_id',
+        'servers[0].auth.client_secret',
+        'servers[1].auth.client_secret',
+        'servers[2].auth.client_metadata_url',
+        'servers[3].auth.scopes[0]',
+        'servers[3].auth.redirect_port',
+        'servers[4].auth.type',
+        'servers[5].auth',
+      ]),
+    );
+    expect(JSON.stringify(issues)).not.toContain('abcdefgh');
+  });
+});
+
+describe('auth private_key_jwt', () => {
+  test('client_credentials takes a client secret or a private key, not both; the key path is absolute', () => {
+    const { config } = parseMcpConfig({
+      servers: [{ name: 'm2m', url: 'https://x/mcp', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'svc', private_key_path: '/etc/capnode/svc.pem', signing_algorithm: 'ES256' } }],
+    });
+    expect(config.servers[0]!.auth).toEqual({ type: 'oauth', grant: 'client_credentials', client_id: 'svc', private_key_path: '/etc/capnode/svc.pem', signing_algorithm: 'ES256', scopes: [] });
+    const issues = issuesOf({
+      servers: [
+        { name: 'a', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', client_secret: 'abcdefgh', private_key_path: '/k.pem' } },
+        { name: 'b', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', private_key_path: 'k.pem' } },
+        { name: 'c', url: 'https://x', auth: { type: 'oauth', private_key_path: '/k.pem' } },
+        { name: 'd', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', client_secret: 'abcdefgh', signing_algorithm: 'ES256' } },
+        { name: 'e', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', private_key_path: '/k.pem', signing_algorithm: 'HS256' } },
+      ],
+    });
+    expect(issues.map((issue) => issue.path)).toEqual([
+      'servers[0].auth.private_key_path',
+      'servers[1].auth.private_key_path',
+      'servers[2].auth.private_key_path',
+      'servers[3].auth.signing_algorithm',
+      'servers[4].auth.signing_algorithm',
+    ]);
+  });
+});

@@ -20,6 +20,44 @@ export type McpTransportKind = 'stdio' | 'sse' | 'http';
 /** How much an agent may do without asking: `read_only` refuses MCP tool calls, `full` asks only for `always_ask`. */
 export type AutonomyLevel = 'read_only' | 'supervised' | 'full';
 
+/**
+ * How capnode authenticates to an HTTP/SSE server beyond static `headers`.
+ *
+ * - `oauth`: OAuth 2.1 through the MCP SDK (protected-resource and authorization-server discovery,
+ *   dynamic client registration unless `client_id` is given, PKCE, refresh). `grant:
+ *   'client_credentials'` needs `client_id` and `client_secret` and no browser.
+ * - `none`: never start an authorization flow, even when the server answers 401.
+ *
+ * Without `auth`, an HTTP/SSE server that has no `Authorization` header configured gets `oauth`
+ * with defaults as soon as it answers 401.
+ */
+export type McpServerAuth =
+  | {
+      readonly type: 'oauth';
+      readonly grant: 'authorization_code' | 'client_credentials';
+      /** A pre-registered client; without it the client registers itself (RFC 7591) or uses `client_metadata_url`. */
+      readonly client_id?: string;
+      /** Secret: never log or print it (see {@link redactServerConfig}). */
+      readonly client_secret?: string;
+      /**
+       * `client_credentials` only: authenticate with a signed JWT (`private_key_jwt`, RFC 7523) made
+       * with this PKCS#8 PEM key (absolute path; the file must not be accessible by other users).
+       */
+      readonly private_key_path?: string;
+      /** The JWT signing algorithm for `private_key_path` (default `RS256`). */
+      readonly signing_algorithm?: JwtSigningAlgorithm;
+      /** Requested when the server's challenge names none. */
+      readonly scopes: readonly string[];
+      /** Fixed loopback port for the redirect (`http://127.0.0.1:<port>/callback`); default a random free port. */
+      readonly redirect_port?: number;
+      /** An https URL used as `client_id` where the authorization server supports client ID metadata documents. */
+      readonly client_metadata_url?: string;
+    }
+  | { readonly type: 'none' };
+
+/** Algorithms `private_key_path` keys can sign client assertions with. */
+export type JwtSigningAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512';
+
 /** One validated server entry, with defaults applied and the transport resolved. */
 export interface McpServerConfig {
   readonly name: string;
@@ -45,6 +83,8 @@ export interface McpServerConfig {
   readonly parallel_calls?: boolean;
   /** Disconnect after this many seconds without calls; the next call reconnects. Unset: stay connected. */
   readonly idle_timeout_secs?: number;
+  /** HTTP/SSE only; see {@link McpServerAuth}. */
+  readonly auth?: McpServerAuth;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -104,6 +144,27 @@ const timeoutSecs = (field: string) =>
 
 const toolList = z.array(z.string().min(1, 'must not be empty'));
 
+const authSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      type: z.literal('oauth'),
+      grant: z.enum(['authorization_code', 'client_credentials'], { error: "must be 'authorization_code' or 'client_credentials'" }).optional(),
+      client_id: z.string().min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional(),
+      client_secret: z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters').optional(),
+      private_key_path: z.string().min(1, 'must not be empty').optional(),
+      signing_algorithm: z
+        .enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'], { error: 'must be one of RS256…RS512, PS256…PS512, ES256…ES512' })
+        .optional(),
+      scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be one scope token (no spaces or quotes)')).max(100, 'must list at most 100 scopes').optional(),
+      redirect_port: z.number().int('must be a whole number').min(1, 'must be a port 1-65535').max(65535, 'must be a port 1-65535').optional(),
+      client_metadata_url: z.string().optional(),
+    }),
+    z.strictObject({ type: z.literal('none') }),
+  ],
+  { error: "must be { type: 'oauth', … } or { type: 'none' }" },
+);
+
 const serverShape = z.strictObject({
   name: z
     .string()
@@ -137,6 +198,7 @@ const serverShape = z.strictObject({
     .refine((value) => Number.isFinite(value) && value > 0, { message: 'must be greater than 0' })
     .refine((value) => value <= 86_400, { message: 'must be at most 86400 seconds (one day)' })
     .optional(),
+  auth: authSchema.optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -203,7 +265,7 @@ function checkServer(server: RawServer, add: (path: PropertyKey[], message: stri
   }
   if (transport === 'stdio') {
     if (server.command === undefined) add(at('command'), 'is required for a stdio server');
-    for (const field of ['url', 'headers', 'tls_ca_cert_path'] as const) {
+    for (const field of ['url', 'headers', 'tls_ca_cert_path', 'auth'] as const) {
       if (server[field] !== undefined && !(field === 'url' && server.transport === undefined)) add(at(field), 'is not used by a stdio server');
     }
   } else {
@@ -222,6 +284,7 @@ function checkServer(server: RawServer, add: (path: PropertyKey[], message: stri
     }
     if (url && url.protocol !== 'http:' && url.protocol !== 'https:') add(at('url'), 'must use http:// or https://');
   }
+  if (server.auth?.type === 'oauth') checkOAuth(server.auth, (path, message) => add(at('auth', ...path), message));
   if (server.cwd !== undefined && !isAbsolutePath(server.cwd)) add(at('cwd'), 'must be an absolute path');
   if (server.tls_ca_cert_path !== undefined && !isAbsolutePath(server.tls_ca_cert_path)) add(at('tls_ca_cert_path'), 'must be an absolute path');
   for (const key of Object.keys(server.env ?? {})) {
@@ -236,6 +299,47 @@ function checkServer(server: RawServer, add: (path: PropertyKey[], message: stri
     else if (MANAGED_HEADERS.has(key.toLowerCase())) add(at('headers', key), 'is managed by the transport and cannot be configured');
     if (/[\r\n\u0000]/.test(value)) add(at('headers', key), 'must not contain line breaks or NUL characters');
   }
+}
+
+function checkOAuth(auth: Extract<RawServer['auth'], { type: 'oauth' }>, add: (path: PropertyKey[], message: string) => void): void {
+  if (auth.grant === 'client_credentials') {
+    if (auth.client_id === undefined) add(['client_id'], "is required for grant 'client_credentials'");
+    if (auth.client_secret === undefined && auth.private_key_path === undefined) add(['client_secret'], "is required for grant 'client_credentials' (or private_key_path)");
+    if (auth.client_secret !== undefined && auth.private_key_path !== undefined) add(['private_key_path'], 'set either client_secret or private_key_path, not both');
+    if (auth.redirect_port !== undefined) add(['redirect_port'], "is not used by grant 'client_credentials'");
+  } else {
+    if (auth.private_key_path !== undefined) add(['private_key_path'], "is used by grant 'client_credentials' only");
+  }
+  if (auth.private_key_path !== undefined && !isAbsolutePath(auth.private_key_path)) add(['private_key_path'], 'must be an absolute path');
+  if (auth.signing_algorithm !== undefined && auth.private_key_path === undefined) add(['signing_algorithm'], 'needs private_key_path');
+  if (auth.client_secret !== undefined && auth.client_id === undefined) add(['client_secret'], 'needs client_id');
+  for (const field of ['client_id', 'client_secret'] as const) {
+    if (auth[field] !== undefined && CONTROL.test(auth[field])) add([field], 'must not contain control characters');
+  }
+  if (auth.client_metadata_url !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(auth.client_metadata_url);
+    } catch {
+      // reported below
+    }
+    if (!url || url.protocol !== 'https:' || url.pathname === '/') add(['client_metadata_url'], 'must be an https:// URL with a path');
+  }
+}
+
+function normalizeAuth(auth: RawServer['auth']): McpServerAuth | undefined {
+  if (auth === undefined) return undefined;
+  if (auth.type === 'none') return { type: 'none' };
+  return {
+    type: 'oauth',
+    grant: auth.grant ?? 'authorization_code',
+    ...(auth.client_id === undefined ? {} : { client_id: auth.client_id }),
+    ...(auth.client_secret === undefined ? {} : { client_secret: auth.client_secret }),
+    ...(auth.private_key_path === undefined ? {} : { private_key_path: auth.private_key_path, signing_algorithm: auth.signing_algorithm ?? 'RS256' }),
+    scopes: auth.scopes ?? [],
+    ...(auth.redirect_port === undefined ? {} : { redirect_port: auth.redirect_port }),
+    ...(auth.client_metadata_url === undefined ? {} : { client_metadata_url: auth.client_metadata_url }),
+  };
 }
 
 function normalizeServer(server: RawServer): McpServerConfig {
@@ -259,6 +363,7 @@ function normalizeServer(server: RawServer): McpServerConfig {
     ...(server.max_concurrent_calls === undefined ? {} : { max_concurrent_calls: server.max_concurrent_calls }),
     ...(server.parallel_calls === undefined ? {} : { parallel_calls: server.parallel_calls }),
     ...(server.idle_timeout_secs === undefined ? {} : { idle_timeout_secs: server.idle_timeout_secs }),
+    ...(server.auth === undefined ? {} : { auth: normalizeAuth(server.auth)! }),
   };
 }
 

@@ -5,7 +5,14 @@ export type McpClientErrorCode =
   /** The runtime was closed; every call after `close()` fails with this at once. */
   | 'closed'
   /** Startup was aborted through the caller's signal. */
-  | 'aborted';
+  | 'aborted'
+  /**
+   * An HTTP server needs OAuth authorization that cannot happen here (no valid or refreshable
+   * token, and no browser step available); the message names `capnode servers login <name>`.
+   */
+  | 'auth_required'
+  /** An OAuth flow failed: discovery, registration, the browser step, the token exchange, or the token store. */
+  | 'auth_failed';
 
 /** One problem in a configuration: where (`path`, e.g. `servers[1].tool_timeout_secs`) and why. */
 export interface ConfigIssue {

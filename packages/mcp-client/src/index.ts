@@ -4,6 +4,8 @@ export type {
   McpTransportKind,
   AutonomyLevel,
   McpServerConfig,
+  McpServerAuth,
+  JwtSigningAlgorithm,
   McpBundleConfig,
   McpAgentConfig,
   RiskProfile,

@@ -1,10 +1,16 @@
 import type { McpConfig } from './config.js';
-import { nodeConnector } from './internal/connect.js';
+import { createNodeConnector } from './internal/connect.js';
+import type { McpOAuthOptions } from './internal/oauthSession.js';
 import { createUploadStore } from './internal/uploadStore.js';
 import { createRuntime, type McpConnector, type McpRuntime, type McpRuntimeOptions } from './runtime.js';
 
 export { createUploadStore } from './internal/uploadStore.js';
 export { loadCaBundle, MAX_CA_FILE_BYTES } from './internal/caFile.js';
+export type { McpOAuthOptions, McpAuthorizationRequest } from './internal/oauthSession.js';
+export { DEFAULT_CALLBACK_TIMEOUT_MS } from './internal/oauthSession.js';
+export type { LoginMcpServerOptions, LoginMcpServerResult } from './internal/oauthLogin.js';
+export { loginMcpServer } from './internal/oauthLogin.js';
+export { MAX_OAUTH_FILE_BYTES, oauthFileName } from './internal/oauthStore.js';
 
 export interface NodeMcpRuntimeOptions extends McpRuntimeOptions {
   /**
@@ -15,6 +21,12 @@ export interface NodeMcpRuntimeOptions extends McpRuntimeOptions {
   readonly workspace?: string;
   /** Replaces the built-in stdio/HTTP connector (tests, custom transports). */
   readonly connector?: McpConnector;
+  /**
+   * OAuth for HTTP/SSE servers (token files in `oauth.dir`, e.g. `<config dir>/oauth`). Without
+   * `oauth.authorize` the runtime never opens a browser: a server without a valid or refreshable
+   * token fails with `auth_required` naming `capnode servers login <name>`.
+   */
+  readonly oauth?: McpOAuthOptions;
 }
 
 /**
@@ -30,9 +42,9 @@ export interface NodeMcpRuntimeOptions extends McpRuntimeOptions {
  * const result = await tools['everything__echo']!.execute({ message: 'hi' });
  */
 export function createMcpRuntime(config: McpConfig, options: NodeMcpRuntimeOptions = {}): Promise<McpRuntime> {
-  const { workspace, connector, ...rest } = options;
+  const { workspace, connector, oauth, ...rest } = options;
   return createRuntime(config, rest, {
-    connector: connector ?? nodeConnector,
+    connector: connector ?? createNodeConnector(oauth ? { oauth } : {}),
     ...(workspace === undefined ? {} : { store: createUploadStore(workspace) }),
   });
 }

@@ -62,3 +62,11 @@ test('scrubAndCap scrubs only a window of a huge text, and widens it when scrubb
   expect(scrubAndCap('short', scrub, 300)).toBe('short');
   expect(scrubAndCap(`${'a'.repeat(10)}${secret}`, (text) => text.replaceAll(secret, REDACTED), 20)).toBe(`${'a'.repeat(10)}${REDACTED}`);
 });
+
+test('an OAuth client_secret is redacted and scrubbed like env and header values', () => {
+  const { config: withSecret } = parseMcpConfig({ servers: [{ name: 'o', url: 'https://x/mcp', auth: { type: 'oauth', client_id: 'my-client', client_secret: 'cs-9876543210' } }] });
+  const text = JSON.stringify(redactConfig(withSecret));
+  expect(text).toContain('my-client');
+  expect(text).not.toContain('cs-9876543210');
+  expect(createSecretScrubber(collectSecrets(withSecret.servers))('got cs-9876543210')).toBe(`got ${REDACTED}`);
+});

@@ -12,10 +12,11 @@ export function maskSecret(value: string): string {
   return `<redacted, ${value.length} chars>`;
 }
 
-/** A copy of a server entry safe to log or print: `env` and `headers` keep their names, lose their values. */
+/** A copy of a server entry safe to log or print: `env` and `headers` keep their names, lose their values; so does `auth.client_secret`. */
 export function redactServerConfig(server: McpServerConfig): McpServerConfig {
   const mask = (record: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(record).map(([key, value]) => [key, maskSecret(value)]));
-  return { ...server, env: mask(server.env), headers: mask(server.headers) };
+  const auth = server.auth?.type === 'oauth' && server.auth.client_secret !== undefined ? { ...server.auth, client_secret: maskSecret(server.auth.client_secret) } : server.auth;
+  return { ...server, env: mask(server.env), headers: mask(server.headers), ...(auth === undefined ? {} : { auth }) };
 }
 
 /** A copy of a whole config safe to log or print (see {@link redactServerConfig}). */
@@ -23,7 +24,7 @@ export function redactConfig(config: McpConfig): McpConfig {
   return { ...config, servers: config.servers.map(redactServerConfig) };
 }
 
-/** Every secret value a config holds (`env` and `headers` values of every server). */
+/** Every secret value a config holds (`env` and `headers` values and `auth.client_secret` of every server). */
 export function collectSecrets(servers: readonly McpServerConfig[]): string[] {
   const values = new Set<string>();
   for (const server of servers) {
@@ -32,6 +33,7 @@ export function collectSecrets(servers: readonly McpServerConfig[]): string[] {
       const bearer = /^\s*(?:bearer|basic|token)\s+(.+)$/i.exec(value);
       if (bearer?.[1]) values.add(bearer[1].trim());
     }
+    if (server.auth?.type === 'oauth' && server.auth.client_secret !== undefined) values.add(server.auth.client_secret);
   }
   return [...values];
 }

@@ -1,6 +1,7 @@
 import type { InputJsonSchema, InvocationHook, Invoker } from '@capnode/capabilities';
 import type { Client, Implementation } from '@modelcontextprotocol/client';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
+import type { McpClientErrorCode } from './errors.js';
 import type { Approver } from './policy.js';
 import type { BinaryStore, ModelToolResult } from './results.js';
 
@@ -60,6 +61,8 @@ export interface ServerDiagnostic {
   readonly toolCount: number;
   /** Last failure, scrubbed of secrets and capped. */
   readonly error?: string;
+  /** The code of the last connect failure when it has one (e.g. `auth_required`: run `capnode servers login <name>`). */
+  readonly errorCode?: McpClientErrorCode;
   /** Non-fatal: skipped tools, partial listings. */
   readonly warnings: readonly string[];
   /**

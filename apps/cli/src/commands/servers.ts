@@ -11,12 +11,12 @@ import { interruptSignal, openLocalRuntime, openSettings } from '../mcpClient.js
 import { formatToolRows } from '../output.js';
 import { closeNames } from '../suggest.js';
 
-const USAGE = `usage: capnode servers list | add <name> (--command <cmd> [--args '<json array>' | -- <args…>] | --url <url>) [--env K=V …] [--header K=V …] [--transport stdio|sse|http] [--cwd <dir>] | remove <name> | test [<name>…] | import <file> | reexport on|off`;
+const USAGE = `usage: capnode servers list | add <name> (--command <cmd> [--args '<json array>' | -- <args…>] | --url <url>) [--env K=V …] [--header K=V …] [--transport stdio|sse|http] [--cwd <dir>] | remove <name> | test [<name>…] | login <name> [--no-browser] | logout <name> | import <file> | reexport on|off`;
 
 /** Flags only `servers add` takes. */
 const ADD_FLAGS = ['command', 'args', 'url', 'env', 'header', 'transport', 'cwd'];
 
-/** `capnode servers list|add|remove|test|import|reexport`: the MCP servers whose tools capnode imports. */
+/** `capnode servers list|add|remove|test|login|logout|import|reexport`: the MCP servers whose tools capnode imports. */
 export async function servers(context: Context): Promise<number> {
   const action = context.args.positionals[1];
   if (action !== 'add') {
@@ -35,6 +35,9 @@ export async function servers(context: Context): Promise<number> {
       return remove(context);
     case 'test':
       return test(context);
+    case 'login':
+    case 'logout':
+      return (await import('./serversLogin.js'))[action === 'login' ? 'serversLogin' : 'serversLogout'](context);
     case 'import':
       expectArgs(context, 3);
       return importFile(context);

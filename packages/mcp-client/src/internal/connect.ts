@@ -3,9 +3,20 @@ import { waitFor } from '@capnode/protocol';
 import { SSEClientTransport, SdkError, StreamableHTTPClientTransport, SUPPORTED_PROTOCOL_VERSIONS, type Client, type FetchLike } from '@modelcontextprotocol/client';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { ConnectRequest, McpConnection, McpConnector } from '../runtime.js';
+import { McpClientError } from '../errors.js';
 import { createBoundedFetch } from './boundedFetch.js';
 import { loadCaBundle } from './caFile.js';
+import { createOAuthSession, oauthSettingsFor, type McpOAuthOptions, type OAuthSession } from './oauthSession.js';
 import { ProcessStdioTransport } from './stdioTransport.js';
+
+/** Cap on one OAuth metadata, registration or token response. */
+const MAX_OAUTH_RESPONSE_BYTES = 1024 * 1024;
+
+/** What the built-in connector needs beyond a {@link ConnectRequest}. */
+export interface NodeConnectorOptions {
+  /** OAuth for HTTP/SSE servers; without it servers authenticate with their configured `headers` only. */
+  readonly oauth?: McpOAuthOptions;
+}
 
 /** Longest wait for the polite session DELETE on close. */
 const TERMINATE_WAIT_MS = 1_000;
@@ -92,7 +103,25 @@ async function connectStdio(request: ConnectRequest): Promise<McpConnection> {
   };
 }
 
-async function connectHttp(request: ConnectRequest): Promise<McpConnection> {
+/** The OAuth session of one connection, or none when the server authenticates otherwise. */
+function openOAuth(request: ConnectRequest, base: FetchLike, options: NodeConnectorOptions): { session: OAuthSession; controller: AbortController } | undefined {
+  const { server } = request;
+  const settings = oauthSettingsFor(server);
+  if (!settings) return undefined;
+  if (!options.oauth) {
+    if (server.auth?.type === 'oauth') {
+      throw new McpClientError('auth_failed', `MCP server '${server.name}' is configured for OAuth, but this runtime has no token directory (createMcpRuntime option oauth.dir)`);
+    }
+    return undefined;
+  }
+  const oauthFetch = createBoundedFetch({ maxBytes: MAX_OAUTH_RESPONSE_BYTES, headers: {}, base });
+  // Owned by the connection: a browser wait during a later step-up must not inherit the connect deadline.
+  const controller = new AbortController();
+  const session = createOAuthSession(server, settings, options.oauth, { oauthFetch, signal: controller.signal });
+  return { session, controller };
+}
+
+async function connectHttp(request: ConnectRequest, options: NodeConnectorOptions): Promise<McpConnection> {
   const { server, logger, signal, timeoutMs } = request;
   const url = new URL(server.url!);
   let ca: string[] | undefined;
@@ -106,13 +135,26 @@ async function connectHttp(request: ConnectRequest): Promise<McpConnection> {
     if (ca && target.protocol !== 'https:') throw new Error('refused a plaintext request: tls_ca_cert_path requires https://');
     return (await undiciFetch(target, { ...(init as object), dispatcher: agent } as Parameters<typeof undiciFetch>[1])) as unknown as Response;
   };
-  const fetch = createBoundedFetch({
+  const bounded = createBoundedFetch({
     maxBytes: server.max_response_bytes,
     headers: server.headers,
     base,
     onOversize: (detail) => logger.warn(`mcp server '${server.name}': a ${detail}`),
   });
-  const closeAgent = () => agent.destroy().catch(() => {});
+  let oauth: ReturnType<typeof openOAuth>;
+  try {
+    oauth = openOAuth(request, base, options);
+  } catch (error) {
+    await agent.destroy().catch(() => {});
+    throw error;
+  }
+  const fetch = oauth ? oauth.session.wrap(bounded) : bounded;
+  const stopConnectAbort = linkAbort(signal, oauth?.controller);
+  const closeAgent = async () => {
+    oauth?.controller.abort();
+    await oauth?.session.close().catch(() => {});
+    await agent.destroy().catch(() => {});
+  };
 
   const attempt = async (kind: 'http' | 'sse'): Promise<McpConnection> => {
     const client: Client = request.createClient();
@@ -152,8 +194,27 @@ async function connectHttp(request: ConnectRequest): Promise<McpConnection> {
   } catch (error) {
     await closeAgent();
     throw error;
+  } finally {
+    stopConnectAbort();
   }
 }
 
-/** Opens stdio servers as owned process groups and HTTP servers with Streamable HTTP first, then legacy SSE. */
-export const nodeConnector: McpConnector = (request) => (request.server.transport === 'stdio' ? connectStdio(request) : connectHttp(request));
+/** Aborts `target` when `source` aborts, until the returned function is called. */
+function linkAbort(source: AbortSignal, target: AbortController | undefined): () => void {
+  if (!target) return () => {};
+  const onAbort = () => target.abort(source.reason);
+  if (source.aborted) onAbort();
+  else source.addEventListener('abort', onAbort, { once: true });
+  return () => source.removeEventListener('abort', onAbort);
+}
+
+/**
+ * Opens stdio servers as owned process groups and HTTP servers with Streamable HTTP first, then
+ * legacy SSE; with `oauth`, HTTP/SSE servers authorize through the MCP SDK's OAuth client.
+ */
+export function createNodeConnector(options: NodeConnectorOptions = {}): McpConnector {
+  return (request) => (request.server.transport === 'stdio' ? connectStdio(request) : connectHttp(request, options));
+}
+
+/** {@link createNodeConnector} without OAuth. */
+export const nodeConnector: McpConnector = createNodeConnector();

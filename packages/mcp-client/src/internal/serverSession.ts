@@ -1,6 +1,7 @@
 import { CapabilityError } from '@capnode/capabilities';
 import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
+import { isMcpClientError, type McpClientErrorCode } from '../errors.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnection, McpConnector, ServerDiagnostic, ServerState } from '../types.js';
 import { createDeadline } from '@capnode/protocol';
@@ -44,6 +45,7 @@ export class ServerSession {
   /** Problems reading `pinned_resources` at start. */
   readonly pinnedWarnings: string[] = [];
   lastError: string | undefined;
+  lastErrorCode: McpClientErrorCode | undefined;
   connectMs: number | undefined;
   failures = 0;
   lastFailureTimedOut = false;
@@ -111,6 +113,7 @@ export class ServerSession {
       ...(this.toolList.listError === undefined ? {} : { listError: this.toolList.listError }),
       ...(this.connectMs === undefined ? {} : { connectMs: Math.round(this.connectMs) }),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
+      ...(this.lastError === undefined || this.lastErrorCode === undefined ? {} : { errorCode: this.lastErrorCode }),
       ...(paused ? { pausedUntil: new Date(this.pausedUntil).toISOString() } : {}),
       ...(info ? { serverInfo: { name: capText(String(info.name), 100), version: capText(String(info.version), 50) } } : {}),
     };
@@ -193,6 +196,7 @@ export class ServerSession {
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
       this.state = this.connectMs === undefined ? 'failed' : 'disconnected';
       const detail = timedOut ? `did not finish connecting within ${server.connect_timeout_secs} s` : this.#host.describe(error);
+      this.lastErrorCode = !timedOut && isMcpClientError(error) ? error.code : undefined;
       const transportError = this.#lastTransportError;
       const sameError = transportError === capText(this.#host.scrub(errorText(error)), 300);
       this.lastError = capText(transportError && !timedOut && !sameError ? `${detail}; ${transportError}` : detail);

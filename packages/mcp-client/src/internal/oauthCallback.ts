@@ -1,0 +1,109 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpClientError } from '../errors.js';
+
+/** What the authorization server sent back to the loopback redirect. */
+export interface OAuthCallback {
+  readonly code: string;
+  /** RFC 9207 issuer, validated by the SDK before the code is redeemed. */
+  readonly iss?: string;
+}
+
+/** A loopback listener for OAuth redirects (`http://127.0.0.1:<port>/callback`, RFC 8252 §7.3). */
+export interface OAuthCallbackListener {
+  readonly redirectUrl: string;
+  /** Waits for the redirect carrying `state`; rejects on an error answer, `signal` or `timeoutMs`. */
+  waitFor(state: string, options: { readonly signal?: AbortSignal; readonly timeoutMs: number }): Promise<OAuthCallback>;
+  close(): Promise<void>;
+}
+
+const CALLBACK_PATH = '/callback';
+const PAGE = (text: string) =>
+  `<!doctype html><meta charset="utf-8"><title>capnode</title><body style="font-family:sans-serif"><p>${text}</p></body>`;
+
+interface Waiter {
+  readonly state: string;
+  resolve(callback: OAuthCallback): void;
+  reject(error: Error): void;
+}
+
+/** Starts the listener on 127.0.0.1 (`port` 0: a free port). Only `GET /callback` with the expected `state` is accepted. */
+export async function startOAuthCallbackListener(port = 0): Promise<OAuthCallbackListener> {
+  let waiter: Waiter | undefined;
+  const respond = (res: ServerResponse, status: number, text: string) => {
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' });
+    res.end(PAGE(text));
+  };
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) return respond(res, 404, 'Not found.');
+    const params = url.searchParams;
+    if (!waiter || params.get('state') !== waiter.state) return respond(res, 400, 'This authorization response was not expected (unknown or missing state). Start again with capnode servers login.');
+    const current = waiter;
+    waiter = undefined;
+    const error = params.get('error');
+    const code = params.get('code');
+    if (error !== null || !code) {
+      // The error text comes from whoever sent the browser here: only a well-formed code is repeated.
+      const safe = error !== null && /^[a-z_]{1,64}$/.test(error) ? error : 'no code';
+      respond(res, 400, 'Authorization failed. You can close this tab.');
+      current.reject(new McpClientError('auth_failed', `the authorization server did not grant access (${safe})`));
+      return;
+    }
+    respond(res, 200, 'Authorization complete. You can close this tab and return to capnode.');
+    const iss = params.get('iss');
+    current.resolve({ code, ...(iss === null ? {} : { iss }) });
+  };
+  const server = createServer(handle);
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new McpClientError('auth_failed', `cannot listen for the OAuth redirect on 127.0.0.1:${port}: ${error.code ?? error.message}`, { cause: error })),
+    );
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+
+  return {
+    redirectUrl: `http://127.0.0.1:${bound}${CALLBACK_PATH}`,
+    waitFor(state, { signal, timeoutMs }) {
+      waiter?.reject(new McpClientError('auth_failed', 'a newer authorization request replaced this one'));
+      return new Promise<OAuthCallback>((resolve, reject) => {
+        const cleanup = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          if (waiter === entry) waiter = undefined;
+        };
+        const onAbort = () => {
+          cleanup();
+          reject(new McpClientError('auth_failed', 'the authorization was cancelled', { cause: signal?.reason }));
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new McpClientError('auth_failed', `no authorization response within ${Math.round(timeoutMs / 1000)} s`));
+        }, timeoutMs);
+        const entry: Waiter = {
+          state,
+          resolve: (value) => {
+            cleanup();
+            resolve(value);
+          },
+          reject: (error) => {
+            cleanup();
+            reject(error);
+          },
+        };
+        if (signal?.aborted) return onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiter = entry;
+      });
+    },
+    close() {
+      waiter?.reject(new McpClientError('auth_failed', 'the authorization listener closed'));
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
