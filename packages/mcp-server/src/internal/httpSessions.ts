@@ -41,6 +41,22 @@ interface Session {
   idleTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
+/**
+ * The SDK sends no response to a cancelled request (as the spec says), so that request's POST stream
+ * would stay open, holding its connection and concurrency slot until the session ended. Once the
+ * server has seen the cancellation, the stream is closed (the SDK's own `closeSSEStream`).
+ */
+function endStreamsOfCancelledRequests(transport: WebStandardStreamableHTTPServerTransport): void {
+  const deliver = transport.onmessage;
+  if (deliver === undefined) return;
+  transport.onmessage = (message, extra) => {
+    deliver(message, extra);
+    if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
+    const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    if (typeof requestId === 'string' || typeof requestId === 'number') queueMicrotask(() => transport.closeSSEStream(requestId));
+  };
+}
+
 const notFound = (): Reply => jsonRpcErrorReply(404, -32001, 'Session not found: it ended or expired; initialize a new one.');
 
 /**
@@ -80,6 +96,7 @@ export class HttpSessions {
     });
     const session = this.#add(id, 'streamable', server, transport);
     await server.connect(transport);
+    endStreamsOfCancelledRequests(transport);
     return this.#post(session, webRequest, body, request);
   }
 

@@ -69,6 +69,11 @@ export class LegacySseTransport implements Transport {
     const message = parseJSONRPCMessage(body);
     if (!isJSONRPCRequest(message)) {
       this.onmessage?.(message);
+      // The SDK answers a cancelled request with nothing, so its POST is released here.
+      if ('method' in message && message.method === 'notifications/cancelled') {
+        const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+        if (typeof requestId === 'string' || typeof requestId === 'number') this.#settle(requestId);
+      }
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
@@ -88,12 +93,15 @@ export class LegacySseTransport implements Transport {
     this.#write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       const id = (message as { id?: RequestId }).id;
-      if (id === undefined) return;
-      const pending = this.#pending.get(id);
-      if (pending === undefined) return;
-      this.#pending.delete(id);
-      pending.done();
+      if (id !== undefined) this.#settle(id);
     }
+  }
+
+  #settle(id: RequestId): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    this.#pending.delete(id);
+    pending.done();
   }
 
   async close(): Promise<void> {
