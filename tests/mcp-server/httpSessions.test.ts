@@ -353,3 +353,24 @@ describe('every gate applies to the session and SSE routes', () => {
     legacy.destroy();
   });
 });
+
+describe('shutdown with sessions open', () => {
+  it('lets the process exit by itself after close() with a session stream and a legacy stream open', async () => {
+    const { spawn } = await import('node:child_process');
+    const script = new URL('./fixtures/sessionsExit.mjs', import.meta.url);
+    const child = spawn(process.execPath, [script.pathname], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.on('exit', (exitCode) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      });
+    });
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout.trim())).toEqual({ sessions: 2, after: 0 });
+  }, 20_000);
+});
