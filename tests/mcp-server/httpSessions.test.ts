@@ -1,4 +1,4 @@
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Client as ClientV2, SSEClientTransport as SseTransportV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -316,7 +316,7 @@ describe('every gate applies to the session and SSE routes', () => {
       { what: 'legacy message POST', method: 'POST', path: endpoint, headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' },
     ];
     for (const route of routes) {
-      const send = (headers: Record<string, string>, body = route.body) =>
+      const send = (headers: OutgoingHttpHeaders, body = route.body) =>
         rawRequest(url, { method: route.method, path: route.path, headers, ...(body === undefined ? {} : { body }), timeoutMs: 5000 });
       expect((await send({ host, ...route.headers })).status, `${route.what}: no token`).toBe(401);
       expect((await send({ host, authorization: 'Bearer wrong', ...route.headers })).status, `${route.what}: wrong token`).toBe(401);
