@@ -299,6 +299,31 @@ describe('legacy HTTP+SSE transport (2024-11-05)', () => {
   });
 });
 
+/** The JSON-RPC messages of the `message` events in an SSE text. */
+function messagesOf(text: string): Array<{ id?: unknown; result?: unknown }> {
+  return [...text.matchAll(/event: message\ndata: (.*)\n\n/g)].map((match) => JSON.parse(match[1] as string));
+}
+
+describe('legacy HTTP+SSE limits', () => {
+  it('applies the request deadline to a held message POST: 408, the capability aborted, the session kept', async () => {
+    await using ctx = await startFixtureServer({ requestTimeoutMs: 300 });
+    const url = ctx.server.url;
+    const stream = await openStream(url, '/sse', {});
+    const endpoint = (await eventually(() => /event: endpoint\ndata: (\S+)\n\n/.exec(stream.text())))[1] as string;
+    expect((await postJson(url, initialize(1), {}, endpoint)).status).toBe(202);
+    const before = ctx.fixture.probe.aborted;
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fixture.slow', arguments: { ms: 30_000, steps: 2 } } };
+    const late = await postJson(url, call, {}, endpoint);
+    expect(late.status).toBe(408);
+    await eventually(() => ctx.fixture.probe.aborted === before + 1, { what: 'the capability aborted at the deadline' });
+    const answer = await eventually(() => messagesOf(stream.text()).find((message) => message.id === 2), { what: 'the cancelled result on the stream' });
+    expect(answer.result).toMatchObject({ isError: true });
+    expect((await postJson(url, { jsonrpc: '2.0', id: 3, method: 'ping' }, {}, endpoint)).status).toBe(202);
+    await eventually(() => ctx.server.inFlight === 0);
+    stream.destroy();
+  });
+});
+
 describe('every gate applies to the session and SSE routes', () => {
   it('refuses a missing token, a browser, a foreign Host, a wrong Content-Type and an oversized body', async () => {
     await using ctx = await startFixtureServer({ maxBodyBytes: 1024 });
