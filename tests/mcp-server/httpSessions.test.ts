@@ -135,6 +135,16 @@ describe('Streamable HTTP sessions (initialize era)', () => {
     expect(JSON.parse(again.body).result.tools.length).toBeGreaterThan(0);
   });
 
+  it('serves sessionless only with maxSessions: 0, and refuses bad session options', async () => {
+    await using ctx = await startFixtureServer({ maxSessions: 0 });
+    const init = await postJson(ctx.server.url, initialize(), { accept: SSE_ACCEPT });
+    expect(init.headers['mcp-session-id']).toBeUndefined();
+    expect((await rawRequest(ctx.server.url, { path: '/sse', headers: goodHeaders(ctx.server.url, { accept: 'text/event-stream' }) })).status).toBe(405);
+    for (const options of [{ maxSessions: -1 }, { maxSessions: 1.5 }, { sessionIdleTimeoutMs: 0 }, { sessionIdleTimeoutMs: Number.NaN }]) {
+      await expect(startFixtureServer(options), JSON.stringify(options)).rejects.toThrow(RangeError);
+    }
+  });
+
   it('answers 404 for an unknown session id on POST, GET and DELETE', async () => {
     await using ctx = await startFixtureServer();
     const url = ctx.server.url;

@@ -217,7 +217,8 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   const maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULTS.maxBodyBytes);
   const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs);
   const drainTimeoutMs = nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs);
-  const maxSessions = nonNegative('maxSessions', options.maxSessions ?? DEFAULTS.maxSessions);
+  const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  if (!Number.isInteger(maxSessions) || maxSessions < 0) throw new RangeError(`maxSessions must be an integer >= 0, got ${maxSessions}`);
   const sessionIdleTimeoutMs = positive('sessionIdleTimeoutMs', options.sessionIdleTimeoutMs ?? DEFAULTS.sessionIdleTimeoutMs);
   options.signal?.throwIfAborted();
 
