@@ -91,11 +91,12 @@ export function goodHeaders(url: string, extra: OutgoingHttpHeaders = {}): Outgo
   return { host: new URL(url).host, authorization: `Bearer ${TOKEN}`, ...extra };
 }
 
-/** POSTs a JSON-RPC body with good headers. */
-export function postJson(url: string, body: unknown, extra: OutgoingHttpHeaders = {}): Promise<RawResponse> {
+/** POSTs a JSON-RPC body with good headers (to `path`, default `/`). */
+export function postJson(url: string, body: unknown, extra: OutgoingHttpHeaders = {}, path = '/'): Promise<RawResponse> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return rawRequest(url, {
     method: 'POST',
+    path,
     headers: goodHeaders(url, { 'content-type': 'application/json', accept: 'application/json', ...extra }),
     body: text,
   });

@@ -44,9 +44,10 @@ async function v2(url: string, mode: 'legacy' | 'auto'): Promise<TestClient> {
 }
 
 const clients: Array<[string, (url: string) => Promise<TestClient>, string, string | null]> = [
-  // Sessionless initialize-era requests carry no client identity; 2026-07-28 requests name their client.
-  ['SDK v1 client', v1, '2025-11-25', null],
-  ['SDK v2 client (initialize)', (url) => v2(url, 'legacy'), '2025-11-25', null],
+  // Initialize-era SDK clients get a session (they accept SSE), which knows the client from initialize;
+  // 2026-07-28 requests name their client in every request.
+  ['SDK v1 client', v1, '2025-11-25', 'interop-v1'],
+  ['SDK v2 client (initialize)', (url) => v2(url, 'legacy'), '2025-11-25', 'interop-v2-legacy'],
   ['SDK v2 client (2026-07-28 per-request)', (url) => v2(url, 'auto'), '2026-07-28', 'interop-v2-auto'],
 ];
 

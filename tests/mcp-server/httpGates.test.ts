@@ -112,7 +112,7 @@ describe('HTTP gates, in order', () => {
     }
   });
 
-  it('answers DELETE and an SSE GET with 405: no sessions and no standalone stream', async () => {
+  it('answers DELETE and an SSE GET without a session id with 405', async () => {
     expect((await rawRequest(url, { method: 'DELETE', headers: goodHeaders(url) })).status).toBe(405);
     const sse = await rawRequest(url, { headers: goodHeaders(url, { accept: 'text/event-stream' }) });
     expect(sse.status).toBe(405);

@@ -11,6 +11,7 @@ import { writeAnswer } from './internal/nodeWrite.js';
 import { readBody } from './internal/readBody.js';
 import { jsonRpcErrorReply, textReply, type Reply } from './internal/responses.js';
 import { createRouteListener } from './internal/routes.js';
+import { HttpSessions, type SessionRequest } from './internal/httpSessions.js';
 
 /** Severity of a server log line. */
 export type HttpLogLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -43,6 +44,15 @@ export interface HttpServerOptions {
   readonly instructions?: string;
   /** Serves `/_capnode/*` behind the same gates, with its own bearer token. */
   readonly admin?: AdminHandler;
+  /**
+   * HTTP sessions served at once: Streamable HTTP sessions (an `initialize` POST that accepts
+   * `text/event-stream` gets an `Mcp-Session-Id`) and legacy HTTP+SSE sessions (`GET /sse`). At the cap
+   * a new session evicts the one idle the longest, or is refused with 503 when none is idle. 0 serves
+   * sessionless requests only. Default 64.
+   */
+  readonly maxSessions?: number;
+  /** A session with no request in flight and no open SSE stream for this long ends. Default 30 min. */
+  readonly sessionIdleTimeoutMs?: number;
   readonly onLog?: (level: HttpLogLevel, message: string) => void;
 }
 
@@ -51,8 +61,10 @@ export interface McpHttpServer {
   /** Endpoint URL, e.g. `http://127.0.0.1:8765/`. */
   readonly url: string;
   readonly port: number;
-  /** Requests currently holding a concurrency slot. */
+  /** Requests currently holding a concurrency slot (open SSE streams hold none). */
   readonly inFlight: number;
+  /** HTTP sessions currently open (Streamable HTTP and legacy SSE). */
+  readonly sessions: number;
   /**
    * Replaces the MCP bearer token: from the next request on only `token` is accepted (token rotation
    * without a restart, so in-flight calls survive). Throws when authentication was disabled.
@@ -72,7 +84,13 @@ const DEFAULTS = {
   drainTimeoutMs: 5000,
   admissionWaitMs: 50,
   abortGraceMs: 1000,
+  maxSessions: 64,
+  sessionIdleTimeoutMs: 30 * 60_000,
 } as const;
+
+/** Where a legacy HTTP+SSE client (2024-11-05) opens its stream, and where it posts its messages. */
+const LEGACY_SSE_PATH = '/sse';
+const LEGACY_MESSAGE_PATH = '/message';
 
 const PROBE_TEXT = 'capnode MCP server: send JSON-RPC with POST to this URL (Content-Type: application/json).\n';
 const ADMIN_ROOT = '/_capnode';
@@ -88,14 +106,42 @@ const BAD_TARGET: Reply = jsonRpcErrorReply(
 const UNAUTHORIZED: Reply = { status: 401, headers: { 'www-authenticate': 'Bearer realm="capnode"' }, body: null };
 
 /** One admitted request: the abort source of the calls it starts, its deadline, and whether it was answered. */
-class LiveRequest extends AbortLatch {
+class LiveRequest extends AbortLatch implements SessionRequest {
   readonly outgoing: ServerResponse;
   timer: ReturnType<typeof setTimeout> | undefined;
   answered = false;
+  /** Whether it still holds a concurrency slot (a long-lived SSE stream gives it back). */
+  admitted = true;
+  #release: (() => void) | undefined;
+  #finish: Array<() => void> | undefined;
 
-  constructor(outgoing: ServerResponse) {
+  constructor(outgoing: ServerResponse, release: () => void) {
     super();
     this.outgoing = outgoing;
+    this.#release = release;
+  }
+
+  onFinish(listener: () => void): void {
+    (this.#finish ??= []).push(listener);
+  }
+
+  detach(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.releaseSlot();
+  }
+
+  releaseSlot(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    this.admitted = false;
+    release?.();
+  }
+
+  finished(): void {
+    const listeners = this.#finish;
+    this.#finish = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener();
   }
 }
 
@@ -171,6 +217,9 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   const maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULTS.maxBodyBytes);
   const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs);
   const drainTimeoutMs = nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs);
+  const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  if (!Number.isInteger(maxSessions) || maxSessions < 0) throw new RangeError(`maxSessions must be an integer >= 0, got ${maxSessions}`);
+  const sessionIdleTimeoutMs = positive('sessionIdleTimeoutMs', options.sessionIdleTimeoutMs ?? DEFAULTS.sessionIdleTimeoutMs);
   options.signal?.throwIfAborted();
 
   const log = (level: HttpLogLevel, message: string): void => {
@@ -194,6 +243,16 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   // Not a Set: see SlotMap for why per-request entries stay out of long-lived hash tables.
   const live = new SlotMap<LiveRequest, true>();
   let closing = false;
+  const sessions =
+    maxSessions === 0
+      ? undefined
+      : new HttpSessions({
+          maxSessions,
+          idleTimeoutMs: sessionIdleTimeoutMs,
+          createServer: (lifetimeOf) => core.sessionServer(lifetimeOf),
+          onError: (error) => log('error', `mcp session: ${error instanceof Error ? error.message : String(error)}`),
+          onLog: (message) => log('info', message),
+        });
   let origin = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`;
 
   const tooLarge = (): Reply =>
@@ -208,7 +267,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     return read.text;
   };
 
-  const servePost = async (incoming: IncomingMessage, request: LiveRequest): Promise<Reply | Response> => {
+  const servePost = async (incoming: IncomingMessage, request: LiveRequest, path: string): Promise<Reply | Response> => {
     const read = await readBounded(incoming);
     if (typeof read !== 'string') return read;
     let body: unknown;
@@ -218,6 +277,15 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       return jsonRpcErrorReply(400, -32700, 'Parse error: the body is not valid JSON');
     }
     const headers = incoming.headers;
+    if (sessions !== undefined) {
+      const sessionId = headerText(headers['mcp-session-id']);
+      if (sessionId !== undefined) return sessions.handle(sessionId, requestView(incoming, origin), body, request);
+      if (path === LEGACY_MESSAGE_PATH) {
+        const legacyId = queryParam(incoming.url, 'sessionId');
+        if (legacyId !== undefined) return sessions.legacyPost(legacyId, body, request);
+      }
+      if (isInitializeMessage(body) && acceptsEventStream(headers.accept)) return sessions.initialize(requestView(incoming, origin), body, request);
+    }
     return core.servePost({
       body,
       rawBody: read,
@@ -234,6 +302,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     admin: admin === undefined ? undefined : (request) => admin.handle(request),
     maxBodyBytes,
     probeText: PROBE_TEXT,
+    sessions: sessions !== undefined,
     onError: (error) => log('error', `http: unhandled ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`),
   });
 
@@ -253,7 +322,15 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       if (!isJsonContentType(headers['content-type'])) {
         return jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       }
-      return servePost(incoming, request);
+      return servePost(incoming, request, path);
+    }
+    if (sessions !== undefined && !isAdmin) {
+      const sessionId = headerText(headers['mcp-session-id']);
+      const method = incoming.method;
+      if (sessionId !== undefined && (method === 'DELETE' || (method === 'GET' && acceptsEventStream(headers.accept)))) {
+        return sessions.handle(sessionId, requestView(incoming, origin), undefined, request);
+      }
+      if (method === 'GET' && path === LEGACY_SSE_PATH && acceptsEventStream(headers.accept)) return sessions.openLegacy(LEGACY_MESSAGE_PATH, request);
     }
     // Everything but the MCP POST: Hono answers it and writes the response itself.
     request.answered = true;
@@ -277,15 +354,17 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     else answer(request, jsonRpcErrorReply(408, -32000, 'Request Timeout: the request took too long', undefined, null, { connection: 'close' }));
   };
 
+  const release = (): void => admission.release();
   const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse, path: string): void => {
-    const request = new LiveRequest(outgoing);
+    const request = new LiveRequest(outgoing, release);
     live.set(request, true);
     request.timer = setTimeout(onDeadline, requestTimeoutMs, request);
     outgoing.once('close', () => {
       clearTimeout(request.timer);
       live.delete(request);
       if (!outgoing.writableFinished) request.abort(new Error('client disconnected'));
-      admission.release();
+      request.releaseSlot();
+      request.finished();
     });
     let reply: Reply | Promise<Reply | Response | void>;
     try {
@@ -355,9 +434,11 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       server.closeIdleConnections();
       if (!(await admission.idle(drainTimeoutMs))) {
         log('warning', `shutdown: aborting ${admission.active} request(s) still in flight after ${drainTimeoutMs} ms`);
-        for (const entry of live.keys()) entry.abort(new Error('server shutting down'));
+        for (const entry of live.keys()) if (entry.admitted) entry.abort(new Error('server shutting down'));
         await admission.idle(DEFAULTS.abortGraceMs);
       }
+      await sessions?.close();
+      for (const entry of live.keys()) entry.abort(new Error('server shutting down'));
       server.closeAllConnections();
       await stopped;
       await core.mcp.close();
@@ -377,6 +458,9 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     get inFlight() {
       return admission.active;
     },
+    get sessions() {
+      return sessions?.size ?? 0;
+    },
     setToken(token) {
       if (checkToken === undefined) throw new TypeError('authentication is disabled on this server; there is no token to replace');
       if (typeof token !== 'string' || token.length === 0) throw new TypeError('token must be a non-empty string');
@@ -385,6 +469,22 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** A cheap look at the method only: the SDK validates the message itself. */
+function isInitializeMessage(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
+
+function acceptsEventStream(accept: string | undefined): boolean {
+  return accept?.includes('text/event-stream') ?? false;
+}
+
+/** One query parameter of a request target (the gates never examine the query). */
+function queryParam(target: string | undefined, name: string): string | undefined {
+  const start = target?.indexOf('?') ?? -1;
+  if (target === undefined || start < 0) return undefined;
+  return new URLSearchParams(target.slice(start + 1)).get(name) ?? undefined;
 }
 
 function positive(name: string, value: number): number {

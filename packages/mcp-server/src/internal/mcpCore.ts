@@ -14,7 +14,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions, McpFetchOptions } from '../capnodeMcp.js';
 import { createToolsListCache } from '../tools.js';
-import { hookFromSignal, type AbortHook } from './abortLatch.js';
+import { AbortLatch, hookFromSignal, type AbortHook } from './abortLatch.js';
 import { buildServer, requestEntry, type ServerWiring } from './buildServer.js';
 import { BOUND_MODERN_REVISION, classifyPost } from './classify.js';
 import { Exchange } from './exchange.js';
@@ -70,6 +70,16 @@ function canElicitForm(server: Server | undefined): boolean {
   return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
 }
 
+/** The SDK's per-request signal, also aborted by the HTTP request's lifetime when there is one. */
+function callSignal(signal: AbortSignal, lifetime: AbortHook | undefined): AbortSignal | AbortLatch {
+  if (lifetime === undefined) return signal;
+  const latch = new AbortLatch();
+  if (signal.aborted) latch.abort(signal.reason);
+  else signal.addEventListener('abort', () => latch.abort(signal.reason), { once: true });
+  lifetime.subscribe((reason) => latch.abort(reason));
+  return latch;
+}
+
 function isRequestMessage(message: unknown): message is JSONRPCRequest {
   return typeof message === 'object' && message !== null && 'method' in message && 'id' in message;
 }
@@ -99,6 +109,13 @@ export interface PostInbound {
 export interface McpCore {
   readonly mcp: CapnodeMcp;
   servePost(inbound: PostInbound): Promise<Reply | Response>;
+  /**
+   * A fresh SDK `Server` for one HTTP session (Streamable HTTP or legacy SSE): it advertises
+   * `tools.listChanged`, receives list changes while connected, and is closed by `mcp.close()`.
+   * A call's signal also aborts with `lifetimeOf(ctx)`, the HTTP request that carried it (deadline,
+   * disconnect, shutdown).
+   */
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server;
 }
 
 /** Builds the MCP core behind `createCapnodeMcp`, plus the hot-path `servePost` the Node HTTP layer calls. */
@@ -141,6 +158,26 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       canStream: true,
       caller: clientNameOf(ctx, server),
       requestId: String(ctx.mcpReq.id),
+      canElicit: canElicitForm(server),
+    });
+    server = buildServer(wiring, scopeOf, true);
+    const instance = server;
+    sessions.add(instance);
+    instance.onclose = () => {
+      sessions.delete(instance);
+    };
+    return instance;
+  };
+
+  const sessionServer = (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server => {
+    let server: Server | undefined;
+    const scopeOf = (ctx: ServerContext): CallScope => ({
+      transport: 'mcp-http',
+      signal: callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)),
+      canStream: true,
+      caller: clientNameOf(ctx, server),
+      requestId: String(ctx.mcpReq.id),
+      // A session carries server-to-client requests on the call's own stream.
       canElicit: canElicitForm(server),
     });
     server = buildServer(wiring, scopeOf, true);
@@ -367,5 +404,5 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       return this.close();
     },
   };
-  return { mcp, servePost };
+  return { mcp, servePost, sessionServer };
 }

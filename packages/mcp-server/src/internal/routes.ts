@@ -9,6 +9,8 @@ export interface RouteOptions {
   readonly admin: ((request: Request) => Promise<Response>) | undefined;
   readonly maxBodyBytes: number;
   readonly probeText: string;
+  /** Whether sessions are served: then GET streams and DELETE need an `Mcp-Session-Id`. */
+  readonly sessions: boolean;
   readonly onError: (error: unknown) => void;
 }
 
@@ -43,15 +45,26 @@ export function createRouteListener(options: RouteOptions): RouteListeners {
   if (admin === undefined) adminApp.all('*', () => toResponse(textReply(404, 'Not found.\n')));
   else adminApp.all('*', bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), (c) => admin(c.req.raw));
 
+  const noSession = options.sessions
+    ? () =>
+        jsonRpcErrorReply(
+          405,
+          -32000,
+          'Method not allowed: a GET event stream or a DELETE needs the Mcp-Session-Id of a session (from initialize); legacy SSE clients open GET /sse.',
+          undefined,
+          null,
+          { allow: 'GET, POST, DELETE' },
+        )
+    : noSessionReply;
   const surfaceApp = new Hono();
   const notAllowed = (method: string) =>
     toResponse(jsonRpcErrorReply(405, -32000, `Method not allowed: ${method}`, undefined, null, { allow: 'GET, POST, DELETE' }));
   // Hono serves HEAD with the GET handler; the spec allows only GET, POST and DELETE.
   surfaceApp.get('*', (c) => {
     if (c.req.method !== 'GET') return notAllowed(c.req.method);
-    return toResponse(c.req.header('accept')?.includes('text/event-stream') ? noSessionReply() : textReply(200, options.probeText));
+    return toResponse(c.req.header('accept')?.includes('text/event-stream') ? noSession() : textReply(200, options.probeText));
   });
-  surfaceApp.delete('*', () => toResponse(noSessionReply()));
+  surfaceApp.delete('*', () => toResponse(noSession()));
   surfaceApp.all('*', (c) => notAllowed(c.req.method));
   return { admin: listen(adminApp), surface: listen(surfaceApp) };
 }
