@@ -86,20 +86,24 @@ describe('approvals over real HTTP sockets', () => {
     expect(runs(marker)).toBe(1);
   });
 
-  it('over initialize-era (2025) HTTP a client that declares elicitation but sends no progress token gets the retry mode: the sessionless transport knows no per-caller capabilities and cannot carry its answer', async () => {
+  it('over initialize-era (2025) HTTP a real SDK v2 client that declares elicitation gets the question through its session, and its answer runs the call once', async () => {
     await using test = await startTestHost();
+    const marker = join(test.home, 'session-runs.txt');
     const client = new ClientV2({ name: 'eliciting-http', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
-    let asked = 0;
-    client.setRequestHandler('elicitation/create', async () => {
-      asked += 1;
+    const questions: string[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      questions.push((request.params as { message: string }).message);
       return { action: 'accept', content: { decision: 'allow-once' } };
     });
-    await client.connect(new HttpTransportV2(new URL(test.url), { requestInit: { headers: { authorization: `Bearer ${test.mcpToken}` } } }));
+    const transport = new HttpTransportV2(new URL(test.url), { requestInit: { headers: { authorization: `Bearer ${test.mcpToken}` } } });
+    await client.connect(transport);
     try {
-      const result = await client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', '1'] } });
-      expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatch(/capnode approvals allow [a-z2-7]{10}/);
-      expect(asked).toBe(0);
+      expect(transport.sessionId).toEqual(expect.any(String));
+      const result = await client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', `require('fs').appendFileSync(${JSON.stringify(marker)}, 'x')`] } });
+      expect(result.isError, textOf(result)).toBeFalsy();
+      expect(questions).toHaveLength(1);
+      expect(questions[0]).toContain('system.run');
+      expect(runs(marker)).toBe(1);
     } finally {
       await client.close();
     }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { readPrivateFileSync, type PrivateFileProblem } from '@capnode/protocol/node';
 
@@ -63,18 +63,32 @@ export async function loadOrCreateToken(path: string): Promise<{ token: string; 
   const existing = await readToken(path);
   if (existing !== undefined) return { token: existing, created: false };
   const token = generateToken();
-  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
-  try {
-    // Exclusive create: when two processes start at once, exactly one token wins and both use it.
-    await writeFile(path, `${token}\n`, { mode: FILE_MODE, flag: 'wx' });
-    return { token, created: true };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+  if (await createExclusive(path, token)) return { token, created: true };
   const raced = await readToken(path);
   if (raced !== undefined) return { token: raced, created: false };
   await writeToken(path, token);
   return { token, created: true };
+}
+
+/**
+ * Creates `path` holding `token` only if it does not exist, and never visible half-written: the
+ * token goes to a temporary file that is then hard-linked into place (`link` fails when `path`
+ * exists). When several processes start at once, exactly one token wins and every one reads it.
+ */
+async function createExclusive(path: string, token: string): Promise<boolean> {
+  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temporary, `${token}\n`, { mode: FILE_MODE, flag: 'wx' });
+  try {
+    await chmod(temporary, FILE_MODE);
+    await link(temporary, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await rm(temporary, { force: true });
+  }
 }
 
 /** Replaces the token at `path` with a fresh one and returns it; clients holding the old token get 401. */
