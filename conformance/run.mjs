@@ -53,12 +53,12 @@ export const KNOWN_DEVIATIONS = {
 /** Scenarios outside capnode's surface, with the reason; reported, never required. */
 export const NOT_APPLICABLE = {
   'completion-complete': 'capnode serves tools only; completion applies to prompts and resource templates',
-  'tools-call-sampling': 'the capability contract has no server-to-client sampling (deprecated in 2026-07-28)',
-  'tools-call-elicitation': 'the capability contract has no server-to-client elicitation (push style removed in 2026-07-28)',
+  'tools-call-sampling': 'commands cannot ask the client to sample (deprecated in 2026-07-28); elicitation is used only to put approvals to the user',
+  'tools-call-elicitation': 'no command elicits on its own; capnode elicits only to put a pending approval to the user',
   'elicitation-sep1034-defaults': 'no elicitation (see tools-call-elicitation)',
   'elicitation-sep1330-enums': 'no elicitation (see tools-call-elicitation)',
-  'server-sse-polling': 'needs a session with an event store and resumable SSE; capnode is sessionless by design',
-  'server-sse-multiple-streams': 'needs Mcp-Session-Id sessions; capnode is sessionless by design',
+  'server-sse-polling': 'needs resumable SSE (an event store and Last-Event-ID replay); capnode sessions carry notifications but do not replay missed events',
+  'server-sse-multiple-streams': 'needs several concurrent standalone streams per session; a capnode session has one (a second GET gets 409, as the SDK transport answers)',
   'resources-list': 'capnode serves tools only (no resources capability)',
   'resources-read-text': 'capnode serves tools only (no resources capability)',
   'resources-read-binary': 'capnode serves tools only (no resources capability)',
