@@ -39,6 +39,12 @@ export interface McpServerConfig {
   readonly max_response_bytes: number;
   readonly tls_ca_cert_path?: string;
   readonly pinned_resources: readonly string[];
+  /**
+   * The user vouches for this server's tool annotations (`readOnlyHint`, `destructiveHint`, …):
+   * they are republished as hints. Default `false`: they are shown only as the server's claim.
+   * Never relaxes the risk profile either way.
+   */
+  readonly trusted: boolean;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -122,6 +128,7 @@ const serverShape = z.strictObject({
     .optional(),
   tls_ca_cert_path: z.string().min(1, 'must not be empty').optional(),
   pinned_resources: z.array(z.string().min(1, 'must not be empty')).optional(),
+  trusted: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -240,6 +247,7 @@ function normalizeServer(server: RawServer): McpServerConfig {
     max_response_bytes: maxBytes === undefined || maxBytes === 0 ? DEFAULT_MAX_RESPONSE_BYTES : maxBytes,
     ...(server.tls_ca_cert_path === undefined ? {} : { tls_ca_cert_path: server.tls_ca_cert_path }),
     pinned_resources: server.pinned_resources ?? [],
+    trusted: server.trusted ?? false,
   };
 }
 

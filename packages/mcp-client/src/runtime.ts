@@ -22,6 +22,8 @@ import { resolveAgentGrant } from './grants.js';
 import { assignToolNames, type NamedTool } from './naming.js';
 import { createPolicyHook, createToolPolicy, type Approver, type ToolPolicy } from './policy.js';
 import { createServerToolCommands, PROMPTS_TOOL, readResource, RESOURCES_TOOL, type ServerAccess } from './internal/serverTools.js';
+import { republishTool, type RepublishedTool } from './internal/serverClaims.js';
+import { boundInputSchema, boundJson, boundToolContent, CONTENT_LIMITS, safeJson } from './internal/contentLimits.js';
 import { capText, collectSecrets, createSecretScrubber } from './redact.js';
 import { toModelResult, type BinaryStore, type ModelToolResult } from './results.js';
 
@@ -95,7 +97,16 @@ export interface McpTool {
   readonly server: string;
   /** The tool's own name on its server. */
   readonly tool: string;
+  /**
+   * The server's annotations when the server is `trusted`; otherwise only its title, prefixed with
+   * the server name (the hints are in {@link McpTool.serverClaims}).
+   */
   readonly annotations?: Record<string, unknown>;
+  /**
+   * `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` as an untrusted server declared
+   * them: the server's claim, not verified. They never relax capnode's policy.
+   */
+  readonly serverClaims?: Readonly<Record<string, unknown>>;
   /** Runs the tool through the invocation pipeline (policy, approval, audit) and shapes the result for a model. */
   execute(args: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
 }
@@ -187,7 +198,7 @@ const PAUSE_AFTER_FAILURES = 3;
 const PAUSE_MS = 60_000;
 const MAX_BACKOFF_MS = 30_000;
 const MAX_LIST_PAGES = 100;
-const MAX_DESCRIPTION = 4_096;
+const MAX_DESCRIPTION = CONTENT_LIMITS.toolDescription;
 const CALL_GRACE_MS = 5_000;
 const REFRESH_DEBOUNCE_MS = 250;
 const MAX_WARNINGS = 20;
@@ -232,7 +243,7 @@ interface ListedTool {
   readonly annotations?: Record<string, unknown>;
 }
 
-interface CatalogEntry extends ListedTool {
+interface CatalogEntry extends Omit<ListedTool, 'annotations'>, RepublishedTool {
   readonly exposed: string;
   readonly server: string;
 }
@@ -257,11 +268,14 @@ function readTool(raw: unknown): ListedTool | string {
   if (typeof name !== 'string' || name.length === 0) return 'missing name';
   if (name.length > 256) return `name longer than 256 characters`;
   if (!isRecord(inputSchema) || inputSchema.type !== 'object') return `'${capText(name, 80)}' has no object inputSchema`;
+  const bounded = boundInputSchema(inputSchema);
+  const text = capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION);
+  const hints = isRecord(annotations) ? boundJson(annotations, CONTENT_LIMITS.toolAnnotations).value : undefined;
   return {
     name,
-    description: capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION),
-    inputSchema: inputSchema as InputJsonSchema,
-    ...(isRecord(annotations) ? { annotations } : {}),
+    description: bounded.note ? `${text}${text ? '\n\n' : ''}${bounded.note}` : text,
+    inputSchema: bounded.schema as InputJsonSchema,
+    ...(hints ? { annotations: hints } : {}),
   };
 }
 
@@ -400,7 +414,7 @@ class ServerSession {
     });
     client.setNotificationHandler('notifications/message', (notification) => {
       const data = notification.params.data;
-      const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
+      const text = typeof data === 'string' ? data : safeJson(data ?? null, CONTENT_LIMITS.contentMeta);
       this.#host.logger.debug(`[${this.server.name} ${notification.params.level}] ${capText(this.#host.scrub(text ?? ''), 2_000)}`);
     });
     client.onerror = (error) => {
@@ -674,6 +688,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       name: session.server.name,
       part: serverParts.get(session.server.name) ?? session.server.name,
       timeoutMs: session.server.tool_timeout_secs * 1000,
+      scrub,
       supports: (which) => session.capabilities[which],
       connect: async (signal) => (await session.ensureConnected(signal)).client,
     }));
@@ -748,14 +763,15 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   }
 
   function toCommandResult(result: CallResult): CommandResult {
-    const content = (result.content ?? []) as Content[];
+    const bounded = boundToolContent(result.content ?? [], result.structuredContent);
+    const content = bounded.content as Content[];
     if (result.isError) {
       const texts = content.filter((item) => isRecord(item) && item.type === 'text' && typeof item.text === 'string').map((item) => (item as { text: string }).text);
       const omitted = content.length - texts.length;
       const message = `${texts.join('\n') || 'The tool reported an error.'}${omitted > 0 ? ` [${omitted} non-text item(s) omitted]` : ''}`;
       return { ok: false, error: { code: 'failed', message: capText(scrub(message)) } };
     }
-    const structured = isRecord(result.structuredContent) ? result.structuredContent : undefined;
+    const structured = bounded.structuredContent;
     return { ok: true, content, ...(structured ? { structured } : {}) };
   }
 
@@ -800,7 +816,8 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     catalog = naming.tools.flatMap((named) => {
       const tool = toolsByServer.get(named.server)?.get(named.tool);
       if (!tool || !policy.isAuthorized(named.name)) return [];
-      return [{ ...tool, exposed: named.name, server: named.server }];
+      const trusted = sessions.get(named.server)?.server.trusted === true;
+      return [{ ...tool, ...republishTool(named.server, tool.description, tool.annotations, trusted), exposed: named.name, server: named.server }];
     });
     byName = new Map(catalog.map((entry) => [entry.exposed.toLowerCase(), entry]));
     syncRegistry();
@@ -812,7 +829,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       name: entry.exposed,
       description: entry.description,
       inputSchema: entry.inputSchema,
-      ...(entry.annotations ? { annotations: toCommandAnnotations(entry.annotations) } : {}),
+      ...(entry.commandAnnotations ? { annotations: entry.commandAnnotations } : {}),
       localOnly: true,
       execute: (args: unknown, context) => callServer(entry.server, entry.name, args, context),
     }));
@@ -846,6 +863,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       server: entry.server,
       tool: entry.name,
       ...(entry.annotations ? { annotations: entry.annotations } : {}),
+      ...(entry.serverClaims ? { serverClaims: entry.serverClaims } : {}),
       execute: (args, callOptions) => runtime.call(entry.exposed, args, callOptions),
     };
   }
@@ -1059,19 +1077,4 @@ function sameEntry(a: McpServerConfig, b: McpServerConfig): boolean {
   const stable = (value: unknown): unknown =>
     Array.isArray(value) ? value.map(stable) : isRecord(value) ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, stable(value[key])])) : value;
   return JSON.stringify(stable(a)) === JSON.stringify(stable(b));
-}
-
-function toCommandAnnotations(annotations: Record<string, unknown>) {
-  const pick = (key: string) => (typeof annotations[key] === 'boolean' ? (annotations[key] as boolean) : undefined);
-  const out: { title?: string; readOnly?: boolean; destructive?: boolean; idempotent?: boolean; openWorld?: boolean } = {};
-  if (typeof annotations.title === 'string') out.title = capText(annotations.title, 200);
-  const readOnly = pick('readOnlyHint');
-  if (readOnly !== undefined) out.readOnly = readOnly;
-  const destructive = pick('destructiveHint');
-  if (destructive !== undefined) out.destructive = destructive;
-  const idempotent = pick('idempotentHint');
-  if (idempotent !== undefined) out.idempotent = idempotent;
-  const openWorld = pick('openWorldHint');
-  if (openWorld !== undefined) out.openWorld = openWorld;
-  return out;
 }
