@@ -89,7 +89,7 @@ export function importMcpServers(input: unknown, options: ImportOptions = {}): I
           return whole;
         }
         const found = options.env[name!] ?? fallback;
-        if (found !== undefined) return literal ? found.replaceAll('${', '$${') : found;
+        if (found !== undefined) return literal ? found.replaceAll('${', () => '$${') : found;
         issues.push({ path, message: `references the unset environment variable ${name}` });
         return whole;
       },

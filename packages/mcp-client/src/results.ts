@@ -244,7 +244,7 @@ export function sniffDocumentExtension(bytes: Uint8Array, declared: string | und
   if (at(0, 0x1f, 0x8b)) return 'gz';
   if (at(0, 0x42, 0x4d) && bytes.length >= 14) return 'bmp';
   if (at(0, 0x49, 0x49, 0x2a, 0x00) || at(0, 0x4d, 0x4d, 0x00, 0x2a)) return 'tiff';
-  if (at(0, 0x49, 0x44, 0x33) || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)) return 'mp3';
+  if (at(0, 0x49, 0x44, 0x33) || (bytes[0] === 0xff && [0xfb, 0xf3, 0xf2].includes(bytes[1] ?? 0))) return 'mp3';
   if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x41, 0x56, 0x45)) return 'wav';
   if (at(4, 0x66, 0x74, 0x79, 0x70)) return 'mp4';
   const textual = declared !== undefined && (declared.startsWith('text/') || declared === 'application/json' || declared === 'application/xml');

@@ -103,7 +103,7 @@ export function truncateText(text: string, max: number): string {
   let cut = Math.max(0, max);
   const code = text.charCodeAt(cut - 1);
   if (cut > 0 && code >= 0xd800 && code <= 0xdbff) cut -= 1;
-  return `${text.slice(0, cut)}\n${truncationMarker(text.length - cut)}`;
+  return cut === 0 ? truncationMarker(text.length) : `${text.slice(0, cut)}\n${truncationMarker(text.length - cut)}`;
 }
 
 /** What a listed tool's schema became. */
