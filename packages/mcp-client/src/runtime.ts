@@ -22,6 +22,7 @@ import { resolveAgentGrant } from './grants.js';
 import { assignToolNames, type NamedTool } from './naming.js';
 import { createPolicyHook, createToolPolicy, type Approver, type ToolPolicy } from './policy.js';
 import { createServerToolCommands, PROMPTS_TOOL, readResource, RESOURCES_TOOL, type ServerAccess } from './internal/serverTools.js';
+import { httpStatusOf } from './internal/sdkSeam.js';
 import { republishTool, type RepublishedTool } from './internal/serverClaims.js';
 import { boundInputSchema, boundJson, boundToolContent, CONTENT_LIMITS, safeJson } from './internal/contentLimits.js';
 import { capText, collectSecrets, createSecretScrubber } from './redact.js';
@@ -752,7 +753,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       if (session.closed || closed) throw closedError();
       if (signal?.aborted) throw new CapabilityError('cancelled', `${serverName}__${toolName} was cancelled.`);
       const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
-      const status = (error as { status?: unknown }).status;
+      const status = httpStatusOf(error);
       if (status === 404 && connection.transport !== 'stdio') session.recycle('the server reported the session as expired (HTTP 404)');
       session.recordFailure(timedOut);
       if (timedOut) throw new CapabilityError('timeout', `MCP server '${serverName}' did not answer '${toolName}' within ${timeoutSecs} s.`);
