@@ -55,6 +55,7 @@ export type {
   ServerState,
   ServerDiagnostic,
   McpTool,
+  McpCallOptions,
   McpRuntimeOptions,
   McpRuntime,
   PinnedResource,

@@ -12,6 +12,7 @@ import {
   type InvocationHook,
   type InvocationRequest,
   type Invoker,
+  type ProgressUpdate,
   type Registry,
 } from '@capnode/capabilities';
 import { Client, SdkError, SdkErrorCode, type Implementation, type StandardSchemaV1 } from '@modelcontextprotocol/client';
@@ -22,6 +23,7 @@ import { resolveAgentGrant } from './grants.js';
 import { assignToolNames, type NamedTool } from './naming.js';
 import { createPolicyHook, createToolPolicy, type Approver, type ToolPolicy } from './policy.js';
 import { createServerToolCommands, PROMPTS_TOOL, readResource, RESOURCES_TOOL, type ServerAccess } from './internal/serverTools.js';
+import { forwardProgress, routeProgress, withProgress } from './internal/progress.js';
 import { httpStatusOf } from './internal/sdkSeam.js';
 import { republishTool, type RepublishedTool } from './internal/serverClaims.js';
 import { boundInputSchema, boundJson, boundToolContent, CONTENT_LIMITS, safeJson } from './internal/contentLimits.js';
@@ -109,7 +111,17 @@ export interface McpTool {
    */
   readonly serverClaims?: Readonly<Record<string, unknown>>;
   /** Runs the tool through the invocation pipeline (policy, approval, audit) and shapes the result for a model. */
-  execute(args: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+  execute(args: unknown, options?: McpCallOptions): Promise<ModelToolResult>;
+}
+
+/** Options of one tool call. */
+export interface McpCallOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * Receives the server's progress reports (`notifications/progress`; message scrubbed and capped).
+   * Given, the request carries a progress token; the deadline stays `tool_timeout_secs`.
+   */
+  readonly onProgress?: (update: ProgressUpdate) => void;
 }
 
 export interface McpRuntimeOptions {
@@ -153,7 +165,7 @@ export interface McpRuntime extends AsyncDisposable {
   /** The imported tools the agent may use, keyed by name; re-lists servers whose tools changed. */
   tools(options?: { readonly signal?: AbortSignal }): Promise<Record<string, McpTool>>;
   /** Calls one imported tool by its exposed name. Never throws; failures are error results. */
-  call(name: string, args?: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+  call(name: string, args?: unknown, options?: McpCallOptions): Promise<ModelToolResult>;
   /** Per-server state, including servers that failed to start. */
   diagnostics(): readonly ServerDiagnostic[];
   /**
@@ -408,6 +420,7 @@ class ServerSession {
 
   #createClient(): Client {
     const client = new Client(this.#host.clientInfo, { capabilities: {} });
+    routeProgress(client);
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (this.connection?.client !== client) return;
       this.toolsStale = true;
@@ -709,13 +722,23 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
    * the pipeline's deadline. While the SDK's timeout ends a call before that deadline, the caller's
    * signal cancels it just as the pipeline's would, so no per-call AbortSignal has to be made.
    */
-  const directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number }>();
+  const directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number; readonly progress: boolean }>();
 
   /** The signal that cancels one tools/call (the SDK sends notifications/cancelled when it aborts). */
   function callSignal(context: CommandContext, timeoutMs: number): AbortSignal | undefined {
     const direct = directCalls.get(context.request);
     if (direct && direct.deadline - performance.now() >= timeoutMs) return direct.signal;
     return context.signal;
+  }
+
+  /**
+   * Progress of a tools/call goes to the caller's `context.progress`: always for calls from other
+   * transports (the host's clients; a no-op there unless they asked), for `runtime.call` only when it
+   * was given `onProgress`, so a harness call without it sends no progress token.
+   */
+  function progressOf(context: CommandContext): ReturnType<typeof forwardProgress> | undefined {
+    const direct = directCalls.get(context.request);
+    return direct && !direct.progress ? undefined : forwardProgress(context.progress, scrub);
   }
 
   async function callServer(serverName: string, toolName: string, args: unknown, context: CommandContext): Promise<CommandResult> {
@@ -741,10 +764,12 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       // Session close rejects the call through `settleOnClose` rather than a combined signal:
       // AbortSignal.any costs tens of microseconds per call on Node 20.
       const result = await session.settleOnClose(
-        connection.client.request(
-          { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {} } },
-          callResultSchema,
-          signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+        withProgress(connection.client, progressOf(context), (meta) =>
+          connection.client.request(
+            { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {}, ...(meta ? { _meta: meta } : {}) } },
+            callResultSchema,
+            signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+          ),
         ),
       );
       session.recordSuccess();
@@ -996,8 +1021,9 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       const request: InvocationRequest = { command: name, args, transport: 'internal', timeoutMs, ...(agent === undefined ? {} : { caller: `agent:${agent}` }) };
       const signal = callOptions?.signal;
       // The pipeline caps its deadline at the largest timer delay.
-      directCalls.set(request, { signal, deadline: performance.now() + Math.min(timeoutMs, 2_147_483_647) });
-      const outcome = await invoker.invoke(request, signal ? { signal } : {});
+      const onProgress = callOptions?.onProgress;
+      directCalls.set(request, { signal, deadline: performance.now() + Math.min(timeoutMs, 2_147_483_647), progress: onProgress !== undefined });
+      const outcome = await invoker.invoke(request, { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) });
       return toModelResult(outcome.result, { scrub, ...(platform.store ? { store: platform.store } : {}) });
     },
     diagnostics() {
