@@ -159,7 +159,7 @@ function boundExtras(item: Item): Item {
     }
   }
   if (dropped.length === 0) return out;
-  return { ...out, _meta: { ...(out._meta as Item | undefined), [DROPPED_META_KEY]: `removed by capnode: ${dropped.join('; ')}` } };
+  return { ...out, _meta: { ...(isRecord(out._meta) ? out._meta : {}), [DROPPED_META_KEY]: `removed by capnode: ${dropped.join('; ')}` } };
 }
 
 /** Checks every field of an item that has no budget of its own (names, URIs, titles). */

@@ -161,7 +161,8 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
             ...(typeof raw.mimeType === 'string' ? { mimeType: text(raw.mimeType, 100) } : {}),
           });
         }
-        if (targets.length === 1 && page.nextCursor !== undefined) nextCursor = page.nextCursor;
+        // A cursor is opaque and cannot be cut; an absurdly long one ends the listing.
+        if (targets.length === 1 && page.nextCursor !== undefined && page.nextCursor.length <= 4_096) nextCursor = page.nextCursor;
       }
       return json({ resources: listed, ...(nextCursor === undefined ? {} : { nextCursor }) });
     },
