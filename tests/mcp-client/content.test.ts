@@ -32,6 +32,11 @@ describe('content from a misbehaving server is bounded, never a later exception'
       expect(tools[name]!.description).toContain(`[capnode: inputSchema replaced by {"type":"object"}: the server's schema is ${reason}]`);
     }
     expect(tools['cx__deep-annotations']!.annotations).toBeUndefined();
+    expect(runtime.diagnostics()[0]!.warnings).toEqual([
+      `tool 'deep-schema': inputSchema replaced by {"type":"object"} (over the content limits)`,
+      `tool 'huge-schema': inputSchema replaced by {"type":"object"} (over the content limits)`,
+      "tool 'deep-annotations': annotations dropped (nested deeper than 4 levels)",
+    ]);
     expect(JSON.stringify(tools).length).toBeLessThan(20_000);
   });
 

@@ -254,6 +254,8 @@ interface ListedTool {
   readonly description: string;
   readonly inputSchema: InputJsonSchema;
   readonly annotations?: Record<string, unknown>;
+  /** What the content limits changed, for the server's diagnostic warnings. */
+  readonly degraded?: string;
 }
 
 interface CatalogEntry extends Omit<ListedTool, 'annotations'>, RepublishedTool {
@@ -283,12 +285,14 @@ function readTool(raw: unknown): ListedTool | string {
   if (!isRecord(inputSchema) || inputSchema.type !== 'object') return `'${capText(name, 80)}' has no object inputSchema`;
   const bounded = boundInputSchema(inputSchema);
   const text = capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION);
-  const hints = isRecord(annotations) ? boundJson(annotations, CONTENT_LIMITS.toolAnnotations).value : undefined;
+  const hints = isRecord(annotations) ? boundJson(annotations, CONTENT_LIMITS.toolAnnotations) : undefined;
+  const degraded = [bounded.note ? 'inputSchema replaced by {"type":"object"} (over the content limits)' : '', hints?.reason ? `annotations dropped (${hints.reason})` : ''].filter(Boolean).join('; ');
   return {
     name,
     description: bounded.note ? `${text}${text ? '\n\n' : ''}${bounded.note}` : text,
     inputSchema: bounded.schema as InputJsonSchema,
-    ...(hints ? { annotations: hints } : {}),
+    ...(hints?.value ? { annotations: hints.value } : {}),
+    ...(degraded ? { degraded } : {}),
   };
 }
 
@@ -489,6 +493,7 @@ class ServerSession {
           else {
             seen.add(tool.name);
             listed.push(tool);
+            if (tool.degraded) warnings.push(`tool '${capText(tool.name, 80)}': ${tool.degraded}`);
           }
         });
         cursor = page.nextCursor;
