@@ -26,7 +26,7 @@ import { createServerToolCommands, PROMPTS_TOOL, readResource, RESOURCES_TOOL, t
 import { forwardProgress, routeProgress, withProgress } from './internal/progress.js';
 import { httpStatusOf } from './internal/sdkSeam.js';
 import { republishTool, type RepublishedTool } from './internal/serverClaims.js';
-import { boundInputSchema, boundJson, boundToolContent, CONTENT_LIMITS, safeJson } from './internal/contentLimits.js';
+import { boundListedTool, boundToolContent, CONTENT_LIMITS, safeJson } from './internal/contentLimits.js';
 import { capText, collectSecrets, createSecretScrubber } from './redact.js';
 import { toModelResult, type BinaryStore, type ModelToolResult } from './results.js';
 
@@ -283,17 +283,8 @@ function readTool(raw: unknown): ListedTool | string {
   if (typeof name !== 'string' || name.length === 0) return 'missing name';
   if (name.length > 256) return `name longer than 256 characters`;
   if (!isRecord(inputSchema) || inputSchema.type !== 'object') return `'${capText(name, 80)}' has no object inputSchema`;
-  const bounded = boundInputSchema(inputSchema);
   const text = capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION);
-  const hints = isRecord(annotations) ? boundJson(annotations, CONTENT_LIMITS.toolAnnotations) : undefined;
-  const degraded = [bounded.note ? 'inputSchema replaced by {"type":"object"} (over the content limits)' : '', hints?.reason ? `annotations dropped (${hints.reason})` : ''].filter(Boolean).join('; ');
-  return {
-    name,
-    description: bounded.note ? `${text}${text ? '\n\n' : ''}${bounded.note}` : text,
-    inputSchema: bounded.schema as InputJsonSchema,
-    ...(hints?.value ? { annotations: hints.value } : {}),
-    ...(degraded ? { degraded } : {}),
-  };
+  return { name, ...boundListedTool(text, inputSchema, isRecord(annotations) ? annotations : undefined) } as ListedTool;
 }
 
 class ServerSession {

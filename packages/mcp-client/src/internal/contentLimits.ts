@@ -124,6 +124,32 @@ export function boundInputSchema(schema: Record<string, unknown>, limit: JsonLim
   return { schema: { type: 'object' }, note: `[capnode: inputSchema replaced by {"type":"object"}: the server's schema is ${check.reason}]` };
 }
 
+/** A listed tool's model-facing fields after {@link boundInputSchema} and the annotation limit. */
+export interface BoundedListedTool {
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly annotations?: Record<string, unknown>;
+  /** What was changed, for the server's diagnostic warnings. */
+  readonly degraded?: string;
+}
+
+/**
+ * Bounds what `tools/list` said about one tool: the schema (replaced with a note appended to the
+ * description when over {@link CONTENT_LIMITS}`.inputSchema`) and the annotations (dropped when over
+ * `toolAnnotations`). `description` should already be capped.
+ */
+export function boundListedTool(description: string, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | undefined): BoundedListedTool {
+  const bounded = boundInputSchema(inputSchema);
+  const hints = annotations === undefined ? undefined : boundJson(annotations, CONTENT_LIMITS.toolAnnotations);
+  const degraded = [bounded.note ? 'inputSchema replaced by {"type":"object"} (over the content limits)' : '', hints?.reason ? `annotations dropped (${hints.reason})` : ''].filter(Boolean).join('; ');
+  return {
+    description: bounded.note ? `${description}${description ? '\n\n' : ''}${bounded.note}` : description,
+    inputSchema: bounded.schema,
+    ...(hints?.value ? { annotations: hints.value } : {}),
+    ...(degraded ? { degraded } : {}),
+  };
+}
+
 /** A JSON value kept when within `limit`, otherwise `undefined` with the reason. */
 export function boundJson<T>(value: T, limit: JsonLimit): { readonly value: T | undefined; readonly reason?: string } {
   const check = checkJson(value, limit);
