@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { boundInputSchema, boundToolContent, checkJson, CONTENT_LIMITS, DROPPED_META_KEY, safeJson, truncateText } from './contentLimits.js';
+import { boundInputSchema, boundListedTool, boundToolContent, checkJson, CONTENT_LIMITS, DROPPED_META_KEY, safeJson, truncateText } from './contentLimits.js';
 
 function deep(levels: number): Record<string, unknown> {
   const root: Record<string, unknown> = { type: 'object' };
@@ -106,4 +106,15 @@ test('safeJson never throws', () => {
   for (let i = 0; i < 10_000; i += 1) value = [value];
   expect(safeJson(value, CONTENT_LIMITS.contentMeta)).toBe('[capnode: value omitted: nested deeper than 16 levels]');
   expect(safeJson({ a: 1 }, CONTENT_LIMITS.contentMeta)).toBe('{"a":1}');
+});
+
+test('boundListedTool notes what it changed', () => {
+  expect(boundListedTool('d', { type: 'object' }, { readOnlyHint: true })).toEqual({ description: 'd', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } });
+  let hints: unknown = true;
+  for (let i = 0; i < 10; i += 1) hints = { a: hints };
+  const out = boundListedTool('', deep(5_000), hints as Record<string, unknown>);
+  expect(out.inputSchema).toEqual({ type: 'object' });
+  expect(out.description.startsWith('[capnode: inputSchema replaced')).toBe(true);
+  expect(out.annotations).toBeUndefined();
+  expect(out.degraded).toBe('inputSchema replaced by {"type":"object"} (over the content limits); annotations dropped (nested deeper than 4 levels)');
 });

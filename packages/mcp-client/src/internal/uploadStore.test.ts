@@ -68,3 +68,8 @@ test('uploads/ that is a file is refused', async () => {
   writeFileSync(join(workspace, 'uploads'), '');
   await expect(createUploadStore(workspace).write(Buffer.from('x'), 'txt')).rejects.toMatchObject({ code: 'unsafe_path', message: expect.stringMatching(/not a directory/) });
 });
+
+test('a workspace that does not exist yet is created', async () => {
+  const workspace = join(temp(), 'not', 'yet');
+  expect(await createUploadStore(workspace).write(Buffer.from('x'), 'txt')).toMatch(/not\/yet\/uploads\//);
+});

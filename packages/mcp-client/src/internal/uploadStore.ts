@@ -7,8 +7,12 @@ import { UPLOAD_EXTENSIONS, type BinaryStore } from '../results.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/** Refuses an `uploads/` that is a symlink or not a directory; creates it (0700) when missing. */
-async function ensureUploadsDir(dir: string): Promise<void> {
+/**
+ * Refuses an `uploads/` that is a symlink or not a directory; creates it (0700) when missing. The
+ * workspace itself is the caller's and is created as needed (it may be a symlink).
+ */
+async function ensureUploadsDir(workspace: string, dir: string): Promise<void> {
+  await mkdir(workspace, { recursive: true, mode: 0o700 });
   try {
     await mkdir(dir, { mode: 0o700 });
   } catch (error) {
@@ -31,7 +35,7 @@ export function createUploadStore(workspace: string): BinaryStore {
   return {
     async write(bytes, extension) {
       // Checked on every write: the directory may be swapped for a symlink between writes.
-      await ensureUploadsDir(dir);
+      await ensureUploadsDir(workspace, dir);
       const safeExtension = UPLOAD_EXTENSIONS.has(extension) ? extension : 'bin';
       const name = `${createHash('sha256').update(bytes).digest('hex').slice(0, 24)}.${safeExtension}`;
       const path = join(dir, name);
