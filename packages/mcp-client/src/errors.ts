@@ -5,7 +5,9 @@ export type McpClientErrorCode =
   /** The runtime was closed; every call after `close()` fails with this at once. */
   | 'closed'
   /** Startup was aborted through the caller's signal. */
-  | 'aborted';
+  | 'aborted'
+  /** A path to write through is a symlink or not what it must be (an `uploads/` that is a symlink); nothing was written. */
+  | 'unsafe_path';
 
 /** One problem in a configuration: where (`path`, e.g. `servers[1].tool_timeout_secs`) and why. */
 export interface ConfigIssue {

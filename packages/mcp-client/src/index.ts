@@ -9,6 +9,7 @@ export type {
   RiskProfile,
   McpConfig,
   McpConfigValidation,
+  McpConfigOptions,
 } from './config.js';
 export {
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -25,6 +26,8 @@ export type { ImportFormat, ImportOptions, ImportedServer, ImportResult } from '
 export { importMcpServers } from './importers.js';
 export type { Provenance } from './provenance.js';
 export { MAX_CONTEXT_TEXT, wrapUntrusted } from './provenance.js';
+export type { JsonLimit } from './internal/contentLimits.js';
+export { CONTENT_LIMITS } from './internal/contentLimits.js';
 export { REDACTED, MAX_ERROR_TEXT, maskSecret, redactServerConfig, redactConfig, collectSecrets, createSecretScrubber, capText } from './redact.js';
 export type { ServerToolNames, NamedTool, ToolNaming, ToolNamingOptions } from './naming.js';
 export { MAX_SERVER_PART, MAX_TOOL_NAME, NAME_SEPARATOR, toServerPart, assignToolNames } from './naming.js';
@@ -40,6 +43,8 @@ export {
   mimeEssence,
   sniffImageType,
   estimateDecodedSize,
+  sniffDocumentExtension,
+  UPLOAD_EXTENSIONS,
   toModelResult,
 } from './results.js';
 export type {
@@ -50,6 +55,7 @@ export type {
   ServerState,
   ServerDiagnostic,
   McpTool,
+  McpCallOptions,
   McpRuntimeOptions,
   McpRuntime,
   PinnedResource,

@@ -21,6 +21,7 @@ export type {
   ServerState,
   ServerDiagnostic,
   McpTool,
+  McpCallOptions,
   McpRuntimeOptions,
   McpRuntime,
   PinnedResource,
@@ -151,7 +152,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     },
     toolNames: () => catalog.entries.map((entry) => entry.exposed),
     pinnedResources: () => [...pool.pinned],
-    call: (name, args, callOptions) => toolMap.call(name, args, callOptions?.signal),
+    call: (name, args, callOptions) => toolMap.call(name, args, callOptions),
     diagnostics: () => pool.diagnostics(),
     async ready(readyOptions) {
       await (readyOptions?.signal ? raceAbort(startup, readyOptions.signal) : startup);

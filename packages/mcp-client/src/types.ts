@@ -1,4 +1,4 @@
-import type { InputJsonSchema, InvocationHook, Invoker } from '@capnode/capabilities';
+import type { InputJsonSchema, InvocationHook, Invoker, ProgressUpdate } from '@capnode/capabilities';
 import type { Client, Implementation } from '@modelcontextprotocol/client';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
 import type { Approver } from './policy.js';
@@ -82,9 +82,28 @@ export interface McpTool {
   readonly server: string;
   /** The tool's own name on its server. */
   readonly tool: string;
+  /**
+   * The server's annotations when the server is `trusted`; otherwise only its title, prefixed with
+   * the server name (the hints are in {@link McpTool.serverClaims}).
+   */
   readonly annotations?: Record<string, unknown>;
+  /**
+   * `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` as an untrusted server declared
+   * them: the server's claim, not verified. They never relax capnode's policy.
+   */
+  readonly serverClaims?: Readonly<Record<string, unknown>>;
   /** Runs the tool through the invocation pipeline (policy, approval, audit) and shapes the result for a model. */
-  execute(args: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+  execute(args: unknown, options?: McpCallOptions): Promise<ModelToolResult>;
+}
+
+/** Options of one tool call. */
+export interface McpCallOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * Receives the server's progress reports (`notifications/progress`; message scrubbed and capped).
+   * Given, the request carries a progress token; the deadline stays `tool_timeout_secs`.
+   */
+  readonly onProgress?: (update: ProgressUpdate) => void;
 }
 
 export interface McpRuntimeOptions {
@@ -128,7 +147,7 @@ export interface McpRuntime extends AsyncDisposable {
   /** The imported tools the agent may use, keyed by name; re-lists servers whose tools changed. */
   tools(options?: { readonly signal?: AbortSignal }): Promise<Record<string, McpTool>>;
   /** Calls one imported tool by its exposed name. Never throws; failures are error results. */
-  call(name: string, args?: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+  call(name: string, args?: unknown, options?: McpCallOptions): Promise<ModelToolResult>;
   /** Per-server state, including servers that failed to start. */
   diagnostics(): readonly ServerDiagnostic[];
   /**

@@ -16,8 +16,10 @@ import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { createPolicyHook, type Approver, type ToolPolicy } from '../policy.js';
 import { capText } from '../redact.js';
 import type { Logger } from '../types.js';
-import { callResultSchema, toCommandAnnotations, toCommandResult } from './callResult.js';
+import { callResultSchema, toCommandResult } from './callResult.js';
 import type { Catalog } from './catalog.js';
+import { forwardProgress, withProgress } from './progress.js';
+import { httpStatusOf } from './sdkSeam.js';
 import type { ServerPool } from './serverPool.js';
 import { errorText, isRecord } from './util.js';
 
@@ -53,7 +55,7 @@ export class CapabilityAdapter {
    * the pipeline's deadline. While the SDK's timeout ends a call before that deadline, the caller's
    * signal cancels it just as the pipeline's would, so no per-call AbortSignal has to be made.
    */
-  readonly #directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number }>();
+  readonly #directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number; readonly progress: boolean }>();
 
   constructor(options: CapabilityAdapterOptions) {
     this.#options = options;
@@ -77,9 +79,12 @@ export class CapabilityAdapter {
       .map((command) => command.name);
   }
 
-  /** Records the caller's signal and deadline of a `runtime.call` request (see `#directCalls`). */
-  noteDirectCall(request: InvocationRequest, signal: AbortSignal | undefined, deadline: number): void {
-    this.#directCalls.set(request, { signal, deadline });
+  /**
+   * Records the caller's signal and deadline of a `runtime.call` request (see `#directCalls`), and
+   * whether it was given `onProgress`.
+   */
+  noteDirectCall(request: InvocationRequest, signal: AbortSignal | undefined, deadline: number, progress: boolean): void {
+    this.#directCalls.set(request, { signal, deadline, progress });
   }
 
   /** Wraps a built-in command so it fails at once after close and never leaks raw errors. */
@@ -95,7 +100,7 @@ export class CapabilityAdapter {
       name: entry.exposed,
       description: entry.description,
       inputSchema: entry.inputSchema,
-      ...(entry.annotations ? { annotations: toCommandAnnotations(entry.annotations) } : {}),
+      ...(entry.commandAnnotations ? { annotations: entry.commandAnnotations } : {}),
       localOnly: true,
       execute: (args: unknown, context) => this.#callServer(entry.server, entry.name, args, context),
     }));
@@ -135,6 +140,16 @@ export class CapabilityAdapter {
     return context.signal;
   }
 
+  /**
+   * Progress of a tools/call goes to the caller's `context.progress`: always for calls from other
+   * transports (the host's clients; a no-op there unless they asked), for `runtime.call` only when it
+   * was given `onProgress`, so a harness call without it sends no progress token.
+   */
+  #progressOf(context: CommandContext): ReturnType<typeof forwardProgress> | undefined {
+    const direct = this.#directCalls.get(context.request);
+    return direct && !direct.progress ? undefined : forwardProgress(context.progress, this.#options.scrub);
+  }
+
   async #callServer(serverName: string, toolName: string, args: unknown, context: CommandContext): Promise<CommandResult> {
     const { pool } = this.#options;
     if (this.#closed) throw pool.closedError();
@@ -157,10 +172,12 @@ export class CapabilityAdapter {
       // Session close rejects the call through `settleOnClose` rather than a combined signal:
       // AbortSignal.any costs tens of microseconds per call on Node 20.
       const result = await session.settleOnClose(
-        connection.client.request(
-          { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {} } },
-          callResultSchema,
-          signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+        withProgress(connection.client, this.#progressOf(context), (meta) =>
+          connection.client.request(
+            { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {}, ...(meta ? { _meta: meta } : {}) } },
+            callResultSchema,
+            signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+          ),
         ),
       );
       session.recordSuccess();
@@ -169,7 +186,7 @@ export class CapabilityAdapter {
       if (session.closed || this.#closed) throw pool.closedError();
       if (signal?.aborted) throw new CapabilityError('cancelled', `${serverName}__${toolName} was cancelled.`);
       const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
-      const status = (error as { status?: unknown }).status;
+      const status = httpStatusOf(error);
       if (status === 404 && connection.transport !== 'stdio') session.recycle('the server reported the session as expired (HTTP 404)');
       session.recordFailure(timedOut);
       if (timedOut) throw new CapabilityError('timeout', `MCP server '${serverName}' did not answer '${toolName}' within ${timeoutSecs} s.`);

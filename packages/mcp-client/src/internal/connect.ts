@@ -5,6 +5,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import type { ConnectRequest, McpConnection, McpConnector } from '../runtime.js';
 import { createBoundedFetch } from './boundedFetch.js';
 import { loadCaBundle } from './caFile.js';
+import { httpStatusOf } from './sdkSeam.js';
 import { ProcessStdioTransport } from './stdioTransport.js';
 
 /** Longest wait for the polite session DELETE on close. */
@@ -45,8 +46,8 @@ function connectWithin(client: Client, transport: Parameters<Client['connect']>[
 
 /** True for an HTTP 4xx answer to the first POST that says "not a Streamable HTTP endpoint" (spec back-compat rule). */
 function shouldFallBackToSse(error: unknown): boolean {
-  const status = (error as { status?: unknown }).status;
-  return error instanceof SdkError && typeof status === 'number' && status >= 400 && status < 500 && status !== 401 && status !== 403;
+  const status = httpStatusOf(error);
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
 }
 
 async function connectStdio(request: ConnectRequest): Promise<McpConnection> {

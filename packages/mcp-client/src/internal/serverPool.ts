@@ -79,7 +79,7 @@ export class ServerPool {
 
   /** How the built-in resource and prompt tools reach each server. */
   access(serverPart: (server: string) => string): ServerAccess[] {
-    return [...this.sessions.values()].map((session) => sessionAccess(session, serverPart(session.server.name)));
+    return [...this.sessions.values()].map((session) => sessionAccess(session, serverPart(session.server.name), this.#options.scrub));
   }
 
   /**
@@ -148,7 +148,7 @@ export class ServerPool {
   async #readPinned(session: ServerSession, signal: AbortSignal): Promise<void> {
     const uris = session.server.pinned_resources;
     if (uris.length === 0 || !session.connection) return;
-    const server = sessionAccess(session, session.server.name);
+    const server = sessionAccess(session, session.server.name, this.#options.scrub);
     if (!session.capabilities.resources) {
       session.pinnedWarnings.push('pinned_resources ignored: the server does not support resources');
       return;
@@ -167,11 +167,12 @@ export class ServerPool {
   }
 }
 
-function sessionAccess(session: ServerSession, part: string): ServerAccess {
+function sessionAccess(session: ServerSession, part: string, scrub: (text: string) => string): ServerAccess {
   return {
     name: session.server.name,
     part,
     timeoutMs: session.server.tool_timeout_secs * 1000,
+    scrub,
     supports: (which) => session.capabilities[which],
     connect: async (signal) => (await session.ensureConnected(signal)).client,
   };

@@ -4,6 +4,8 @@ import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnection, McpConnector, ServerDiagnostic, ServerState } from '../types.js';
 import { createDeadline } from '@capnode/protocol';
+import { CONTENT_LIMITS, safeJson } from './contentLimits.js';
+import { routeProgress } from './progress.js';
 import { SessionTools } from './sessionTools.js';
 import type { ListedTool } from './toolListing.js';
 import { errorText, raceAbort } from './util.js';
@@ -196,6 +198,7 @@ export class ServerSession {
 
   #createClient(): Client {
     const client = new Client(this.#host.clientInfo, { capabilities: {} });
+    routeProgress(client);
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (this.connection?.client !== client || this.closed) return;
       // Only this server is re-listed; the others keep their lists.
@@ -204,7 +207,7 @@ export class ServerSession {
     });
     client.setNotificationHandler('notifications/message', (notification) => {
       const data = notification.params.data;
-      const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
+      const text = typeof data === 'string' ? data : safeJson(data ?? null, CONTENT_LIMITS.contentMeta);
       this.#host.logger.debug(`[${this.server.name} ${notification.params.level}] ${capText(this.#host.scrub(text ?? ''), 2_000)}`);
     });
     client.onerror = (error) => {
