@@ -46,6 +46,11 @@ export interface McpServerConfig {
    * Never relaxes the risk profile either way.
    */
   readonly trusted: boolean;
+  /**
+   * Disconnect after this many milliseconds without a call in flight; the next call reconnects.
+   * `0` turns it off for this server; absent, the runtime's `idleTimeoutMs` applies (default off).
+   */
+  readonly idle_timeout_ms?: number;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -144,6 +149,12 @@ const serverShape = z.strictObject({
   tls_ca_cert_path: z.string().min(1, 'must not be empty').optional(),
   pinned_resources: z.array(z.string().min(1, 'must not be empty')).optional(),
   trusted: z.boolean({ error: 'must be true or false' }).optional(),
+  idle_timeout_ms: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(0, 'must not be negative (0 turns idle disconnect off)')
+    .max(24 * 60 * 60 * 1000, 'must be at most 24 hours')
+    .optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -300,6 +311,7 @@ function normalizeServer(server: RawServer): McpServerConfig {
     ...(server.tls_ca_cert_path === undefined ? {} : { tls_ca_cert_path: server.tls_ca_cert_path }),
     pinned_resources: server.pinned_resources ?? [],
     trusted: server.trusted ?? false,
+    ...(server.idle_timeout_ms === undefined ? {} : { idle_timeout_ms: server.idle_timeout_ms }),
   };
 }
 

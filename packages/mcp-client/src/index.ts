@@ -59,5 +59,15 @@ export type {
   McpRuntimeOptions,
   McpRuntime,
   PinnedResource,
+  McpRuntimeEvent,
+  McpRuntimeListener,
+  ServerStateEvent,
+  CatalogChangedEvent,
+  ListChangedEvent,
+  DiagnosticEvent,
+  ServerRequestContext,
+  SamplingHandler,
+  ElicitationHandler,
+  CallElicitor,
 } from './runtime.js';
 export { defaultLogger } from './runtime.js';

@@ -1,5 +1,5 @@
 import type { InputJsonSchema, InvocationHook, Invoker, ProgressUpdate } from '@capnode/capabilities';
-import type { Client, Implementation } from '@modelcontextprotocol/client';
+import type { Client, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, Root } from '@modelcontextprotocol/client';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
 import type { Approver } from './policy.js';
 import type { BinaryStore, ModelToolResult } from './results.js';
@@ -67,6 +67,8 @@ export interface ServerDiagnostic {
    * list (none if it never listed) and the listing is retried in the background with backoff.
    */
   readonly listError?: string;
+  /** True while the server is disconnected because it was idle (`idle_timeout_ms`); the next call reconnects. */
+  readonly idle?: boolean;
   /** ISO time when a paused server accepts calls again. */
   readonly pausedUntil?: string;
   readonly serverInfo?: { readonly name: string; readonly version: string };
@@ -135,7 +137,101 @@ export interface McpRuntimeOptions {
    * registry are published per server as soon as that server is ready.
    */
   readonly waitForServers?: boolean;
+  /**
+   * Answers servers' `sampling/createMessage` requests (the harness runs its model). Given, the client
+   * declares the `sampling` capability; without it none is declared and such requests are refused
+   * with JSON-RPC error -32601.
+   */
+  readonly onSampling?: SamplingHandler;
+  /**
+   * Answers servers' `elicitation/create` requests (form mode) that no caller's client takes (see
+   * {@link McpRuntimeOptions.forwardElicitation}). Given, the client declares `elicitation`.
+   */
+  readonly onElicitation?: ElicitationHandler;
+  /**
+   * Declares `elicitation` so that a server's question during an imported tool's call goes to the
+   * client of that call (the invocation's `elicit`, set by a host for clients that can elicit). A
+   * question no call can take goes to `onElicitation`, else is refused with JSON-RPC error -32603.
+   */
+  readonly forwardElicitation?: boolean;
+  /**
+   * The roots servers get for `roots/list`: a list, or a function asked on every request. Given, the
+   * client declares `roots` (with `listChanged`; see {@link McpRuntime.rootsChanged}); without it
+   * `roots/list` is refused with JSON-RPC error -32601.
+   */
+  readonly roots?: readonly Root[] | ((context: ServerRequestContext) => readonly Root[] | Promise<readonly Root[]>);
+  /**
+   * Default idle disconnect for servers without their own `idle_timeout_ms`: a server with no call
+   * in flight for this long is disconnected (a stdio server's process ends), its tools stay in the
+   * catalog, and the next call reconnects. Default: off.
+   */
+  readonly idleTimeoutMs?: number;
 }
+
+/** Which server sent a server-initiated request, and the request's own cancellation. */
+export interface ServerRequestContext {
+  readonly server: string;
+  /** Aborted when the server cancels the request, the connection ends or the runtime closes. */
+  readonly signal: AbortSignal;
+}
+
+/** Answers one `sampling/createMessage` request (the result is validated before it is sent). */
+export type SamplingHandler = (params: CreateMessageRequestParams, context: ServerRequestContext) => CreateMessageResult | Promise<CreateMessageResult>;
+
+/** Answers one `elicitation/create` request (the result is validated before it is sent). */
+export type ElicitationHandler = (params: ElicitRequestParams, context: ServerRequestContext) => ElicitResult | Promise<ElicitResult>;
+
+/** One event of {@link McpRuntime.subscribe} / {@link McpRuntime.events}. */
+export type McpRuntimeEvent = ServerStateEvent | CatalogChangedEvent | ListChangedEvent | DiagnosticEvent;
+
+/** A server's state changed (`disconnected` with `idle: true` for an idle disconnect). */
+export interface ServerStateEvent {
+  readonly type: 'server-state';
+  readonly server: string;
+  readonly state: ServerState;
+  readonly previous: ServerState;
+  /** The failure that caused `failed` / `disconnected`, scrubbed and capped. */
+  readonly error?: string;
+  readonly idle?: boolean;
+}
+
+/** The agent's imported tools of one server changed (exposed names). */
+export interface CatalogChangedEvent {
+  readonly type: 'catalog-changed';
+  readonly server: string;
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}
+
+/** A server said its resources or prompts changed; the cached lists of that server were dropped. */
+export interface ListChangedEvent {
+  readonly type: 'list-changed';
+  readonly server: string;
+  readonly list: 'resources' | 'prompts';
+}
+
+/** A non-fatal problem of one server (skipped tools, failed listings, pinned resources). */
+export interface DiagnosticEvent {
+  readonly type: 'diagnostic';
+  readonly server: string;
+  readonly level: 'warning' | 'error';
+  readonly message: string;
+}
+
+/**
+ * Asks the user through the client of the call under way (a host sets it per invocation as
+ * `elicit` for clients that declared elicitation); structurally the capabilities pipeline's Elicitor.
+ */
+export type CallElicitor = (
+  request: {
+    readonly message: string;
+    readonly requestedSchema: { readonly type: 'object'; readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>; readonly required?: readonly string[] };
+  },
+  options: { readonly signal: AbortSignal },
+) => Promise<{ readonly action: 'accept' | 'decline' | 'cancel'; readonly content?: Readonly<Record<string, unknown>> }>;
+
+/** A listener of runtime events; it runs synchronously and its errors are logged, never thrown. */
+export type McpRuntimeListener = (event: McpRuntimeEvent) => void;
 
 /** The runtime of one agent session: its connected servers, their tools, and the calls into them. */
 export interface McpRuntime extends AsyncDisposable {
@@ -170,6 +266,18 @@ export interface McpRuntime extends AsyncDisposable {
    * secrets follow the new config.
    */
   reload(config: McpConfig, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /**
+   * Calls `listener` for every later event (server state, catalog changes, resource/prompt list
+   * changes, diagnostics); returns the unsubscribe function.
+   */
+  subscribe(listener: McpRuntimeListener): () => void;
+  /**
+   * The same events as an async iterator, from now on until `signal` aborts, the loop breaks, or
+   * the runtime closes. Up to 1,000 unread events are buffered; older ones are dropped beyond that.
+   */
+  events(options?: { readonly signal?: AbortSignal }): AsyncIterableIterator<McpRuntimeEvent>;
+  /** Tells connected servers that declared interest that `roots` changed (`notifications/roots/list_changed`). */
+  rootsChanged(): Promise<void>;
   /** Disconnects everything; afterwards every call fails at once. Idempotent. */
   close(): Promise<void>;
 }

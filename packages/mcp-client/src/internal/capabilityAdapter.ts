@@ -15,7 +15,7 @@ import {
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { createPolicyHook, type Approver, type ToolPolicy } from '../policy.js';
 import { capText } from '../redact.js';
-import type { Logger } from '../types.js';
+import type { CallElicitor, Logger } from '../types.js';
 import { callResultSchema, toCommandResult } from './callResult.js';
 import type { Catalog } from './catalog.js';
 import { forwardProgress, withProgress } from './progress.js';
@@ -56,6 +56,12 @@ export class CapabilityAdapter {
    * signal cancels it just as the pipeline's would, so no per-call AbortSignal has to be made.
    */
   readonly #directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number; readonly progress: boolean }>();
+  /**
+   * The `elicit` of invocations that carry one (a host sets it for clients that can elicit), keyed
+   * by request: the pipeline hands it to hooks, not to commands, so a hook picks it up.
+   */
+  readonly #elicitors = new WeakMap<InvocationRequest, CallElicitor>();
+  readonly #removeElicitHook: () => void;
 
   constructor(options: CapabilityAdapterOptions) {
     this.#options = options;
@@ -66,8 +72,15 @@ export class CapabilityAdapter {
       lookup: (name) => options.catalog.lookup(name),
       ...(options.approve ? { approve: options.approve } : {}),
     });
-    this.invoker = options.invoker ?? createInvoker({ registry: this.registry, hooks: [policyHook, ...(options.hooks ?? [])] });
+    const elicitHook: InvocationHook = {
+      beforeInvoke: (invocation) => {
+        const elicit = elicitorOf(invocation);
+        if (elicit) this.#elicitors.set(invocation.request, elicit);
+      },
+    };
+    this.invoker = options.invoker ?? createInvoker({ registry: this.registry, hooks: [policyHook, elicitHook, ...(options.hooks ?? [])] });
     this.#removeHook = options.invoker ? options.invoker.use(policyHook) : () => {};
+    this.#removeElicitHook = options.invoker ? options.invoker.use(elicitHook) : () => {};
   }
 
   /** Names of the host's own commands, which imported tools must not take. */
@@ -119,6 +132,7 @@ export class CapabilityAdapter {
   close(): void {
     this.#closed = true;
     this.#removeHook();
+    this.#removeElicitHook();
     if (this.#capability) this.registry.unregister(this.#capability);
     this.#capability = undefined;
   }
@@ -168,6 +182,7 @@ export class CapabilityAdapter {
     }
     const timeoutSecs = session.server.tool_timeout_secs;
     const signal = this.#callSignal(context, timeoutSecs * 1000);
+    const endCall = session.beginCall(this.#elicitors.get(context.request) ?? elicitorOf(context));
     try {
       // Session close rejects the call through `settleOnClose` rather than a combined signal:
       // AbortSignal.any costs tens of microseconds per call on Node 20.
@@ -193,6 +208,14 @@ export class CapabilityAdapter {
       const lost = error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
       const detail = lost ? (session.lastError ?? 'the connection closed') : pool.describe(error);
       throw new CapabilityError('failed', capText(`MCP server '${serverName}' failed '${toolName}': ${detail}`));
+    } finally {
+      endCall();
     }
   }
+}
+
+/** An `elicit` function on an invocation or command context, when the pipeline provides one. */
+function elicitorOf(carrier: object): CallElicitor | undefined {
+  const elicit = (carrier as { readonly elicit?: unknown }).elicit;
+  return typeof elicit === 'function' ? (elicit as CallElicitor) : undefined;
 }

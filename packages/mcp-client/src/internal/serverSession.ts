@@ -2,10 +2,11 @@ import { CapabilityError } from '@capnode/capabilities';
 import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
-import type { Logger, McpConnection, McpConnector, ServerDiagnostic, ServerState } from '../types.js';
+import type { CallElicitor, Logger, McpConnection, McpConnector, McpRuntimeEvent, ServerDiagnostic, ServerState } from '../types.js';
 import { createDeadline } from '@capnode/protocol';
 import { CONTENT_LIMITS, safeJson } from './contentLimits.js';
 import { routeProgress } from './progress.js';
+import { clientCapabilities, installServerRequests, type ServerRequestHooks } from './serverRequests.js';
 import { SessionTools } from './sessionTools.js';
 import type { ListedTool } from './toolListing.js';
 import { errorText, raceAbort } from './util.js';
@@ -29,6 +30,11 @@ export interface SessionHost {
   toolsChanged(session: ServerSession): void;
   catalogChanged(session: ServerSession): void;
   track(promise: Promise<unknown>): void;
+  /** Answers to server-initiated requests; decide the capabilities each client declares. */
+  readonly requestHooks: ServerRequestHooks;
+  /** The runtime's default idle disconnect (ms; 0 or absent: off). */
+  readonly idleTimeoutMs: number | undefined;
+  emit(event: McpRuntimeEvent): void;
 }
 
 /** One granted server: its connection, backoff, pause, recycling, tool listing and close. */
@@ -57,6 +63,18 @@ export class ServerSession {
   readonly #calls = new Set<(error: Error) => void>();
   #lastTransportError: string | undefined;
   readonly #host: SessionHost;
+  /** Elicitors of the calls in flight that can take a server's question (see {@link elicitor}). */
+  readonly #elicitors = new Set<CallElicitor>();
+  /** Calls in flight; the idle timer runs only while there are none. */
+  #active = 0;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set while disconnected because of `idle_timeout_ms`. */
+  idle = false;
+  #pausedReported = false;
+  /** `resources/list` and `prompts/list` answers (first page), until the server says they changed or reconnects. */
+  readonly listCache = new Map<string, unknown>();
+  /** Bumped whenever cached lists are dropped, so a listing under way then is not kept. */
+  listEpoch = 0;
 
   constructor(server: McpServerConfig, host: SessionHost) {
     this.server = server;
@@ -68,7 +86,99 @@ export class ServerSession {
       signal: this.abort.signal,
       describe: (error) => host.describe(error),
       changed: () => host.catalogChanged(this),
+      diagnostic: (level, message) => this.report(level, message),
     });
+  }
+
+  /** Emits a diagnostic event for this server. */
+  report(level: 'warning' | 'error', message: string): void {
+    this.#host.emit({ type: 'diagnostic', server: this.server.name, level, message });
+  }
+
+  /** Changes the state and emits `server-state` when it differs. */
+  #setState(state: ServerState): void {
+    const previous = this.state;
+    this.state = state;
+    if (previous === state) return;
+    const failed = state === 'failed' || state === 'disconnected';
+    this.#host.emit({
+      type: 'server-state',
+      server: this.server.name,
+      state,
+      previous,
+      ...(failed && !this.idle && this.lastError !== undefined ? { error: this.lastError } : {}),
+      ...(state === 'disconnected' && this.idle ? { idle: true } : {}),
+    });
+  }
+
+  /** The idle disconnect of this server in ms (0: off). */
+  get idleTimeoutMs(): number {
+    return this.server.idle_timeout_ms ?? this.#host.idleTimeoutMs ?? 0;
+  }
+
+  /**
+   * Marks a call (or other request) in flight: no idle disconnect until the returned function is
+   * called. `elicit` (the caller's client can answer questions) is offered to the server's
+   * `elicitation/create` requests meanwhile.
+   */
+  beginCall(elicit?: CallElicitor): () => void {
+    this.#active += 1;
+    this.#clearIdle();
+    // A fresh function per call, so two calls with the same elicitor are counted apart.
+    const entry: CallElicitor | undefined = elicit ? (request, options) => elicit(request, options) : undefined;
+    if (entry) this.#elicitors.add(entry);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      if (entry) this.#elicitors.delete(entry);
+      this.#active -= 1;
+      if (this.#active === 0) this.#armIdle();
+    };
+  }
+
+  /**
+   * The elicitor a server question goes to: the calling client's, when exactly one call in flight
+   * on this server has one (with several, which call asked cannot be told, so none is used).
+   */
+  elicitor(): CallElicitor | undefined {
+    if (this.#elicitors.size !== 1) return undefined;
+    return this.#elicitors.values().next().value;
+  }
+
+  /** Restarts the idle timer after activity that is not a call (resource and prompt requests). */
+  touch(): void {
+    if (this.#active === 0) this.#armIdle();
+  }
+
+  #clearIdle(): void {
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  #armIdle(): void {
+    this.#clearIdle();
+    const ms = this.idleTimeoutMs;
+    if (ms <= 0 || this.closed || !this.connection || this.state !== 'connected') return;
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (this.#active === 0) this.#disconnectIdle();
+    }, ms);
+    this.#idleTimer.unref?.();
+  }
+
+  /** Ends an idle connection; the catalog keeps the tools and the next call reconnects at once. */
+  #disconnectIdle(): void {
+    const connection = this.connection;
+    if (!connection || this.closed) return;
+    this.connection = undefined;
+    this.toolList.stop();
+    this.idle = true;
+    this.attempt = 0;
+    this.nextConnectAt = 0;
+    this.#host.logger.info(`mcp server '${this.server.name}' disconnected after ${this.idleTimeoutMs} ms idle; the next call reconnects`);
+    this.#setState('disconnected');
+    this.#host.track(connection.close());
   }
 
   get tools(): readonly ListedTool[] {
@@ -108,6 +218,7 @@ export class ServerSession {
       toolCount: this.tools.length,
       warnings: [...this.toolList.warnings, ...this.pinnedWarnings],
       ...(this.toolList.listError === undefined ? {} : { listError: this.toolList.listError }),
+      ...(this.idle && !this.connection ? { idle: true } : {}),
       ...(this.connectMs === undefined ? {} : { connectMs: Math.round(this.connectMs) }),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
       ...(paused ? { pausedUntil: new Date(this.pausedUntil).toISOString() } : {}),
@@ -143,7 +254,7 @@ export class ServerSession {
     const signal = deadline.signal;
     const started = performance.now();
     this.#connectDeadline = started + timeoutMs;
-    this.state = this.attempt === 0 ? 'connecting' : this.state;
+    this.#setState(this.attempt === 0 ? 'connecting' : this.state);
     this.#lastTransportError = undefined;
     const attempt = this.#host.connector({
       server,
@@ -171,12 +282,16 @@ export class ServerSession {
       this.connection = connection;
       const declared = connection.client.getServerCapabilities();
       this.capabilities = { resources: Boolean(declared?.resources), prompts: Boolean(declared?.prompts) };
-      this.state = 'connected';
       this.connectMs = performance.now() - started;
       this.attempt = 0;
       this.nextConnectAt = 0;
       this.lastError = undefined;
+      this.listCache.clear();
+      this.listEpoch += 1;
+      this.#setState('connected');
+      this.idle = false;
       this.toolList.reset(this.#listTimeoutMs());
+      if (this.#active === 0) this.#armIdle();
       return connection;
     } catch (error) {
       abandoned = true;
@@ -184,11 +299,12 @@ export class ServerSession {
       const timedOut = signal.aborted || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
       this.attempt += 1;
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
-      this.state = this.connectMs === undefined ? 'failed' : 'disconnected';
       const detail = timedOut ? `did not finish connecting within ${server.connect_timeout_secs} s` : this.#host.describe(error);
       const transportError = this.#lastTransportError;
       const sameError = transportError === capText(this.#host.scrub(errorText(error)), 300);
       this.lastError = capText(transportError && !timedOut && !sameError ? `${detail}; ${transportError}` : detail);
+      this.idle = false;
+      this.#setState(this.connectMs === undefined ? 'failed' : 'disconnected');
       this.#host.logger.warn(`mcp server '${server.name}' failed to connect: ${this.lastError}`);
       throw new CapabilityError('failed', `MCP server '${server.name}' is not available: ${this.lastError}`, { cause: error });
     } finally {
@@ -197,8 +313,19 @@ export class ServerSession {
   }
 
   #createClient(): Client {
-    const client = new Client(this.#host.clientInfo, { capabilities: {} });
+    const hooks = this.#host.requestHooks;
+    const client = new Client(this.#host.clientInfo, { capabilities: clientCapabilities(hooks) });
     routeProgress(client);
+    installServerRequests(client, hooks, { server: this.server.name, scrub: this.#host.scrub, elicitor: () => this.elicitor() });
+    for (const list of ['resources', 'prompts'] as const) {
+      client.setNotificationHandler(`notifications/${list}/list_changed`, () => {
+        if (this.connection?.client !== client || this.closed) return;
+        // Only this server's cached list is dropped.
+        this.listCache.delete(list);
+        this.listEpoch += 1;
+        this.#host.emit({ type: 'list-changed', server: this.server.name, list });
+      });
+    }
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (this.connection?.client !== client || this.closed) return;
       // Only this server is re-listed; the others keep their lists.
@@ -219,11 +346,12 @@ export class ServerSession {
       const connection = this.connection;
       this.connection = undefined;
       if (this.closed) return;
-      this.state = 'disconnected';
       this.toolList.stop();
+      this.#clearIdle();
       this.attempt += 1;
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
       this.lastError = capText(`the connection closed${this.#lastTransportError ? `: ${this.#lastTransportError}` : ''}`);
+      this.#setState('disconnected');
       this.#host.logger.warn(`mcp server '${this.server.name}' disconnected: ${this.lastError}`);
       this.#host.track(connection.close());
     };
@@ -254,11 +382,17 @@ export class ServerSession {
     this.pausedUntil = Date.now() + PAUSE_MS;
     this.failures = 0;
     this.#host.logger.warn(`mcp server '${this.server.name}' paused after ${PAUSE_AFTER_FAILURES} consecutive failures until ${new Date(this.pausedUntil).toISOString()}`);
+    this.#pausedReported = true;
+    this.#host.emit({ type: 'server-state', server: this.server.name, state: 'paused', previous: this.state });
     if (timedOut) this.recycle('timed out repeatedly');
   }
 
   recordSuccess(): void {
     this.failures = 0;
+    if (this.#pausedReported && this.pausedUntil <= Date.now()) {
+      this.#pausedReported = false;
+      if (this.state === 'connected') this.#host.emit({ type: 'server-state', server: this.server.name, state: 'connected', previous: 'paused' });
+    }
   }
 
   /** Drops the session so the next call reconnects; the failed call is not replayed. */
@@ -266,10 +400,11 @@ export class ServerSession {
     const connection = this.connection;
     if (!connection) return;
     this.connection = undefined;
-    this.state = 'disconnected';
     this.toolList.stop();
+    this.#clearIdle();
     this.nextConnectAt = 0;
     this.lastError = capText(`session recycled: ${reason}`);
+    this.#setState('disconnected');
     this.#host.logger.warn(`mcp server '${this.server.name}': ${this.lastError}`);
     this.#host.track(connection.close());
   }
@@ -300,8 +435,10 @@ export class ServerSession {
   }
 
   async close(): Promise<void> {
+    const wasClosed = this.closed;
     this.abort.abort();
     this.toolList.stop();
+    this.#clearIdle();
     if (this.#calls.size > 0) {
       const error = this.#host.closedError();
       for (const reject of this.#calls) reject(error);
@@ -309,7 +446,8 @@ export class ServerSession {
     }
     const connection = this.connection;
     this.connection = undefined;
-    this.state = 'closed';
+    if (wasClosed) this.state = 'closed';
+    else this.#setState('closed');
     const pending = this.#connecting;
     await Promise.allSettled([connection?.close(), pending]);
   }

@@ -21,6 +21,16 @@ export interface ServerAccess {
   readonly scrub: (text: string) => string;
   supports(capability: 'resources' | 'prompts'): boolean;
   connect(signal: AbortSignal): Promise<Client>;
+  /**
+   * The server's first `resources/list` / `prompts/list` page, kept until the server says the list
+   * changed (or reconnects); `load` fetches it when none is kept. Absent: no caching.
+   */
+  cachedList?<T>(list: 'resources' | 'prompts', load: () => Promise<T>): Promise<T>;
+}
+
+/** `load` through the server's list cache when it has one. */
+function throughCache<T>(server: ServerAccess, list: 'resources' | 'prompts', load: () => Promise<T>): Promise<T> {
+  return server.cachedList ? server.cachedList(list, load) : load();
 }
 
 const listResourcesSchema = z.looseObject({ resources: z.array(z.unknown()), nextCursor: z.string().optional() });
@@ -146,12 +156,12 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
       const listed: Record<string, unknown>[] = [];
       let nextCursor: string | undefined;
       for (const server of targets) {
-        const client = await server.connect(context.signal);
-        const page = await client.request(
-          { method: 'resources/list', params: typeof args.cursor === 'string' && targets.length === 1 ? { cursor: args.cursor } : {} },
-          listResourcesSchema,
-          { signal: context.signal, timeout: server.timeoutMs },
-        );
+        const cursor = typeof args.cursor === 'string' && targets.length === 1 ? args.cursor : undefined;
+        const load = async () => {
+          const client = await server.connect(context.signal);
+          return client.request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, listResourcesSchema, { signal: context.signal, timeout: server.timeoutMs });
+        };
+        const page = cursor === undefined ? await throughCache(server, 'resources', load) : await load();
         for (const raw of page.resources.slice(0, 500)) {
           if (!isRecord(raw) || typeof raw.uri !== 'string') continue;
           listed.push({
@@ -193,8 +203,10 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
       targets.forEach((server) => requireSupport(server, 'prompts'));
       const listed: Record<string, unknown>[] = [];
       for (const server of targets) {
-        const client = await server.connect(context.signal);
-        const page = await client.request({ method: 'prompts/list', params: {} }, listPromptsSchema, { signal: context.signal, timeout: server.timeoutMs });
+        const page = await throughCache(server, 'prompts', async () => {
+          const client = await server.connect(context.signal);
+          return client.request({ method: 'prompts/list', params: {} }, listPromptsSchema, { signal: context.signal, timeout: server.timeoutMs });
+        });
         for (const raw of page.prompts.slice(0, 500)) {
           if (!isRecord(raw) || typeof raw.name !== 'string') continue;
           const parameters = Array.isArray(raw.arguments)

@@ -1,0 +1,131 @@
+import { createInvoker, createRegistry, type InvocationHook } from '@capnode/capabilities';
+import { createMcpRuntime } from '@capnode/mcp-client/node';
+import type { CallElicitor } from '@capnode/mcp-client';
+import { expect, test } from 'vitest';
+import { everythingServer } from '../support/mcpServers.js';
+import { fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
+
+const answerOf = (result: { content: readonly { text: string }[] }) => JSON.parse(textOf(result)) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
+
+const sampling = { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 10 };
+const elicitation = { message: 'Your name? token sk-live-0123456789abcdefSECRET', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } };
+
+test('without hooks no capability is declared and sampling, elicitation and roots requests get JSON-RPC -32601', async () => {
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), { agent: 'test', logger: memoryLogger() });
+  expect(JSON.parse(textOf(await runtime.call('fx__client-caps')))).toEqual({});
+  for (const [method, params] of [
+    ['sampling/createMessage', sampling],
+    ['elicitation/create', elicitation],
+    ['roots/list', undefined],
+  ] as const) {
+    const answer = answerOf(await runtime.call('fx__ask', { method, ...(params ? { params } : {}) }));
+    expect(answer.error?.code, method).toBe(-32601);
+  }
+});
+
+test('each hook declares its capability and answers; the handler learns which server asked', async () => {
+  const asked: string[] = [];
+  let roots = [{ uri: 'file:///work/a', name: 'a' }];
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    onSampling: (params, context) => {
+      asked.push(`sampling from ${context.server}: ${JSON.stringify(params.messages[0]?.content)}`);
+      expect(context.signal).toBeInstanceOf(AbortSignal);
+      return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'sampled answer' } };
+    },
+    onElicitation: (params, context) => {
+      asked.push(`elicitation from ${context.server}: ${params.message}`);
+      return { action: 'accept', content: { name: 'Ada' } };
+    },
+    roots: () => roots,
+  });
+  const caps = JSON.parse(textOf(await runtime.call('fx__client-caps'))) as Record<string, unknown>;
+  expect(caps).toEqual({ sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } });
+  expect(answerOf(await runtime.call('fx__ask', { method: 'sampling/createMessage', params: sampling })).result).toMatchObject({ model: 'test-model', content: { text: 'sampled answer' } });
+  expect(answerOf(await runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation })).result).toEqual({ action: 'accept', content: { name: 'Ada' } });
+  expect(answerOf(await runtime.call('fx__ask', { method: 'roots/list' })).result).toEqual({ roots: [{ uri: 'file:///work/a', name: 'a' }] });
+  roots = [{ uri: 'file:///work/b', name: 'b' }];
+  await runtime.rootsChanged();
+  expect(answerOf(await runtime.call('fx__ask', { method: 'roots/list' })).result).toEqual({ roots: [{ uri: 'file:///work/b', name: 'b' }] });
+  expect(asked[0]).toBe('sampling from fx: {"type":"text","text":"hi"}');
+  expect(asked[1]).toMatch(/^elicitation from fx: Your name\?/);
+  // A result the SDK's schema rejects is an error for the server, not a crash.
+  await using bad = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    onSampling: () => ({ nonsense: true }) as never,
+  });
+  expect(answerOf(await bad.call('fx__ask', { method: 'sampling/createMessage', params: sampling })).error?.code).toBeTypeOf('number');
+});
+
+test('server-everything: its sampling, elicitation and roots tools appear only with the hooks, and work through them', async () => {
+  await using plain = await createMcpRuntime(grantAll([everythingServer()]), { agent: 'test', logger: memoryLogger() });
+  const plainTools = Object.keys(await plain.tools());
+  expect(plainTools).not.toContain('everything__trigger-sampling-request');
+  expect(plainTools).not.toContain('everything__trigger-elicitation-request');
+  expect(plainTools).not.toContain('everything__get-roots-list');
+
+  await using runtime = await createMcpRuntime(grantAll([everythingServer()]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    onSampling: (params) => ({ model: 'harness-model', role: 'assistant', content: { type: 'text', text: `echo of ${JSON.stringify(params.messages.at(-1)?.content)}` } }),
+    onElicitation: () => ({ action: 'decline' }),
+    roots: [{ uri: 'file:///srv/project', name: 'project' }],
+  });
+  const tools = await runtime.tools();
+  const sampled = textOf(await tools['everything__trigger-sampling-request']!.execute({ prompt: 'the prompt', maxTokens: 20 }));
+  expect(sampled).toMatch(/harness-model/);
+  expect(sampled).toMatch(/the prompt/);
+  const elicited = await tools['everything__trigger-elicitation-request']!.execute({});
+  expect(textOf(elicited)).toMatch(/decline/i);
+  const rootsText = textOf(await tools['everything__get-roots-list']!.execute({}));
+  expect(rootsText).toMatch(/file:\/\/\/srv\/project/);
+});
+
+/** A pipeline whose invocations carry `elicit`, as the host's does for clients that can elicit. */
+function elicitingInvoker(elicit: CallElicitor | undefined) {
+  const hook: InvocationHook = {
+    beforeInvoke(invocation) {
+      if (elicit) Object.assign(invocation, { elicit });
+    },
+  };
+  return createInvoker({ registry: createRegistry(), hooks: [hook] });
+}
+
+test("forwardElicitation: a server's question during a call goes to that call's client, scrubbed and naming the server", async () => {
+  const asked: { message: string; requestedSchema: unknown }[] = [];
+  const elicit: CallElicitor = async (request) => {
+    asked.push(request);
+    return { action: 'accept', content: { name: 'Grace' } };
+  };
+  const server = fixtureServer('fx', 'features', { env: { SECRET_TOKEN: 'sk-live-0123456789abcdefSECRET' } });
+  await using runtime = await createMcpRuntime(grantAll([server]), { agent: 'test', logger: memoryLogger(), invoker: elicitingInvoker(elicit), forwardElicitation: true });
+  expect(JSON.parse(textOf(await runtime.call('fx__client-caps')))).toEqual({ elicitation: { form: {} } });
+  const answer = answerOf(await runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation }));
+  expect(answer.result).toEqual({ action: 'accept', content: { name: 'Grace' } });
+  expect(asked).toHaveLength(1);
+  expect(asked[0]!.message).toBe("MCP server 'fx' asks: Your name? token [redacted]");
+  expect(asked[0]!.requestedSchema).toEqual(elicitation.requestedSchema);
+  // Sampling was not declared, so it is still refused.
+  expect(answerOf(await runtime.call('fx__ask', { method: 'sampling/createMessage', params: sampling })).error?.code).toBe(-32601);
+});
+
+test('a forwarded question with no client to take it (and no onElicitation) is refused with -32603; URL mode is never forwarded', async () => {
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), { agent: 'test', logger: memoryLogger(), invoker: elicitingInvoker(undefined), forwardElicitation: true });
+  expect(answerOf(await runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation })).error?.code).toBe(-32603);
+
+  let forwarded = 0;
+  await using withFallback = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    invoker: elicitingInvoker(async () => ((forwarded += 1), { action: 'cancel' })),
+    forwardElicitation: true,
+    onElicitation: (params) => ({ action: 'accept', content: { via: `harness:${'mode' in params ? params.mode : 'form'}` } }),
+  });
+  const url = { mode: 'url', message: 'Open this', url: 'https://example.com/auth', elicitationId: 'e1' };
+  expect(answerOf(await withFallback.call('fx__ask', { method: 'elicitation/create', params: url })).result).toMatchObject({ action: 'accept', content: { via: 'harness:url' } });
+  expect(forwarded).toBe(0);
+  expect(answerOf(await withFallback.call('fx__ask', { method: 'elicitation/create', params: elicitation })).result).toEqual({ action: 'cancel' });
+  expect(forwarded).toBe(1);
+});
