@@ -1,0 +1,50 @@
+import { createMcpRuntime } from '@capnode/mcp-client/node';
+import { parseMcpConfig, type McpRuntimeEvent } from '@capnode/mcp-client';
+import { expect, test } from 'vitest';
+import { eventually, isAlive } from '../support/poll.js';
+import { fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
+
+test('idle_timeout_ms: an idle stdio server is disconnected and its process exits; the catalog stays and the next call reconnects', async () => {
+  const events: McpRuntimeEvent[] = [];
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features', { idle_timeout_ms: 300 })]), { agent: 'test', logger: memoryLogger() });
+  runtime.subscribe((event) => events.push(event));
+  const firstPid = Number(textOf(await runtime.call('fx__pid')));
+  expect(isAlive(firstPid)).toBe(true);
+  await eventually(() => !isAlive(firstPid), { what: 'the idle server process to exit' });
+  expect(runtime.diagnostics()[0]).toMatchObject({ state: 'disconnected', idle: true, toolCount: 19 });
+  expect(runtime.diagnostics()[0]!.error).toBeUndefined();
+  expect(events).toContainEqual({ type: 'server-state', server: 'fx', state: 'disconnected', previous: 'connected', idle: true });
+  // The catalog is kept while disconnected: no event removed tools, and tools() still lists them.
+  expect(events.some((e) => e.type === 'catalog-changed' && e.removed.length > 0)).toBe(false);
+  expect(Object.keys(await runtime.tools())).toContain('fx__echo');
+
+  // Transparent to the caller: the next call reconnects (a new process) and answers.
+  expect(textOf(await runtime.call('fx__echo', { text: 'back' }))).toBe('back');
+  const secondPid = Number(textOf(await runtime.call('fx__pid')));
+  expect(secondPid).not.toBe(firstPid);
+  expect(runtime.diagnostics()[0]).toMatchObject({ state: 'connected' });
+  expect(runtime.diagnostics()[0]!.idle).toBeUndefined();
+  expect(events).toContainEqual({ type: 'server-state', server: 'fx', state: 'connecting', previous: 'disconnected' });
+  await runtime.close();
+  expect(isAlive(secondPid)).toBe(false);
+});
+
+test('a call in flight holds the idle timer; the runtime option applies to servers without their own value, 0 turns it off', async () => {
+  const servers = [fixtureServer('busy', 'features'), fixtureServer('off', 'features', { idle_timeout_ms: 0 })];
+  await using runtime = await createMcpRuntime(grantAll(servers), { agent: 'test', logger: memoryLogger(), idleTimeoutMs: 200 });
+  const busyPid = Number(textOf(await runtime.call('busy__pid')));
+  const offPid = Number(textOf(await runtime.call('off__pid')));
+  // A call longer than the idle time is not cut off.
+  expect(textOf(await runtime.call('busy__slow', { ms: 600 }))).toBe('slow done');
+  expect(Number(textOf(await runtime.call('busy__pid')))).toBe(busyPid);
+  await eventually(() => !isAlive(busyPid), { what: 'the idle server process to exit' });
+  expect(isAlive(offPid)).toBe(true);
+  expect(runtime.diagnostics().find((d) => d.server === 'off')).toMatchObject({ state: 'connected' });
+});
+
+test('idle_timeout_ms is validated', () => {
+  const parse = (value: unknown) => parseMcpConfig({ servers: [{ name: 'x', command: 'node', idle_timeout_ms: value }] });
+  expect(parse(1_000).config.servers[0]!.idle_timeout_ms).toBe(1_000);
+  expect(parse(0).config.servers[0]!.idle_timeout_ms).toBe(0);
+  for (const bad of [-1, 1.5, 'soon', 25 * 60 * 60 * 1000]) expect(() => parse(bad), String(bad)).toThrow(/idle_timeout_ms/);
+});
