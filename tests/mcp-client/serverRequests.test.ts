@@ -84,10 +84,10 @@ test('server-everything: its sampling, elicitation and roots tools appear only w
 });
 
 /** A pipeline whose invocations carry `elicit`, as the host's does for clients that can elicit. */
-function elicitingInvoker(elicit: CallElicitor | undefined) {
+function elicitingInvoker(elicit: CallElicitor | undefined, elicitOnRetry = false) {
   const hook: InvocationHook = {
     beforeInvoke(invocation) {
-      if (elicit) Object.assign(invocation, { elicit });
+      if (elicit) Object.assign(invocation, { elicit, ...(elicitOnRetry ? { elicitOnRetry } : {}) });
     },
   };
   return createInvoker({ registry: createRegistry(), hooks: [hook] });
@@ -114,6 +114,16 @@ test("forwardElicitation: a server's question during a call goes to that call's 
 test('a forwarded question with no client to take it (and no onElicitation) is refused with -32603; URL mode is never forwarded', async () => {
   await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), { agent: 'test', logger: memoryLogger(), invoker: elicitingInvoker(undefined), forwardElicitation: true });
   expect(answerOf(await runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation })).error?.code).toBe(-32603);
+  // An elicit answered only on a retry of the call (2026-07-28 input_required) cannot take it either.
+  let retried = 0;
+  await using onRetry = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    invoker: elicitingInvoker(async () => ((retried += 1), { action: 'accept', content: {} }), true),
+    forwardElicitation: true,
+  });
+  expect(answerOf(await onRetry.call('fx__ask', { method: 'elicitation/create', params: elicitation })).error?.code).toBe(-32603);
+  expect(retried).toBe(0);
 
   let forwarded = 0;
   await using withFallback = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
@@ -128,4 +138,22 @@ test('a forwarded question with no client to take it (and no onElicitation) is r
   expect(forwarded).toBe(0);
   expect(answerOf(await withFallback.call('fx__ask', { method: 'elicitation/create', params: elicitation })).result).toEqual({ action: 'cancel' });
   expect(forwarded).toBe(1);
+});
+
+test('with two calls in flight on the server, which one asked cannot be told, so neither client is asked', async () => {
+  let asked = 0;
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    invoker: elicitingInvoker(async () => ((asked += 1), { action: 'accept', content: { name: 'x' } })),
+    forwardElicitation: true,
+  });
+  const slow = runtime.call('fx__slow', { ms: 800 });
+  const answer = answerOf(await runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation }));
+  expect(answer.error?.code).toBe(-32603);
+  expect(asked).toBe(0);
+  expect(textOf(await slow)).toBe('slow done');
+  // Alone again, the call's client is asked.
+  expect(answerOf(await runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation })).result).toEqual({ action: 'accept', content: { name: 'x' } });
+  expect(asked).toBe(1);
 });

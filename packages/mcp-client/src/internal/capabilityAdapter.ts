@@ -214,8 +214,12 @@ export class CapabilityAdapter {
   }
 }
 
-/** An `elicit` function on an invocation or command context, when the pipeline provides one. */
+/**
+ * An `elicit` function on an invocation or command context, when the pipeline provides one. One
+ * answered only on a retry of the call (`elicitOnRetry`, MCP 2026-07-28 `input_required`) is not
+ * taken: the imported server waits for its answer within this call, which a retry cannot give.
+ */
 function elicitorOf(carrier: object): CallElicitor | undefined {
-  const elicit = (carrier as { readonly elicit?: unknown }).elicit;
-  return typeof elicit === 'function' ? (elicit as CallElicitor) : undefined;
+  const { elicit, elicitOnRetry } = carrier as { readonly elicit?: unknown; readonly elicitOnRetry?: unknown };
+  return typeof elicit === 'function' && elicitOnRetry !== true ? (elicit as CallElicitor) : undefined;
 }
