@@ -2,7 +2,7 @@ import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { parseMcpConfig, type McpRuntimeEvent } from '@capnode/mcp-client';
 import { expect, test } from 'vitest';
 import { eventually, isAlive } from '../support/poll.js';
-import { fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
+import { fixtureServer, grantAll, memoryLogger, runScenario, textOf } from './helpers.js';
 
 test('idle_timeout_ms: an idle stdio server is disconnected and its process exits; the catalog stays and the next call reconnects', async () => {
   const events: McpRuntimeEvent[] = [];
@@ -47,4 +47,37 @@ test('idle_timeout_ms is validated', () => {
   expect(parse(1_000).config.servers[0]!.idle_timeout_ms).toBe(1_000);
   expect(parse(0).config.servers[0]!.idle_timeout_ms).toBe(0);
   for (const bad of [-1, 1.5, 'soon', 25 * 60 * 60 * 1000]) expect(() => parse(bad), String(bad)).toThrow(/idle_timeout_ms/);
+});
+
+test('a harness with idle disconnect, an event iterator and server-request hooks exits by itself after close()', async () => {
+  const outcome = await runScenario(`
+    const { parseMcpConfig } = await import(process.env.MCP_CLIENT);
+    const { createMcpRuntime } = await import(process.env.MCP_CLIENT_NODE);
+    const { config } = parseMcpConfig({
+      servers: [{ name: 'fx', command: process.execPath, args: [process.env.FIXTURE, 'features'], idle_timeout_ms: 200 }],
+      bundles: { all: { servers: ['fx'] } },
+      agents: { test: { mcp_bundles: ['all'] } },
+      risk_profiles: { test: { autonomy: 'full' } },
+    });
+    const runtime = await createMcpRuntime(config, {
+      agent: 'test',
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      onSampling: () => ({ model: 'm', role: 'assistant', content: { type: 'text', text: 'x' } }),
+      roots: [{ uri: 'file:///tmp', name: 'tmp' }],
+    });
+    const seen = [];
+    runtime.subscribe(() => {});
+    const loop = (async () => { for await (const event of runtime.events()) seen.push(event.type + ':' + (event.state ?? '')); })();
+    await runtime.call('fx__echo', { text: 'a' });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const back = await runtime.call('fx__echo', { text: 'b' });
+    await runtime.close();
+    await loop;
+    console.log(JSON.stringify({ seen, back: back.content[0].text }));
+  `);
+  expect(outcome.stderr).toBe('');
+  expect(outcome.exitedByItself).toBe(true);
+  const report = outcome.report as { seen: string[]; back: string };
+  expect(report.back).toBe('b');
+  expect(report.seen).toEqual(expect.arrayContaining(['server-state:disconnected', 'server-state:connecting', 'server-state:connected', 'server-state:closed']));
 });
