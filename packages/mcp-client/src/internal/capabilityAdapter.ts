@@ -182,7 +182,7 @@ export class CapabilityAdapter {
     }
     const timeoutSecs = session.server.tool_timeout_secs;
     const signal = this.#callSignal(context, timeoutSecs * 1000);
-    const endCall = session.beginCall(this.#elicitors.get(context.request) ?? elicitorOf(context));
+    const endCall = session.calls.begin(this.#elicitors.get(context.request) ?? elicitorOf(context));
     try {
       // Session close rejects the call through `settleOnClose` rather than a combined signal:
       // AbortSignal.any costs tens of microseconds per call on Node 20.

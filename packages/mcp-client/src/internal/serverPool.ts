@@ -187,7 +187,7 @@ function sessionAccess(session: ServerSession, part: string, scrub: (text: strin
     supports: (which) => session.capabilities[which],
     connect: async (signal) => {
       const connection = await session.ensureConnected(signal);
-      session.touch();
+      session.calls.touch();
       return connection.client;
     },
     async cachedList<T>(list: 'resources' | 'prompts', load: () => Promise<T>): Promise<T> {

@@ -2,11 +2,12 @@ import { CapabilityError } from '@capnode/capabilities';
 import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
-import type { CallElicitor, Logger, McpConnection, McpConnector, McpRuntimeEvent, ServerDiagnostic, ServerState } from '../types.js';
+import type { Logger, McpConnection, McpConnector, McpRuntimeEvent, ServerDiagnostic, ServerState } from '../types.js';
 import { createDeadline } from '@capnode/protocol';
 import { CONTENT_LIMITS, safeJson } from './contentLimits.js';
 import { routeProgress } from './progress.js';
 import { clientCapabilities, installServerRequests, type ServerRequestHooks } from './serverRequests.js';
+import { CallsInFlight } from './callsInFlight.js';
 import { SessionTools } from './sessionTools.js';
 import type { ListedTool } from './toolListing.js';
 import { errorText, raceAbort } from './util.js';
@@ -63,11 +64,8 @@ export class ServerSession {
   readonly #calls = new Set<(error: Error) => void>();
   #lastTransportError: string | undefined;
   readonly #host: SessionHost;
-  /** Elicitors of the calls in flight that can take a server's question (see {@link elicitor}). */
-  readonly #elicitors = new Set<CallElicitor>();
-  /** Calls in flight; the idle timer runs only while there are none. */
-  #active = 0;
-  #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Calls in flight: the idle timer and the elicitors of their clients. */
+  readonly calls: CallsInFlight;
   /** Set while disconnected because of `idle_timeout_ms`. */
   idle = false;
   #pausedReported = false;
@@ -79,6 +77,11 @@ export class ServerSession {
   constructor(server: McpServerConfig, host: SessionHost) {
     this.server = server;
     this.#host = host;
+    this.calls = new CallsInFlight({
+      idleTimeoutMs: () => this.idleTimeoutMs,
+      connected: () => !this.closed && this.connection !== undefined && this.state === 'connected',
+      onIdle: () => this.#disconnectIdle(),
+    });
     this.toolList = new SessionTools({
       server: server.name,
       logger: host.logger,
@@ -114,57 +117,6 @@ export class ServerSession {
   /** The idle disconnect of this server in ms (0: off). */
   get idleTimeoutMs(): number {
     return this.server.idle_timeout_ms ?? this.#host.idleTimeoutMs ?? 0;
-  }
-
-  /**
-   * Marks a call (or other request) in flight: no idle disconnect until the returned function is
-   * called. `elicit` (the caller's client can answer questions) is offered to the server's
-   * `elicitation/create` requests meanwhile.
-   */
-  beginCall(elicit?: CallElicitor): () => void {
-    this.#active += 1;
-    this.#clearIdle();
-    // A fresh function per call, so two calls with the same elicitor are counted apart.
-    const entry: CallElicitor | undefined = elicit ? (request, options) => elicit(request, options) : undefined;
-    if (entry) this.#elicitors.add(entry);
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      if (entry) this.#elicitors.delete(entry);
-      this.#active -= 1;
-      if (this.#active === 0) this.#armIdle();
-    };
-  }
-
-  /**
-   * The elicitor a server question goes to: the calling client's, when exactly one call in flight
-   * on this server has one (with several, which call asked cannot be told, so none is used).
-   */
-  elicitor(): CallElicitor | undefined {
-    if (this.#elicitors.size !== 1) return undefined;
-    return this.#elicitors.values().next().value;
-  }
-
-  /** Restarts the idle timer after activity that is not a call (resource and prompt requests). */
-  touch(): void {
-    if (this.#active === 0) this.#armIdle();
-  }
-
-  #clearIdle(): void {
-    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
-    this.#idleTimer = undefined;
-  }
-
-  #armIdle(): void {
-    this.#clearIdle();
-    const ms = this.idleTimeoutMs;
-    if (ms <= 0 || this.closed || !this.connection || this.state !== 'connected') return;
-    this.#idleTimer = setTimeout(() => {
-      this.#idleTimer = undefined;
-      if (this.#active === 0) this.#disconnectIdle();
-    }, ms);
-    this.#idleTimer.unref?.();
   }
 
   /** Ends an idle connection; the catalog keeps the tools and the next call reconnects at once. */
@@ -291,7 +243,7 @@ export class ServerSession {
       this.#setState('connected');
       this.idle = false;
       this.toolList.reset(this.#listTimeoutMs());
-      if (this.#active === 0) this.#armIdle();
+      this.calls.touch();
       return connection;
     } catch (error) {
       abandoned = true;
@@ -316,7 +268,7 @@ export class ServerSession {
     const hooks = this.#host.requestHooks;
     const client = new Client(this.#host.clientInfo, { capabilities: clientCapabilities(hooks) });
     routeProgress(client);
-    installServerRequests(client, hooks, { server: this.server.name, scrub: this.#host.scrub, elicitor: () => this.elicitor() });
+    installServerRequests(client, hooks, { server: this.server.name, scrub: this.#host.scrub, elicitor: () => this.calls.elicitor() });
     for (const list of ['resources', 'prompts'] as const) {
       client.setNotificationHandler(`notifications/${list}/list_changed`, () => {
         if (this.connection?.client !== client || this.closed) return;
@@ -347,7 +299,7 @@ export class ServerSession {
       this.connection = undefined;
       if (this.closed) return;
       this.toolList.stop();
-      this.#clearIdle();
+      this.calls.clear();
       this.attempt += 1;
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
       this.lastError = capText(`the connection closed${this.#lastTransportError ? `: ${this.#lastTransportError}` : ''}`);
@@ -401,7 +353,7 @@ export class ServerSession {
     if (!connection) return;
     this.connection = undefined;
     this.toolList.stop();
-    this.#clearIdle();
+    this.calls.clear();
     this.nextConnectAt = 0;
     this.lastError = capText(`session recycled: ${reason}`);
     this.#setState('disconnected');
@@ -438,7 +390,7 @@ export class ServerSession {
     const wasClosed = this.closed;
     this.abort.abort();
     this.toolList.stop();
-    this.#clearIdle();
+    this.calls.clear();
     if (this.#calls.size > 0) {
       const error = this.#host.closedError();
       for (const reject of this.#calls) reject(error);
