@@ -3,6 +3,7 @@ import { createMcpRuntime } from '@capnode/mcp-client/node';
 import type { CallElicitor } from '@capnode/mcp-client';
 import { expect, test } from 'vitest';
 import { everythingServer } from '../support/mcpServers.js';
+import { eventually } from '../support/poll.js';
 import { fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
 
 const answerOf = (result: { content: readonly { text: string }[] }) => JSON.parse(textOf(result)) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
@@ -156,4 +157,22 @@ test('with two calls in flight on the server, which one asked cannot be told, so
   // Alone again, the call's client is asked.
   expect(answerOf(await runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation })).result).toEqual({ action: 'accept', content: { name: 'x' } });
   expect(asked).toBe(1);
+});
+
+test("a hook's signal aborts when the runtime closes, and close() does not wait for the hook", async () => {
+  let signal: AbortSignal | undefined;
+  const runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    onSampling: (_params, context) => {
+      signal = context.signal;
+      return new Promise<never>(() => {});
+    },
+  });
+  const call = runtime.call('fx__ask', { method: 'sampling/createMessage', params: sampling });
+  await eventually(() => signal, { what: 'the sampling request' });
+  expect(signal!.aborted).toBe(false);
+  await runtime.close();
+  expect(signal!.aborted).toBe(true);
+  expect((await call).isError).toBe(true);
 });
