@@ -176,3 +176,34 @@ test("a hook's signal aborts when the runtime closes, and close() does not wait 
   expect(signal!.aborted).toBe(true);
   expect((await call).isError).toBe(true);
 });
+
+/**
+ * Whether the pipeline hands `InvokeOptions.elicit` to its invocations (the approvals work adds it
+ * to `@capnode/capabilities`); the end-to-end test below runs once it does.
+ */
+async function pipelineCarriesElicit(): Promise<boolean> {
+  const registry = createRegistry();
+  registry.register({ category: 'probe', commands: [{ name: 'probe.elicit', description: 'probe', execute: () => ({ ok: true, content: [] }) }] });
+  let carried = false;
+  const hook: InvocationHook = { beforeInvoke: (invocation) => void (carried = typeof (invocation as { elicit?: unknown }).elicit === 'function') };
+  const probe = createInvoker({ registry, hooks: [hook] });
+  await probe.invoke({ command: 'probe.elicit', args: {}, transport: 'internal' }, { elicit: async () => ({ action: 'cancel' }) } as Parameters<typeof probe.invoke>[1]);
+  return carried;
+}
+
+test.runIf(await pipelineCarriesElicit())("end to end: InvokeOptions.elicit of the host's caller answers the imported server's question", async () => {
+  const invoker = createInvoker({ registry: createRegistry() });
+  const server = fixtureServer('fx', 'features', { env: { SECRET_TOKEN: 'sk-live-0123456789abcdefSECRET' } });
+  await using runtime = await createMcpRuntime(grantAll([server]), { agent: 'test', logger: memoryLogger(), invoker, forwardElicitation: true });
+  expect(runtime.diagnostics()[0]!.state).toBe('connected');
+  const asked: string[] = [];
+  const elicit: CallElicitor = async (request) => (asked.push(request.message), { action: 'accept', content: { name: 'Lin' } });
+  const outcome = await invoker.invoke(
+    { command: 'fx__ask', args: { method: 'elicitation/create', params: elicitation }, transport: 'mcp-stdio' },
+    { elicit } as Parameters<typeof invoker.invoke>[1],
+  );
+  expect(outcome.result.ok).toBe(true);
+  const text = outcome.result.ok ? (outcome.result.content[0] as { text: string }).text : '';
+  expect(JSON.parse(text)).toEqual({ result: { action: 'accept', content: { name: 'Lin' } } });
+  expect(asked).toEqual(["MCP server 'fx' asks: Your name? token [redacted]"]);
+});
