@@ -106,3 +106,12 @@ test('resources and prompts list_changed: only that server drops its cached list
   expect((await list('two')).resources[0]!.uri).toBe('two__mem://v0');
   expect([asked(logOne, 'resources/list'), asked(logOne, 'prompts/list'), asked(logTwo, 'resources/list')]).toEqual([2, 2, 1]);
 });
+
+test('a server paused after repeated failures reports paused', async () => {
+  const events: McpRuntimeEvent[] = [];
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx')]), { agent: 'test', logger: memoryLogger() });
+  runtime.subscribe((event) => events.push(event));
+  for (let i = 0; i < 3; i += 1) expect((await runtime.call('fx__fail')).isError).toBe(true);
+  expect(events).toContainEqual({ type: 'server-state', server: 'fx', state: 'paused', previous: 'connected' });
+  expect(runtime.diagnostics()[0]!.state).toBe('paused');
+});
