@@ -159,6 +159,21 @@ test('with two calls in flight on the server, which one asked cannot be told, so
   expect(asked).toBe(1);
 });
 
+test('a call still waiting for a max_concurrent_calls slot is not in flight: the call holding the slot gets the question', async () => {
+  let asked = 0;
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features', { max_concurrent_calls: 1 })]), {
+    agent: 'test',
+    logger: memoryLogger(),
+    invoker: elicitingInvoker(async () => ((asked += 1), { action: 'accept', content: { name: 'y' } })),
+    forwardElicitation: true,
+  });
+  const ask = runtime.call('fx__ask', { method: 'elicitation/create', params: elicitation });
+  const queued = runtime.call('fx__echo', { text: 'after' });
+  expect(answerOf(await ask).result).toEqual({ action: 'accept', content: { name: 'y' } });
+  expect(asked).toBe(1);
+  expect(textOf(await queued)).toBe('after');
+});
+
 test("a hook's signal aborts when the runtime closes, and close() does not wait for the hook", async () => {
   let signal: AbortSignal | undefined;
   const runtime = await createMcpRuntime(grantAll([fixtureServer('fx', 'features')]), {
