@@ -1,6 +1,6 @@
 import type { ProgressUpdate } from '@capnode/capabilities';
 import type { Client, Progress } from '@modelcontextprotocol/client';
-import { capText } from '../redact.js';
+import { scrubAndCap } from '../redact.js';
 
 /** Longest progress message passed on. */
 const MAX_PROGRESS_MESSAGE = 1_000;
@@ -17,7 +17,7 @@ export function forwardProgress(report: (update: ProgressUpdate) => void, scrub:
   return (progress) => {
     if (typeof progress.progress !== 'number' || !Number.isFinite(progress.progress)) return;
     const total = typeof progress.total === 'number' && Number.isFinite(progress.total) ? progress.total : undefined;
-    const message = typeof progress.message === 'string' ? capText(scrub(progress.message), MAX_PROGRESS_MESSAGE) : undefined;
+    const message = typeof progress.message === 'string' ? scrubAndCap(progress.message, scrub, MAX_PROGRESS_MESSAGE) : undefined;
     report({ progress: progress.progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
   };
 }

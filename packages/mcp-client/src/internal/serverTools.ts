@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { NAME_SEPARATOR } from '../naming.js';
 import { wrapUntrusted } from '../provenance.js';
 import { boundToolContent } from './contentLimits.js';
-import { capText } from '../redact.js';
+import { capText, scrubAndCap } from '../redact.js';
 
 /** The built-in tool that lists and reads resources of the connected servers. */
 export const RESOURCES_TOOL = 'mcp_resources';
@@ -66,7 +66,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 const text = (value: unknown, max = 500) => capText(typeof value === 'string' ? value : '', max);
 /** Server text for the model: scrubbed first, then cut, so no part of a secret survives a cut. */
-const clean = (server: ServerAccess, value: unknown, max = 500) => capText(server.scrub(typeof value === 'string' ? value : ''), max);
+const clean = (server: ServerAccess, value: unknown, max = 500) => scrubAndCap(typeof value === 'string' ? value : '', server.scrub, max);
 
 function json(value: Record<string, unknown>): CommandResult {
   return { ok: true, content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structured: value };
