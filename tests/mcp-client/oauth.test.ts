@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseMcpConfig } from '@capnode/mcp-client';
+import { parseMcpConfig, type McpRuntimeEvent } from '@capnode/mcp-client';
 import { createMcpRuntime, loginMcpServer } from '@capnode/mcp-client/node';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { approveInBrowser, startOAuthFixture, type OAuthFixture } from '../support/oauthServer.js';
@@ -43,6 +43,15 @@ describe('OAuth against a real authorization server', () => {
     expect(diagnostic!.error).toContain('capnode servers login secure');
     expect(fixture.stats).toMatchObject({ registrations: 0, authorizations: 0 });
     expect(fixture.stats.bearerRequests).toBe(0);
+  });
+
+  test('the server-state event of that failure carries errorCode auth_required, as diagnostics() does', async () => {
+    using dir = tempDir();
+    await using runtime = await createMcpRuntime(grantAll([entry()]), { agent: 'test', logger: memoryLogger(), oauth: { dir: dir.path }, waitForServers: false });
+    const events: McpRuntimeEvent[] = [];
+    runtime.subscribe((event) => events.push(event));
+    await runtime.ready();
+    expect(events).toContainEqual(expect.objectContaining({ type: 'server-state', server: 'secure', state: 'failed', errorCode: 'auth_required' }));
   });
 
   test('login: discovery, dynamic registration, PKCE, loopback redirect; tokens stored 0600; the runtime then connects without a browser', async () => {

@@ -124,6 +124,9 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
       oauth: { dir: join(dirname(settings.path), 'oauth') },
       // Each server's tools join the registry as soon as that server is ready; a slow one holds none back.
       waitForServers: false,
+      // A server's question during an imported tool's call goes to the host's client of that call,
+      // when that client can elicit (the pipeline's `elicit`); otherwise it is refused.
+      forwardElicitation: true,
     });
     if (closed) {
       await started.close();

@@ -25,7 +25,9 @@ export const mcpClientSettingsSchema = z
     agent: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
   })
   .superRefine((value, ctx) => {
-    const result = validateMcpConfig(mcpConfigPart(value));
+    // `${VAR}` references are expanded when the servers are resolved (an unset variable then fails
+    // the MCP client with its path), not here: a stored file stays loadable in any environment.
+    const result = validateMcpConfig(mcpConfigPart(value), { env: false });
     for (const issue of result.ok ? [] : result.issues) {
       ctx.addIssue({ code: 'custom', path: issue.path === '(root)' ? [] : [issue.path], message: issue.message });
     }

@@ -183,3 +183,56 @@ describe('auth private_key_jwt', () => {
     ]);
   });
 });
+
+describe('${ENV} in env and header values', () => {
+  const server = (extra: Record<string, unknown>) => ({ servers: [{ name: 'web', url: 'https://example.com/mcp', ...extra }] });
+
+  test('expands ${NAME}, ${env:NAME} and ${NAME:-default}; $${ is a literal ${', () => {
+    const env = { TOKEN: 's3cret-value', USER_AGENT: 'capnode' };
+    const { config } = parseMcpConfig(server({ headers: { Authorization: 'Bearer ${TOKEN}', 'User-Agent': '${env:USER_AGENT} ${MISSING:-1.0}', 'X-Literal': 'costs $${PRICE} and $5' } }), { env });
+    expect(config.servers[0]!.headers).toEqual({ Authorization: 'Bearer s3cret-value', 'User-Agent': 'capnode 1.0', 'X-Literal': 'costs ${PRICE} and $5' });
+    const stdio = parseMcpConfig({ servers: [{ name: 'fs', command: 'x', args: ['${TOKEN}'], env: { API_KEY: '${TOKEN}' } }] }, { env });
+    expect(stdio.config.servers[0]!.env).toEqual({ API_KEY: 's3cret-value' });
+    expect(stdio.config.servers[0]!.args).toEqual(['${TOKEN}']);
+  });
+
+  test('an unset variable or a stray ${ is an issue with its path; values are never echoed', () => {
+    const result = validateMcpConfig(server({ headers: { Authorization: 'Bearer ${NOPE}', 'X-Bad': 'a ${ b', 'X-Num': '${1ABC}' } }), { env: {} });
+    expect(result.ok).toBe(false);
+    expect(result.ok ? [] : result.issues).toEqual([
+      { path: 'servers[0].headers.Authorization', message: 'references the unset environment variable NOPE' },
+      { path: 'servers[0].headers["X-Bad"]', message: "has '${' at character 3 that starts no ${NAME} reference (write $${ for a literal ${)" },
+      { path: 'servers[0].headers["X-Num"]', message: "has '${' at character 1 that starts no ${NAME} reference (write $${ for a literal ${)" },
+    ]);
+  });
+
+  test('an expanded header value may not smuggle in a line break', () => {
+    const issues = issuesOfWith(server({ headers: { 'X-A': '${EVIL}' } }), { EVIL: 'a\r\nHost: evil' });
+    expect(issues).toEqual([{ path: 'servers[0].headers["X-A"]', message: 'must not contain line breaks or NUL characters (after expanding its ${…} references)' }]);
+  });
+
+  test('env: false checks syntax only and keeps references as written; the default is the process environment', () => {
+    const kept = parseMcpConfig(server({ headers: { Authorization: 'Bearer ${CAPNODE_TEST_UNSET_VAR}' } }), { env: false });
+    expect(kept.config.servers[0]!.headers.Authorization).toBe('Bearer ${CAPNODE_TEST_UNSET_VAR}');
+    expect(validateMcpConfig(server({ headers: { A: '${' } }), { env: false }).ok).toBe(false);
+    process.env.CAPNODE_TEST_SET_VAR = 'from-process';
+    try {
+      expect(parseMcpConfig(server({ headers: { A: '${CAPNODE_TEST_SET_VAR}' } })).config.servers[0]!.headers.A).toBe('from-process');
+    } finally {
+      delete process.env.CAPNODE_TEST_SET_VAR;
+    }
+    expect(() => parseMcpConfig(server({ headers: { A: '${CAPNODE_TEST_UNSET_VAR}' } }))).toThrow(/servers\[0\]\.headers\.A: references the unset environment variable CAPNODE_TEST_UNSET_VAR/);
+  });
+});
+
+function issuesOfWith(input: unknown, env: Record<string, string>) {
+  const result = validateMcpConfig(input, { env });
+  if (result.ok) throw new Error('expected issues');
+  return result.issues;
+}
+
+test('trusted must be a boolean and defaults to false', () => {
+  expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x' }] }).config.servers[0]!.trusted).toBe(false);
+  expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x', trusted: true }] }).config.servers[0]!.trusted).toBe(true);
+  expect(issuesOf({ servers: [{ name: 'a', command: 'x', trusted: 'yes' }] })).toEqual([{ path: 'servers[0].trusted', message: 'must be true or false' }]);
+});

@@ -1,6 +1,7 @@
 import { isRefusedEnvKey } from '@capnode/capabilities';
 import { z } from 'zod';
 import { McpClientError, type ConfigIssue } from './errors.js';
+import { expandEnvReferences } from './internal/envReferences.js';
 
 /**
  * Default raw response cap per HTTP/SSE response or stdio line: the base64 size of 10 MiB plus
@@ -85,6 +86,12 @@ export interface McpServerConfig {
   readonly idle_timeout_secs?: number;
   /** HTTP/SSE only; see {@link McpServerAuth}. */
   readonly auth?: McpServerAuth;
+  /**
+   * The user vouches for this server's tool annotations (`readOnlyHint`, `destructiveHint`, …):
+   * they are republished as hints. Default `false`: they are shown only as the server's claim.
+   * Never relaxes the risk profile either way.
+   */
+  readonly trusted: boolean;
 }
 
 /** A named set of servers; an agent's grant is the union of its bundles minus every `exclude` (deny wins). */
@@ -123,6 +130,18 @@ export interface McpConfig {
   readonly bundles: Readonly<Record<string, McpBundleConfig>>;
   readonly agents: Readonly<Record<string, McpAgentConfig>>;
   readonly risk_profiles: Readonly<Record<string, RiskProfile>>;
+}
+
+/** Options of {@link validateMcpConfig} and {@link parseMcpConfig}. */
+export interface McpConfigOptions {
+  /**
+   * Variables for `${NAME}` (also `${env:NAME}`, `${NAME:-default}`) in server `env` and `headers`
+   * values; `$${` is a literal `${`. A reference to an unset variable is an issue. Default: the
+   * process environment where there is one (`globalThis.process.env`), else none. `false` checks the
+   * references' syntax only and keeps them as written (for validating a stored file whose
+   * variables belong to another process).
+   */
+  readonly env?: Readonly<Record<string, string | undefined>> | false;
 }
 
 /** What {@link validateMcpConfig} returns: the whole config, or every problem (nothing half-applies). */
@@ -199,6 +218,7 @@ const serverShape = z.strictObject({
     .refine((value) => value <= 86_400, { message: 'must be at most 86400 seconds (one day)' })
     .optional(),
   auth: authSchema.optional(),
+  trusted: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
 const serverSchema = serverShape.superRefine((server, ctx) => {
@@ -342,6 +362,43 @@ function normalizeAuth(auth: RawServer['auth']): McpServerAuth | undefined {
   };
 }
 
+function processEnv(): Readonly<Record<string, string | undefined>> {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+}
+
+/** Expands `${…}` in `env` and `headers` values (see {@link McpConfigOptions.env}); issues name the value's path. */
+function expandServer(server: RawServer, index: number, env: McpConfigOptions['env'], issues: ConfigIssue[]): RawServer {
+  const variables = env === false ? undefined : (env ?? processEnv());
+  const expandRecord = (field: 'env' | 'headers'): Record<string, string> | undefined => {
+    const record = server[field];
+    if (record === undefined) return undefined;
+    return Object.fromEntries(
+      Object.entries(record).map(([key, value]) => {
+        const path = formatConfigPath(['servers', index, field, key]);
+        const expanded = expandEnvReferences(value, {
+          escape: true,
+          resolve: ({ name, fallback }) => {
+            if (variables === undefined) return undefined;
+            const found = Object.hasOwn(variables, name!) ? variables[name!] : undefined;
+            if (found !== undefined) return found;
+            if (fallback !== undefined) return fallback;
+            issues.push({ path, message: `references the unset environment variable ${name}` });
+            return undefined;
+          },
+          onMalformed: (at) => issues.push({ path, message: `has '\${' at character ${at + 1} that starts no \${NAME} reference (write $\${ for a literal \${)` }),
+        });
+        if (expanded !== value && (field === 'headers' ? /[\r\n\u0000]/ : /\u0000/).test(expanded)) {
+          issues.push({ path, message: `must not contain ${field === 'headers' ? 'line breaks or NUL characters' : 'NUL characters'} (after expanding its \${…} references)` });
+        }
+        return [key, variables === undefined ? value : expanded];
+      }),
+    );
+  };
+  const env_ = expandRecord('env');
+  const headers = expandRecord('headers');
+  return { ...server, ...(env_ === undefined ? {} : { env: env_ }), ...(headers === undefined ? {} : { headers }) };
+}
+
 function normalizeServer(server: RawServer): McpServerConfig {
   const transport: McpTransportKind = server.transport ?? (server.url !== undefined ? 'http' : 'stdio');
   const maxBytes = server.max_response_bytes;
@@ -364,6 +421,7 @@ function normalizeServer(server: RawServer): McpServerConfig {
     ...(server.parallel_calls === undefined ? {} : { parallel_calls: server.parallel_calls }),
     ...(server.idle_timeout_secs === undefined ? {} : { idle_timeout_secs: server.idle_timeout_secs }),
     ...(server.auth === undefined ? {} : { auth: normalizeAuth(server.auth)! }),
+    trusted: server.trusted ?? false,
   };
 }
 
@@ -428,7 +486,7 @@ function warnUngranted(raw: RawConfig, warnings: ConfigIssue[]): void {
  * nothing half-applies. Unknown bundle/server references are warnings (they grant nothing).
  * Messages never echo `env` or `headers` values.
  */
-export function validateMcpConfig(input: unknown): McpConfigValidation {
+export function validateMcpConfig(input: unknown, options: McpConfigOptions = {}): McpConfigValidation {
   const parsed = configSchema.safeParse(input ?? {});
   const warnings: ConfigIssue[] = [];
   if (!parsed.success) {
@@ -444,12 +502,13 @@ export function validateMcpConfig(input: unknown): McpConfigValidation {
   const raw = parsed.data;
   const issues: ConfigIssue[] = [];
   checkRelations(raw, issues, warnings);
+  const servers = (raw.servers ?? []).map((server, index) => expandServer(server, index, options.env, issues));
   if (issues.length > 0) return { ok: false, issues, warnings };
 
   const config: McpConfig = {
     enabled: raw.enabled ?? true,
     deferred_loading: raw.deferred_loading ?? false,
-    servers: (raw.servers ?? []).map(normalizeServer),
+    servers: servers.map(normalizeServer),
     bundles: Object.fromEntries(Object.entries(raw.bundles ?? {}).map(([alias, b]) => [alias, { servers: b.servers ?? [], exclude: b.exclude ?? [] }])),
     agents: Object.fromEntries(
       Object.entries(raw.agents ?? {}).map(([alias, a]) => [alias, { mcp_bundles: a.mcp_bundles ?? [], ...(a.risk_profile === undefined ? {} : { risk_profile: a.risk_profile }) }]),
@@ -483,8 +542,8 @@ export function formatConfigIssues(issues: readonly ConfigIssue[]): string {
  * @example
  * const { config, warnings } = parseMcpConfig(JSON.parse(text));
  */
-export function parseMcpConfig(input: unknown): { config: McpConfig; warnings: readonly ConfigIssue[] } {
-  const result = validateMcpConfig(input);
+export function parseMcpConfig(input: unknown, options: McpConfigOptions = {}): { config: McpConfig; warnings: readonly ConfigIssue[] } {
+  const result = validateMcpConfig(input, options);
   if (!result.ok) {
     const count = result.issues.length;
     throw new McpClientError('invalid_config', `Invalid MCP configuration (${count} problem${count === 1 ? '' : 's'}):\n${formatConfigIssues(result.issues)}`, {

@@ -12,7 +12,9 @@ export type McpClientErrorCode =
    */
   | 'auth_required'
   /** An OAuth flow failed: discovery, registration, the browser step, the token exchange, or the token store. */
-  | 'auth_failed';
+  | 'auth_failed'
+  /** A path to write through is a symlink or not what it must be (an `uploads/` that is a symlink); nothing was written. */
+  | 'unsafe_path';
 
 /** One problem in a configuration: where (`path`, e.g. `servers[1].tool_timeout_secs`) and why. */
 export interface ConfigIssue {

@@ -63,3 +63,10 @@ describe('importMcpServers', () => {
     expect(validated.ok ? [] : validated.issues.map((i) => i.path)).toEqual(['servers[0].env.NODE_OPTIONS']);
   });
 });
+
+test('a ${ inside an expanded env or header value is escaped, so the config does not expand it again', () => {
+  const result = importMcpServers({ mcpServers: { a: { command: 'x', args: ['${V}'], env: { K: '${V}' } } } }, { env: { V: 'p${q}' } });
+  expect(result.servers[0]).toMatchObject({ args: ['p${q}'], env: { K: 'p$${q}' } });
+  const validated = validateMcpConfig({ servers: result.servers }, { env: {} });
+  expect(validated.ok && validated.config.servers[0]!.env).toEqual({ K: 'p${q}' });
+});

@@ -1,5 +1,6 @@
 import type { ConfigIssue } from './errors.js';
 import { formatConfigPath } from './config.js';
+import { expandEnvReferences } from './internal/envReferences.js';
 
 /** Config file formats {@link importMcpServers} understands. */
 export type ImportFormat = 'auto' | 'claude' | 'cursor' | 'vscode';
@@ -43,7 +44,6 @@ const IGNORED_WITH_REASON: Record<string, string> = {
   envFile: 'env files are not read; put the variables in env',
   description: 'not used',
 };
-const REFERENCE = /\$\{(userHome|workspaceFolder)\}|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -73,27 +73,30 @@ export function importMcpServers(input: unknown, options: ImportOptions = {}): I
   if (table === undefined) return { servers, warnings, issues: [{ path: key, message: 'is missing: no MCP servers in this file' }] };
   if (!isRecord(table)) return { servers, warnings, issues: [{ path: key, message: 'must be an object keyed by server name' }] };
 
-  const expand = (value: string, path: string): string =>
-    value.replace(REFERENCE, (whole, special: string | undefined, name: string | undefined, fallback: string | undefined) => {
-      if (special === 'userHome' && options.home !== undefined) return options.home;
-      if (special === 'workspaceFolder' && options.workspaceFolder !== undefined) return options.workspaceFolder;
-      if (special !== undefined) {
-        issues.push({ path, message: `uses \${${special}}, which was not provided` });
+  /** `literal`: the result goes into `env` or `headers`, where capnode expands `${…}` again, so a `${` in a variable's value is escaped. */
+  const expand = (value: string, path: string, literal: boolean): string =>
+    expandEnvReferences(value, {
+      escape: false,
+      resolve: ({ special, name, fallback, whole }) => {
+        if (special === 'userHome' && options.home !== undefined) return options.home;
+        if (special === 'workspaceFolder' && options.workspaceFolder !== undefined) return options.workspaceFolder;
+        if (special !== undefined) {
+          issues.push({ path, message: `uses \${${special}}, which was not provided` });
+          return whole;
+        }
+        if (options.env === undefined) {
+          warnings.push({ path, message: `references \${${name}}; pass env to expand it` });
+          return whole;
+        }
+        const found = options.env[name!] ?? fallback;
+        if (found !== undefined) return literal ? found.replaceAll('${', () => '$${') : found;
+        issues.push({ path, message: `references the unset environment variable ${name}` });
         return whole;
-      }
-      if (options.env === undefined) {
-        warnings.push({ path, message: `references \${${name}}; pass env to expand it` });
-        return whole;
-      }
-      const found = options.env[name!];
-      if (found !== undefined) return found;
-      if (fallback !== undefined) return fallback;
-      issues.push({ path, message: `references the unset environment variable ${name}` });
-      return whole;
+      },
     });
 
   const expandDeep = (value: unknown, path: readonly PropertyKey[]): unknown => {
-    if (typeof value === 'string') return expand(value, formatConfigPath(path));
+    if (typeof value === 'string') return expand(value, formatConfigPath(path), path[2] === 'env' || path[2] === 'headers');
     if (Array.isArray(value)) return value.map((item, index) => expandDeep(item, [...path, index]));
     if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandDeep(v, [...path, k])]));
     return value;

@@ -11,6 +11,7 @@ export type {
   RiskProfile,
   McpConfig,
   McpConfigValidation,
+  McpConfigOptions,
 } from './config.js';
 export {
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -28,6 +29,8 @@ export { importMcpServers } from './importers.js';
 export type { Provenance } from './provenance.js';
 export { MAX_CONTEXT_TEXT, wrapUntrusted } from './provenance.js';
 export type { SecretScrubber } from './redact.js';
+export type { JsonLimit } from './internal/contentLimits.js';
+export { CONTENT_LIMITS } from './internal/contentLimits.js';
 export { REDACTED, MAX_ERROR_TEXT, maskSecret, redactServerConfig, redactConfig, collectSecrets, createSecretScrubber, capText, scrubAndCap } from './redact.js';
 export type { ServerToolNames, NamedTool, ToolNaming, ToolNamingOptions } from './naming.js';
 export { MAX_SERVER_PART, MAX_TOOL_NAME, NAME_SEPARATOR, toServerPart, assignToolNames } from './naming.js';
@@ -43,6 +46,8 @@ export {
   mimeEssence,
   sniffImageType,
   estimateDecodedSize,
+  sniffDocumentExtension,
+  UPLOAD_EXTENSIONS,
   toModelResult,
 } from './results.js';
 export type {
@@ -53,8 +58,19 @@ export type {
   ServerState,
   ServerDiagnostic,
   McpTool,
+  McpCallOptions,
   McpRuntimeOptions,
   McpRuntime,
   PinnedResource,
+  McpRuntimeEvent,
+  McpRuntimeListener,
+  ServerStateEvent,
+  CatalogChangedEvent,
+  ListChangedEvent,
+  DiagnosticEvent,
+  ServerRequestContext,
+  SamplingHandler,
+  ElicitationHandler,
+  CallElicitor,
 } from './runtime.js';
 export { defaultLogger } from './runtime.js';

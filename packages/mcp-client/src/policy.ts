@@ -44,7 +44,8 @@ function matcher(patterns: readonly string[]): (name: string) => boolean {
  * `allowed_tools` admits its entries plus every `<server>__<tool>` name; an empty one is unrestricted;
  * `read_only` autonomy refuses MCP calls; a per-run allow-list must also match, without auto-admission.
  * Approval: `always_ask` wins over everything; `full` autonomy asks nothing else; otherwise only
- * `auto_approve` entries skip the question.
+ * `auto_approve` entries skip the question. Decisions go by names alone: a server's tool annotations
+ * (`readOnlyHint`, `destructiveHint`, …) never relax them, trusted server or not.
  */
 export function createToolPolicy(profile: RiskProfile, options: ToolPolicyOptions = {}): ToolPolicy {
   const allowed = matcher(profile.allowed_tools);

@@ -7,6 +7,6 @@ test('wraps server text with its provenance, bounds it, and neutralizes early cl
   expect(wrapped.match(/<\/mcp-untrusted-content>/g)).toHaveLength(1);
   expect(wrapped.endsWith('</mcp-untrusted-content>')).toBe(true);
   const long = wrapUntrusted({ server: 's', kind: 'prompt', id: 'p' }, 'x'.repeat(MAX_CONTEXT_TEXT + 10));
-  expect(long).toContain('[truncated: 10 more characters]');
+  expect(long).toContain('[capnode: truncated 10 more characters]');
   expect(long.length).toBeLessThan(MAX_CONTEXT_TEXT + 300);
 });

@@ -1,6 +1,6 @@
 import type { CommandResult, Content } from '@capnode/capabilities';
 import { describe, expect, test } from 'vitest';
-import { estimateDecodedSize, MAX_BINARY_ITEMS, sniffImageType, toModelResult, type BinaryStore } from './results.js';
+import { estimateDecodedSize, MAX_BINARY_ITEMS, sniffDocumentExtension, sniffImageType, toModelResult, UPLOAD_EXTENSIONS, type BinaryStore } from './results.js';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16]);
@@ -113,4 +113,39 @@ describe('toModelResult', () => {
     expect(error.content[0]!.text).toHaveLength(500);
     expect(error.content[0]!.text.startsWith('[redacted]')).toBe(true);
   });
+
+  test('a document takes its extension from its bytes, never from the server-given URI or declared type', async () => {
+    const { files, store } = memoryStore();
+    const blob = (uri: string, mimeType: string, bytes: Buffer) => ({ type: 'resource', resource: { uri, mimeType, blob: bytes.toString('base64') } });
+    await toModelResult(
+      ok([
+        blob('file:///x.html', 'text/html', Buffer.from('<script>alert(1)</script>')),
+        blob('file:///evil.sh', 'application/octet-stream', Buffer.from('#!/bin/sh\nrm -rf /')),
+        blob('file:///a.exe', 'application/pdf', Buffer.from('not really a pdf')),
+        blob('file:///doc', 'application/octet-stream', Buffer.from('%PDF-1.7')),
+        blob('file:///z', 'application/octet-stream', Buffer.from([0x50, 0x4b, 0x03, 0x04, 1])),
+        blob('file:///t.csv', 'text/csv', Buffer.from([0xff, 0xfe, 0x00])),
+      ]),
+      { store },
+    );
+    expect(files.map((file) => file.extension)).toEqual(['txt', 'bin', 'bin', 'pdf', 'zip', 'bin']);
+    for (const file of files) expect(UPLOAD_EXTENSIONS.has(file.extension)).toBe(true);
+  });
+
+  test('results that did not come through the runtime are bounded too', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 5_000; i += 1) deep = { a: deep };
+    const result = await toModelResult({ ok: true, content: [{ type: 'text', text: 'x', _meta: deep }] as unknown as Content[], structured: deep as Record<string, unknown> });
+    expect(() => JSON.stringify(result)).not.toThrow();
+    expect(result.structuredContent).toBeUndefined();
+    expect(result.content.map((item) => item.text)).toEqual(['x', '[capnode: structuredContent omitted: nested deeper than 32 levels]']);
+  });
+});
+
+test('sniffDocumentExtension recognizes document signatures; text only when declared as text and valid UTF-8', () => {
+  expect(sniffDocumentExtension(Buffer.from('GIF89a'), undefined)).toBe('gif');
+  expect(sniffDocumentExtension(Buffer.from([0x1f, 0x8b, 8]), 'text/plain')).toBe('gz');
+  expect(sniffDocumentExtension(Buffer.from('RIFF\u0000\u0000\u0000\u0000WAVEfmt '), undefined)).toBe('wav');
+  expect(sniffDocumentExtension(Buffer.from('hello'), 'application/json')).toBe('txt');
+  expect(sniffDocumentExtension(Buffer.from('hello'), undefined)).toBe('bin');
 });

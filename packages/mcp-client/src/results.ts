@@ -1,4 +1,6 @@
 import type { CommandResult } from '@capnode/capabilities';
+import { boundToolContent } from './internal/contentLimits.js';
+import { isMcpClientError } from './errors.js';
 import { capText } from './redact.js';
 
 /** At most this many materializable binary items (resource blobs plus valid images) per result. */
@@ -40,23 +42,11 @@ export interface BinaryStore {
 }
 
 const EXTENSIONS: Record<ImageMimeType, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
-const DOCUMENT_EXTENSIONS: Record<string, string> = {
-  'application/pdf': 'pdf',
-  'application/json': 'json',
-  'application/zip': 'zip',
-  'application/gzip': 'gz',
-  'application/xml': 'xml',
-  'text/plain': 'txt',
-  'text/csv': 'csv',
-  'text/html': 'html',
-  'text/markdown': 'md',
-  'image/svg+xml': 'svg',
-  'image/bmp': 'bmp',
-  'image/tiff': 'tiff',
-  'audio/mpeg': 'mp3',
-  'audio/wav': 'wav',
-  'video/mp4': 'mp4',
-};
+/**
+ * Every extension a saved file can get: the raster images above plus the document types recognized
+ * from their bytes, and `txt` / `bin`. A server-given name, URI or declared type never picks one.
+ */
+export const UPLOAD_EXTENSIONS: ReadonlySet<string> = new Set(['png', 'jpg', 'webp', 'gif', 'pdf', 'zip', 'gz', 'bmp', 'tiff', 'mp3', 'wav', 'mp4', 'txt', 'bin']);
 
 /** The essence of a MIME type: lower case, parameters dropped. */
 export function mimeEssence(value: unknown): string | undefined {
@@ -139,7 +129,7 @@ export interface ModelResultOptions {
 /**
  * Turns a pipeline result into what the model sees. Base64 never passes through: images (PNG, JPEG,
  * WebP, GIF; extension from the declared type or the bytes, and it must match the bytes) and resource
- * blobs are saved through `store` and replaced by the saved path (images, also declared as
+ * blobs (extension from their bytes, {@link UPLOAD_EXTENSIONS}; never from a name or URI) are saved through `store` and replaced by the saved path (images, also declared as
  * attachments) or a `[Document: …]` marker; audio becomes `[audio attachment: <mime>]`; anything else
  * becomes `[attachment unavailable: …]`. Per result at most 64 binary items and about 10 MiB decoded
  * in total, checked before decoding: over either bound every binary item is degraded and nothing is
@@ -150,7 +140,10 @@ export async function toModelResult(result: CommandResult, options: ModelResultO
   if (!result.ok) {
     return { content: [{ type: 'text', text: capText(scrub(result.error.message)) }], isError: true, attachments: [] };
   }
-  const items = result.content as unknown as readonly RawItem[];
+  // Bounds annotations, `_meta`, item fields and structured content again for results that did not
+  // come through the runtime; text is left as it is (the runtime already cut it).
+  const bounded = boundToolContent(result.content, result.structured, Number.POSITIVE_INFINITY);
+  const items = bounded.content as readonly RawItem[];
   const out: (ModelTextContent | undefined)[] = new Array(items.length);
   const candidates: BinaryCandidate[] = [];
 
@@ -202,7 +195,7 @@ export async function toModelResult(result: CommandResult, options: ModelResultO
     content: out.filter((item): item is ModelTextContent => item !== undefined),
     isError: false,
     attachments,
-    ...(result.structured === undefined ? {} : { structuredContent: result.structured }),
+    ...(bounded.structuredContent === undefined ? {} : { structuredContent: bounded.structuredContent }),
   };
 }
 
@@ -223,23 +216,48 @@ async function materialize(candidate: BinaryCandidate, store: BinaryStore, attac
       const path = await store.write(decodeBase64(candidate.base64), EXTENSIONS[type]);
       attachments.push({ type: 'image', path, mimeType: type });
       return path;
-    } catch {
-      return `[attachment unavailable: the image could not be saved${label}]`;
+    } catch (error) {
+      return `[attachment unavailable: the image could not be saved${label}${unsafeReason(error)}]`;
     }
   }
 
-  const extension = documentExtension(candidate.declared, candidate.uri);
   try {
     const bytes = decodeBase64(candidate.base64);
-    const path = await store.write(bytes, extension);
+    const path = await store.write(bytes, sniffDocumentExtension(bytes, candidate.declared));
     return `[Document: ${path} (${candidate.declared ?? 'application/octet-stream'}, ${describeSize(bytes.length)}${candidate.uri ? `, from ${candidate.uri}` : ''})]`;
-  } catch {
-    return `[attachment unavailable: the document could not be saved${label}]`;
+  } catch (error) {
+    return `[attachment unavailable: the document could not be saved${label}${unsafeReason(error)}]`;
   }
 }
 
-function documentExtension(mime: string | undefined, uri: string | undefined): string {
-  if (mime && Object.hasOwn(DOCUMENT_EXTENSIONS, mime)) return DOCUMENT_EXTENSIONS[mime]!;
-  const fromUri = uri ? /\.([A-Za-z0-9]{1,8})(?:[?#].*)?$/.exec(uri)?.[1] : undefined;
-  return fromUri ? fromUri.toLowerCase() : 'bin';
+function unsafeReason(error: unknown): string {
+  return isMcpClientError(error) && error.code === 'unsafe_path' ? `: ${cleanLabel(error.message, 300)}` : '';
+}
+
+/** The extension of a document from its first bytes; text declared as text and valid UTF-8 becomes `txt`. */
+export function sniffDocumentExtension(bytes: Uint8Array, declared: string | undefined): string {
+  const at = (offset: number, ...values: number[]) => values.every((value, index) => bytes[offset + index] === value);
+  const image = sniffImageType(bytes);
+  if (image) return EXTENSIONS[image];
+  if (at(0, 0x25, 0x50, 0x44, 0x46)) return 'pdf';
+  if (at(0, 0x50, 0x4b, 0x03, 0x04) || at(0, 0x50, 0x4b, 0x05, 0x06)) return 'zip';
+  if (at(0, 0x1f, 0x8b)) return 'gz';
+  if (at(0, 0x42, 0x4d) && bytes.length >= 14) return 'bmp';
+  if (at(0, 0x49, 0x49, 0x2a, 0x00) || at(0, 0x4d, 0x4d, 0x00, 0x2a)) return 'tiff';
+  if (at(0, 0x49, 0x44, 0x33) || (bytes[0] === 0xff && [0xfb, 0xf3, 0xf2].includes(bytes[1] ?? 0))) return 'mp3';
+  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x41, 0x56, 0x45)) return 'wav';
+  if (at(4, 0x66, 0x74, 0x79, 0x70)) return 'mp4';
+  const textual = declared !== undefined && (declared.startsWith('text/') || declared === 'application/json' || declared === 'application/xml');
+  if (textual && isUtf8Text(bytes)) return 'txt';
+  return 'bin';
+}
+
+function isUtf8Text(bytes: Uint8Array): boolean {
+  if (bytes.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
 }

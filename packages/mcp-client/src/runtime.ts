@@ -4,9 +4,10 @@ import { McpClientError } from './errors.js';
 import { resolveAgentGrant } from './grants.js';
 import { createToolPolicy, type ToolPolicy } from './policy.js';
 import { collectSecrets, createSecretScrubber, type SecretScrubber } from './redact.js';
-import { defaultLogger, type McpRuntime, type McpRuntimeOptions, type RuntimePlatform } from './types.js';
+import { defaultLogger, type McpRuntime, type McpRuntimeEvent, type McpRuntimeOptions, type RuntimePlatform } from './types.js';
 import { CapabilityAdapter } from './internal/capabilityAdapter.js';
 import { Catalog } from './internal/catalog.js';
+import { RuntimeEvents } from './internal/events.js';
 import { ServerPool } from './internal/serverPool.js';
 import { createServerToolCommands, PROMPTS_TOOL, RESOURCES_TOOL } from './internal/serverTools.js';
 import { SEARCH_TOOL } from './internal/toolSearch.js';
@@ -21,6 +22,17 @@ export type {
   ServerState,
   ServerDiagnostic,
   McpTool,
+  McpCallOptions,
+  McpRuntimeEvent,
+  McpRuntimeListener,
+  ServerStateEvent,
+  CatalogChangedEvent,
+  ListChangedEvent,
+  DiagnosticEvent,
+  ServerRequestContext,
+  SamplingHandler,
+  ElicitationHandler,
+  CallElicitor,
   McpRuntimeOptions,
   McpRuntime,
   PinnedResource,
@@ -77,6 +89,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   };
   let closed = false;
   let closing: Promise<void> | undefined;
+  const events = new RuntimeEvents(logger);
 
   const pool = new ServerPool(selection.servers, {
     connector: platform.connector,
@@ -89,6 +102,13 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       catalog.dirty = true;
       if (!closed) rebuild();
     },
+    requestHooks: {
+      ...(options.onSampling ? { onSampling: options.onSampling } : {}),
+      ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
+      ...(options.forwardElicitation ? { forwardElicitation: true } : {}),
+      ...(options.roots ? { roots: options.roots } : {}),
+    },
+    emit: (event) => events.emit(event),
   });
   const serverCommands = createServerToolCommands(() => pool.access((server) => catalog.serverPart(server)));
   const catalog: Catalog = new Catalog({
@@ -99,7 +119,10 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     wrapBuiltin: (command) => adapter.guard(command),
   });
   const rebuild = (): void => {
-    if (catalog.rebuild([...pool.sessions.values()])) adapter.sync();
+    const before = catalog.entries;
+    if (!catalog.rebuild([...pool.sessions.values()])) return;
+    adapter.sync();
+    emitCatalogChanges(before, catalog.entries, (event) => events.emit(event));
   };
   const adapter: CapabilityAdapter = new CapabilityAdapter({
     pool,
@@ -152,7 +175,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     },
     toolNames: () => catalog.entries.map((entry) => entry.exposed),
     pinnedResources: () => [...pool.pinned],
-    call: (name, args, callOptions) => toolMap.call(name, args, callOptions?.signal),
+    call: (name, args, callOptions) => toolMap.call(name, args, callOptions),
     diagnostics: () => pool.diagnostics(),
     async ready(readyOptions) {
       await (readyOptions?.signal ? raceAbort(startup, readyOptions.signal) : startup);
@@ -170,13 +193,21 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       await reloaded;
       rebuild();
     },
+    subscribe: (listener) => events.subscribe(listener),
+    events: (eventOptions) => events.iterate(eventOptions?.signal),
+    async rootsChanged() {
+      if (!options.roots) return;
+      await Promise.allSettled(
+        [...pool.sessions.values()].map((session) => (session.state === 'connected' ? session.connection?.client.sendRootsListChanged() : undefined)),
+      );
+    },
     close() {
       if (closing) return closing;
       closed = true;
       startupAbort.abort();
       options.signal?.removeEventListener('abort', onAbort);
       adapter.close();
-      closing = pool.close();
+      closing = pool.close().finally(() => events.close());
       return closing;
     },
     [Symbol.asyncDispose]() {
@@ -198,4 +229,30 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     throw new McpClientError('aborted', 'MCP runtime startup was aborted.', { cause: error });
   }
   return runtime;
+}
+
+/** One `catalog-changed` event per server whose exposed tools differ between two catalogs. */
+function emitCatalogChanges(
+  before: readonly { readonly exposed: string; readonly server: string }[],
+  after: readonly { readonly exposed: string; readonly server: string }[],
+  emit: (event: McpRuntimeEvent) => void,
+): void {
+  const byServer = (entries: typeof before) => {
+    const map = new Map<string, Set<string>>();
+    for (const entry of entries) {
+      const names = map.get(entry.server) ?? new Set<string>();
+      names.add(entry.exposed);
+      map.set(entry.server, names);
+    }
+    return map;
+  };
+  const old = byServer(before);
+  const now = byServer(after);
+  for (const server of new Set([...old.keys(), ...now.keys()])) {
+    const was = old.get(server) ?? new Set<string>();
+    const is = now.get(server) ?? new Set<string>();
+    const added = [...is].filter((name) => !was.has(name));
+    const removed = [...was].filter((name) => !is.has(name));
+    if (added.length > 0 || removed.length > 0) emit({ type: 'catalog-changed', server, added, removed });
+  }
 }

@@ -1,5 +1,5 @@
-import type { InputJsonSchema, InvocationHook, Invoker } from '@capnode/capabilities';
-import type { Client, Implementation } from '@modelcontextprotocol/client';
+import type { InputJsonSchema, InvocationHook, Invoker, ProgressUpdate } from '@capnode/capabilities';
+import type { Client, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, Root } from '@modelcontextprotocol/client';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
 import type { McpClientErrorCode } from './errors.js';
 import type { Approver } from './policy.js';
@@ -85,11 +85,30 @@ export interface McpTool {
   readonly server: string;
   /** The tool's own name on its server. */
   readonly tool: string;
+  /**
+   * The server's annotations when the server is `trusted`; otherwise only its title, prefixed with
+   * the server name (the hints are in {@link McpTool.serverClaims}).
+   */
   readonly annotations?: Record<string, unknown>;
   /** False when its server takes one call at a time (`parallel_calls = false`): do not call such tools in parallel. */
   readonly parallelCalls: boolean;
+  /**
+   * `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` as an untrusted server declared
+   * them: the server's claim, not verified. They never relax capnode's policy.
+   */
+  readonly serverClaims?: Readonly<Record<string, unknown>>;
   /** Runs the tool through the invocation pipeline (policy, approval, audit) and shapes the result for a model. */
-  execute(args: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+  execute(args: unknown, options?: McpCallOptions): Promise<ModelToolResult>;
+}
+
+/** Options of one tool call. */
+export interface McpCallOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * Receives the server's progress reports (`notifications/progress`; message scrubbed and capped).
+   * Given, the request carries a progress token; the deadline stays `tool_timeout_secs`.
+   */
+  readonly onProgress?: (update: ProgressUpdate) => void;
 }
 
 export interface McpRuntimeOptions {
@@ -121,7 +140,96 @@ export interface McpRuntimeOptions {
    * registry are published per server as soon as that server is ready.
    */
   readonly waitForServers?: boolean;
+  /**
+   * Answers servers' `sampling/createMessage` requests (the harness runs its model). Given, the client
+   * declares the `sampling` capability; without it none is declared and such requests are refused
+   * with JSON-RPC error -32601.
+   */
+  readonly onSampling?: SamplingHandler;
+  /**
+   * Answers servers' `elicitation/create` requests (form mode) that no caller's client takes (see
+   * {@link McpRuntimeOptions.forwardElicitation}). Given, the client declares `elicitation`.
+   */
+  readonly onElicitation?: ElicitationHandler;
+  /**
+   * Declares `elicitation` so that a server's question during an imported tool's call goes to the
+   * client of that call (the invocation's `elicit`, set by a host for clients that can elicit). A
+   * question no call can take goes to `onElicitation`, else is refused with JSON-RPC error -32603.
+   */
+  readonly forwardElicitation?: boolean;
+  /**
+   * The roots servers get for `roots/list`: a list, or a function asked on every request. Given, the
+   * client declares `roots` (with `listChanged`; see {@link McpRuntime.rootsChanged}); without it
+   * `roots/list` is refused with JSON-RPC error -32601.
+   */
+  readonly roots?: readonly Root[] | ((context: ServerRequestContext) => readonly Root[] | Promise<readonly Root[]>);
 }
+
+/** Which server sent a server-initiated request, and the request's own cancellation. */
+export interface ServerRequestContext {
+  readonly server: string;
+  /** Aborted when the server cancels the request, the connection ends or the runtime closes. */
+  readonly signal: AbortSignal;
+}
+
+/** Answers one `sampling/createMessage` request (the result is validated before it is sent). */
+export type SamplingHandler = (params: CreateMessageRequestParams, context: ServerRequestContext) => CreateMessageResult | Promise<CreateMessageResult>;
+
+/** Answers one `elicitation/create` request (the result is validated before it is sent). */
+export type ElicitationHandler = (params: ElicitRequestParams, context: ServerRequestContext) => ElicitResult | Promise<ElicitResult>;
+
+/** One event of {@link McpRuntime.subscribe} / {@link McpRuntime.events}. */
+export type McpRuntimeEvent = ServerStateEvent | CatalogChangedEvent | ListChangedEvent | DiagnosticEvent;
+
+/** A server's state changed (`idle` after `idle_timeout_secs` without calls; the next call reconnects). */
+export interface ServerStateEvent {
+  readonly type: 'server-state';
+  readonly server: string;
+  readonly state: ServerState;
+  readonly previous: ServerState;
+  /** The failure that caused `failed` / `disconnected`, scrubbed and capped. */
+  readonly error?: string;
+  /** The code of that failure when it has one (e.g. `auth_required`), as in {@link ServerDiagnostic.errorCode}. */
+  readonly errorCode?: McpClientErrorCode;
+}
+
+/** The agent's imported tools of one server changed (exposed names). */
+export interface CatalogChangedEvent {
+  readonly type: 'catalog-changed';
+  readonly server: string;
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}
+
+/** A server said its resources or prompts changed; the cached lists of that server were dropped. */
+export interface ListChangedEvent {
+  readonly type: 'list-changed';
+  readonly server: string;
+  readonly list: 'resources' | 'prompts';
+}
+
+/** A non-fatal problem of one server (skipped tools, failed listings, pinned resources). */
+export interface DiagnosticEvent {
+  readonly type: 'diagnostic';
+  readonly server: string;
+  readonly level: 'warning' | 'error';
+  readonly message: string;
+}
+
+/**
+ * Asks the user through the client of the call under way (a host sets it per invocation as
+ * `elicit` for clients that declared elicitation); structurally the capabilities pipeline's Elicitor.
+ */
+export type CallElicitor = (
+  request: {
+    readonly message: string;
+    readonly requestedSchema: { readonly type: 'object'; readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>; readonly required?: readonly string[] };
+  },
+  options: { readonly signal: AbortSignal },
+) => Promise<{ readonly action: 'accept' | 'decline' | 'cancel'; readonly content?: Readonly<Record<string, unknown>> }>;
+
+/** A listener of runtime events; it runs synchronously and its errors are logged, never thrown. */
+export type McpRuntimeListener = (event: McpRuntimeEvent) => void;
 
 /** The runtime of one agent session: its connected servers, their tools, and the calls into them. */
 export interface McpRuntime extends AsyncDisposable {
@@ -133,7 +241,7 @@ export interface McpRuntime extends AsyncDisposable {
   /** The imported tools the agent may use, keyed by name; re-lists servers whose tools changed. */
   tools(options?: { readonly signal?: AbortSignal }): Promise<Record<string, McpTool>>;
   /** Calls one imported tool by its exposed name. Never throws; failures are error results. */
-  call(name: string, args?: unknown, options?: { readonly signal?: AbortSignal }): Promise<ModelToolResult>;
+  call(name: string, args?: unknown, options?: McpCallOptions): Promise<ModelToolResult>;
   /** Per-server state, including servers that failed to start. */
   diagnostics(): readonly ServerDiagnostic[];
   /**
@@ -156,6 +264,18 @@ export interface McpRuntime extends AsyncDisposable {
    * secrets follow the new config.
    */
   reload(config: McpConfig, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /**
+   * Calls `listener` for every later event (server state, catalog changes, resource/prompt list
+   * changes, diagnostics); returns the unsubscribe function.
+   */
+  subscribe(listener: McpRuntimeListener): () => void;
+  /**
+   * The same events as an async iterator, from now on until `signal` aborts, the loop breaks, or
+   * the runtime closes. Up to 1,000 unread events are buffered; older ones are dropped beyond that.
+   */
+  events(options?: { readonly signal?: AbortSignal }): AsyncIterableIterator<McpRuntimeEvent>;
+  /** Tells connected servers that declared interest that `roots` changed (`notifications/roots/list_changed`). */
+  rootsChanged(): Promise<void>;
   /** Disconnects everything; afterwards every call fails at once. Idempotent. */
   close(): Promise<void>;
 }

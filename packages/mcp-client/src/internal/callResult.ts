@@ -1,6 +1,7 @@
 import type { CommandResult, Content } from '@capnode/capabilities';
 import type { StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { capText } from '../redact.js';
+import { boundToolContent } from './contentLimits.js';
 import { isRecord } from './util.js';
 
 // Result shaping: what a server's `tools/call` answer becomes inside the invocation pipeline, and
@@ -37,29 +38,14 @@ export const callResultSchema: StandardSchemaV1<unknown, CallResult> = {
 
 /** A `tools/call` result as a pipeline result: tool errors become scrubbed, capped failures. */
 export function toCommandResult(result: CallResult, scrub: (text: string) => string): CommandResult {
-  const content = (result.content ?? []) as Content[];
+  const bounded = boundToolContent(result.content ?? [], result.structuredContent);
+  const content = bounded.content as Content[];
   if (result.isError) {
     const texts = content.filter((item) => isRecord(item) && item.type === 'text' && typeof item.text === 'string').map((item) => (item as { text: string }).text);
     const omitted = content.length - texts.length;
     const message = `${texts.join('\n') || 'The tool reported an error.'}${omitted > 0 ? ` [${omitted} non-text item(s) omitted]` : ''}`;
     return { ok: false, error: { code: 'failed', message: capText(scrub(message)) } };
   }
-  const structured = isRecord(result.structuredContent) ? result.structuredContent : undefined;
+  const structured = bounded.structuredContent;
   return { ok: true, content, ...(structured ? { structured } : {}) };
-}
-
-/** MCP tool annotations as capnode command annotations (only well-typed hints are kept). */
-export function toCommandAnnotations(annotations: Record<string, unknown>) {
-  const pick = (key: string) => (typeof annotations[key] === 'boolean' ? (annotations[key] as boolean) : undefined);
-  const out: { title?: string; readOnly?: boolean; destructive?: boolean; idempotent?: boolean; openWorld?: boolean } = {};
-  if (typeof annotations.title === 'string') out.title = capText(annotations.title, 200);
-  const readOnly = pick('readOnlyHint');
-  if (readOnly !== undefined) out.readOnly = readOnly;
-  const destructive = pick('destructiveHint');
-  if (destructive !== undefined) out.destructive = destructive;
-  const idempotent = pick('idempotentHint');
-  if (idempotent !== undefined) out.idempotent = idempotent;
-  const openWorld = pick('openWorldHint');
-  if (openWorld !== undefined) out.openWorld = openWorld;
-  return out;
 }

@@ -15,9 +15,11 @@ import {
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { createPolicyHook, type Approver, type ToolPolicy } from '../policy.js';
 import { capText } from '../redact.js';
-import type { Logger } from '../types.js';
-import { callResultSchema, toCommandAnnotations, toCommandResult } from './callResult.js';
+import type { CallElicitor, Logger } from '../types.js';
+import { callResultSchema, toCommandResult } from './callResult.js';
 import type { Catalog } from './catalog.js';
+import { forwardProgress, withProgress } from './progress.js';
+import { httpStatusOf } from './sdkSeam.js';
 import type { ServerPool } from './serverPool.js';
 import type { ServerSession } from './serverSession.js';
 import { errorText, isRecord } from './util.js';
@@ -54,7 +56,13 @@ export class CapabilityAdapter {
    * the pipeline's deadline. While the SDK's timeout ends a call before that deadline, the caller's
    * signal cancels it just as the pipeline's would, so no per-call AbortSignal has to be made.
    */
-  readonly #directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number }>();
+  readonly #directCalls = new WeakMap<InvocationRequest, { readonly signal: AbortSignal | undefined; readonly deadline: number; readonly progress: boolean }>();
+  /**
+   * The `elicit` of invocations that carry one (a host sets it for clients that can elicit), keyed
+   * by request: the pipeline hands it to hooks, not to commands, so a hook picks it up.
+   */
+  readonly #elicitors = new WeakMap<InvocationRequest, CallElicitor>();
+  readonly #removeElicitHook: () => void;
 
   constructor(options: CapabilityAdapterOptions) {
     this.#options = options;
@@ -65,8 +73,15 @@ export class CapabilityAdapter {
       lookup: (name) => options.catalog.lookup(name),
       ...(options.approve ? { approve: options.approve } : {}),
     });
-    this.invoker = options.invoker ?? createInvoker({ registry: this.registry, hooks: [policyHook, ...(options.hooks ?? [])] });
+    const elicitHook: InvocationHook = {
+      beforeInvoke: (invocation) => {
+        const elicit = elicitorOf(invocation);
+        if (elicit) this.#elicitors.set(invocation.request, elicit);
+      },
+    };
+    this.invoker = options.invoker ?? createInvoker({ registry: this.registry, hooks: [policyHook, elicitHook, ...(options.hooks ?? [])] });
     this.#removeHook = options.invoker ? options.invoker.use(policyHook) : () => {};
+    this.#removeElicitHook = options.invoker ? options.invoker.use(elicitHook) : () => {};
   }
 
   /** Names of the host's own commands, which imported tools must not take. */
@@ -78,9 +93,12 @@ export class CapabilityAdapter {
       .map((command) => command.name);
   }
 
-  /** Records the caller's signal and deadline of a `runtime.call` request (see `#directCalls`). */
-  noteDirectCall(request: InvocationRequest, signal: AbortSignal | undefined, deadline: number): void {
-    this.#directCalls.set(request, { signal, deadline });
+  /**
+   * Records the caller's signal and deadline of a `runtime.call` request (see `#directCalls`), and
+   * whether it was given `onProgress`.
+   */
+  noteDirectCall(request: InvocationRequest, signal: AbortSignal | undefined, deadline: number, progress: boolean): void {
+    this.#directCalls.set(request, { signal, deadline, progress });
   }
 
   /** Wraps a built-in command so it fails at once after close and never leaks raw errors. */
@@ -96,7 +114,7 @@ export class CapabilityAdapter {
       name: entry.exposed,
       description: entry.description,
       inputSchema: entry.inputSchema,
-      ...(entry.annotations ? { annotations: toCommandAnnotations(entry.annotations) } : {}),
+      ...(entry.commandAnnotations ? { annotations: entry.commandAnnotations } : {}),
       localOnly: true,
       execute: (args: unknown, context) => this.#callServer(entry.server, entry.name, args, context),
     }));
@@ -115,6 +133,7 @@ export class CapabilityAdapter {
   close(): void {
     this.#closed = true;
     this.#removeHook();
+    this.#removeElicitHook();
     if (this.#capability) this.registry.unregister(this.#capability);
     this.#capability = undefined;
   }
@@ -134,6 +153,16 @@ export class CapabilityAdapter {
     const direct = this.#directCalls.get(context.request);
     if (direct && direct.deadline - performance.now() >= timeoutMs) return direct.signal;
     return context.signal;
+  }
+
+  /**
+   * Progress of a tools/call goes to the caller's `context.progress`: always for calls from other
+   * transports (the host's clients; a no-op there unless they asked), for `runtime.call` only when it
+   * was given `onProgress`, so a harness call without it sends no progress token.
+   */
+  #progressOf(context: CommandContext): ReturnType<typeof forwardProgress> | undefined {
+    const direct = this.#directCalls.get(context.request);
+    return direct && !direct.progress ? undefined : forwardProgress(context.progress, this.#options.scrub);
   }
 
   async #callServer(serverName: string, toolName: string, args: unknown, context: CommandContext): Promise<CommandResult> {
@@ -171,14 +200,18 @@ export class CapabilityAdapter {
       release?.();
       throw pool.closedError();
     }
+    // Only a call holding a slot may be asked the server's questions (a queued one cannot be what asked).
+    const endCall = session.calls.begin(this.#elicitors.get(context.request) ?? elicitorOf(context));
     try {
       // Session close rejects the call through `settleOnClose` rather than a combined signal:
       // AbortSignal.any costs tens of microseconds per call on Node 20.
       const result = await session.settleOnClose(
-        connection.client.request(
-          { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {} } },
-          callResultSchema,
-          signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+        withProgress(connection.client, this.#progressOf(context), (meta) =>
+          connection.client.request(
+            { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {}, ...(meta ? { _meta: meta } : {}) } },
+            callResultSchema,
+            signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+          ),
         ),
       );
       session.recordSuccess();
@@ -187,7 +220,7 @@ export class CapabilityAdapter {
       if (session.closed || this.#closed) throw pool.closedError();
       if (signal?.aborted) throw new CapabilityError('cancelled', `${serverName}__${toolName} was cancelled.`);
       const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
-      const status = (error as { status?: unknown }).status;
+      const status = httpStatusOf(error);
       if (status === 404 && connection.transport !== 'stdio') session.recycle('the server reported the session as expired (HTTP 404)');
       session.recordFailure(timedOut);
       if (timedOut) throw new CapabilityError('timeout', `MCP server '${serverName}' did not answer '${toolName}' within ${timeoutSecs} s.`);
@@ -195,7 +228,18 @@ export class CapabilityAdapter {
       const detail = lost ? (session.lastError ?? 'the connection closed') : pool.describe(error);
       throw new CapabilityError('failed', capText(`MCP server '${serverName}' failed '${toolName}': ${detail}`));
     } finally {
+      endCall();
       release?.();
     }
   }
+}
+
+/**
+ * An `elicit` function on an invocation or command context, when the pipeline provides one. One
+ * answered only on a retry of the call (`elicitOnRetry`, MCP 2026-07-28 `input_required`) is not
+ * taken: the imported server waits for its answer within this call, which a retry cannot give.
+ */
+function elicitorOf(carrier: object): CallElicitor | undefined {
+  const { elicit, elicitOnRetry } = carrier as { readonly elicit?: unknown; readonly elicitOnRetry?: unknown };
+  return typeof elicit === 'function' && elicitOnRetry !== true ? (elicit as CallElicitor) : undefined;
 }

@@ -3,10 +3,11 @@ import { assignToolNames, type NamedTool } from '../naming.js';
 import type { ToolPolicy } from '../policy.js';
 import type { Logger } from '../types.js';
 import type { ServerSession } from './serverSession.js';
+import { republishTool, type RepublishedTool } from './serverClaims.js';
 import type { ListedTool } from './toolListing.js';
 
 /** One imported tool under its exposed name. */
-export interface CatalogEntry extends ListedTool {
+export interface CatalogEntry extends Omit<ListedTool, 'annotations'>, RepublishedTool {
   readonly exposed: string;
   readonly server: string;
 }
@@ -83,10 +84,11 @@ export class Catalog {
       .map((command) => this.#options.wrapBuiltin(command));
     for (const warning of naming.warnings) if (!known.has(warning)) logger.warn(`mcp: ${warning}`);
     const toolsByServer = new Map(sessions.map((session) => [session.server.name, new Map(session.tools.map((tool) => [tool.name, tool]))]));
+    const trusted = new Set(sessions.filter((session) => session.server.trusted === true).map((session) => session.server.name));
     this.entries = naming.tools.flatMap((named) => {
       const tool = toolsByServer.get(named.server)?.get(named.tool);
       if (!tool || !policy.isAuthorized(named.name)) return [];
-      return [{ ...tool, exposed: named.name, server: named.server }];
+      return [{ ...tool, ...republishTool(named.server, tool.description, tool.annotations, trusted.has(named.server)), exposed: named.name, server: named.server }];
     });
     this.#byName = new Map(this.entries.map((entry) => [entry.exposed.toLowerCase(), entry]));
     return true;

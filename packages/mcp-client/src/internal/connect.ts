@@ -7,6 +7,7 @@ import { McpClientError } from '../errors.js';
 import { createBoundedFetch } from './boundedFetch.js';
 import { loadCaBundle } from './caFile.js';
 import { createOAuthSession, oauthSettingsFor, type McpOAuthOptions, type OAuthSession } from './oauthSession.js';
+import { httpStatusOf } from './sdkSeam.js';
 import { ProcessStdioTransport } from './stdioTransport.js';
 
 /** Cap on one OAuth metadata, registration or token response. */
@@ -58,8 +59,8 @@ function connectWithin(client: Client, transport: Parameters<Client['connect']>[
 
 /** True for an HTTP 4xx answer to the first POST that says "not a Streamable HTTP endpoint" (spec back-compat rule). */
 function shouldFallBackToSse(error: unknown): boolean {
-  const status = (error as { status?: unknown }).status;
-  return error instanceof SdkError && typeof status === 'number' && status >= 400 && status < 500 && status !== 401 && status !== 403;
+  const status = httpStatusOf(error);
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
 }
 
 async function connectStdio(request: ConnectRequest): Promise<McpConnection> {

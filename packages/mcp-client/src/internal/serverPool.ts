@@ -3,8 +3,9 @@ import { createDeadline, waitFor } from '@capnode/protocol';
 import { SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
-import type { Logger, McpConnector, PinnedResource, ServerDiagnostic } from '../types.js';
+import type { Logger, McpConnector, McpRuntimeEvent, PinnedResource, ServerDiagnostic } from '../types.js';
 import { readResource, type ServerAccess } from './serverTools.js';
+import type { ServerRequestHooks } from './serverRequests.js';
 import { ServerSession, type SessionHost } from './serverSession.js';
 import { errorText, isRecord } from './util.js';
 
@@ -22,6 +23,9 @@ export interface ServerPoolOptions {
   readonly onToolsChanged: (session: ServerSession) => void;
   /** A server's listed tools (or capabilities) changed; the catalog must be rebuilt. */
   readonly onCatalogChanged: (session: ServerSession) => void;
+  /** Answers to server-initiated requests (sampling, elicitation, roots). */
+  readonly requestHooks: ServerRequestHooks;
+  readonly emit: (event: McpRuntimeEvent) => void;
 }
 
 /**
@@ -49,6 +53,8 @@ export class ServerPool {
       toolsChanged: (session) => options.onToolsChanged(session),
       catalogChanged: (session) => options.onCatalogChanged(session),
       track: (promise) => this.track(promise),
+      requestHooks: options.requestHooks,
+      emit: (event) => options.emit(event),
     };
     for (const server of servers) this.sessions.set(server.name, new ServerSession(server, this.#host));
   }
@@ -79,7 +85,7 @@ export class ServerPool {
 
   /** How the built-in resource and prompt tools reach each server. */
   access(serverPart: (server: string) => string): ServerAccess[] {
-    return [...this.sessions.values()].map((session) => sessionAccess(session, serverPart(session.server.name)));
+    return [...this.sessions.values()].map((session) => sessionAccess(session, serverPart(session.server.name), this.#options.scrub));
   }
 
   /**
@@ -148,7 +154,7 @@ export class ServerPool {
   async #readPinned(session: ServerSession, signal: AbortSignal): Promise<void> {
     const uris = session.server.pinned_resources;
     if (uris.length === 0 || !session.connection) return;
-    const server = sessionAccess(session, session.server.name);
+    const server = sessionAccess(session, session.server.name, this.#options.scrub);
     if (!session.capabilities.resources) {
       session.pinnedWarnings.push('pinned_resources ignored: the server does not support resources');
       return;
@@ -161,19 +167,31 @@ export class ServerPool {
         const first = content[0] as { text: string };
         this.pinned.push({ server: session.server.name, uri, text: omitted > 0 ? `${first.text}\n[${omitted} binary item(s) omitted]` : first.text });
       } catch (error) {
-        session.pinnedWarnings.push(capText(`pinned resource '${capText(uri, 200)}' could not be read: ${this.describe(error)}`, 300));
+        const warning = capText(`pinned resource '${capText(uri, 200)}' could not be read: ${this.describe(error)}`, 300);
+        session.pinnedWarnings.push(warning);
+        session.report('warning', warning);
       }
     }
   }
 }
 
-function sessionAccess(session: ServerSession, part: string): ServerAccess {
+function sessionAccess(session: ServerSession, part: string, scrub: (text: string) => string): ServerAccess {
   return {
     name: session.server.name,
     part,
     timeoutMs: session.server.tool_timeout_secs * 1000,
+    scrub,
     supports: (which) => session.capabilities[which],
     connect: async (signal) => (await session.ensureConnected(signal)).client,
+    async cachedList<T>(list: 'resources' | 'prompts', load: () => Promise<T>): Promise<T> {
+      if (session.listCache.has(list)) return session.listCache.get(list) as T;
+      // Only an answer is kept (a caller's abort must not fail others), and only if no list_changed
+      // or reconnect came while it was loading.
+      const epoch = session.listEpoch;
+      const value = await load();
+      if (session.listEpoch === epoch && !session.closed) session.listCache.set(list, value);
+      return value;
+    },
   };
 }
 

@@ -3,9 +3,13 @@ import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelconte
 import type { McpServerConfig } from '../config.js';
 import { isMcpClientError, type McpClientErrorCode } from '../errors.js';
 import { capText } from '../redact.js';
-import type { Logger, McpConnection, McpConnector, ServerDiagnostic, ServerState } from '../types.js';
+import type { Logger, McpConnection, McpConnector, McpRuntimeEvent, ServerDiagnostic, ServerState } from '../types.js';
 import { createDeadline } from '@capnode/protocol';
 import { limiterFor, type CallLimiter } from './callLimiter.js';
+import { CONTENT_LIMITS, safeJson } from './contentLimits.js';
+import { routeProgress } from './progress.js';
+import { clientCapabilities, installServerRequests, type ServerRequestHooks } from './serverRequests.js';
+import { CallsInFlight } from './callsInFlight.js';
 import { SessionTools } from './sessionTools.js';
 import type { ListedTool } from './toolListing.js';
 import { errorText, raceAbort } from './util.js';
@@ -29,6 +33,9 @@ export interface SessionHost {
   toolsChanged(session: ServerSession): void;
   catalogChanged(session: ServerSession): void;
   track(promise: Promise<unknown>): void;
+  /** Answers to server-initiated requests; decide the capabilities each client declares. */
+  readonly requestHooks: ServerRequestHooks;
+  emit(event: McpRuntimeEvent): void;
 }
 
 /** One granted server: its connection, backoff, pause, recycling, tool listing and close. */
@@ -64,6 +71,13 @@ export class ServerSession {
   readonly #calls = new Set<(error: Error) => void>();
   #lastTransportError: string | undefined;
   readonly #host: SessionHost;
+  /** The elicitors of the calls in flight, for the server's elicitation requests. */
+  readonly calls = new CallsInFlight();
+  #pausedReported = false;
+  /** `resources/list` and `prompts/list` answers (first page), until the server says they changed or reconnects. */
+  readonly listCache = new Map<string, unknown>();
+  /** Bumped whenever cached lists are dropped, so a listing under way then is not kept. */
+  listEpoch = 0;
 
   constructor(server: McpServerConfig, host: SessionHost) {
     this.server = server;
@@ -76,6 +90,27 @@ export class ServerSession {
       signal: this.abort.signal,
       describe: (error) => host.describe(error),
       changed: () => host.catalogChanged(this),
+      diagnostic: (level, message) => this.report(level, message),
+    });
+  }
+
+  /** Emits a diagnostic event for this server. */
+  report(level: 'warning' | 'error', message: string): void {
+    this.#host.emit({ type: 'diagnostic', server: this.server.name, level, message });
+  }
+
+  /** Changes the state and emits `server-state` when it differs. */
+  #setState(state: ServerState): void {
+    const previous = this.state;
+    this.state = state;
+    if (previous === state) return;
+    const failed = state === 'failed' || state === 'disconnected';
+    this.#host.emit({
+      type: 'server-state',
+      server: this.server.name,
+      state,
+      previous,
+      ...(failed && this.lastError !== undefined ? { error: this.lastError, ...(this.lastErrorCode === undefined ? {} : { errorCode: this.lastErrorCode }) } : {}),
     });
   }
 
@@ -148,7 +183,7 @@ export class ServerSession {
     const signal = deadline.signal;
     const started = performance.now();
     this.#connectDeadline = started + timeoutMs;
-    this.state = this.attempt === 0 ? 'connecting' : this.state;
+    this.#setState(this.attempt === 0 ? 'connecting' : this.state);
     this.#lastTransportError = undefined;
     const attempt = this.#host.connector({
       server,
@@ -178,11 +213,14 @@ export class ServerSession {
       this.connection = connection;
       const declared = connection.client.getServerCapabilities();
       this.capabilities = { resources: Boolean(declared?.resources), prompts: Boolean(declared?.prompts) };
-      this.state = 'connected';
       this.connectMs = performance.now() - started;
       this.attempt = 0;
       this.nextConnectAt = 0;
       this.lastError = undefined;
+      this.lastErrorCode = undefined;
+      this.listCache.clear();
+      this.listEpoch += 1;
+      this.#setState('connected');
       this.toolList.reset(this.startBudgetMs());
       this.#lastActivity = performance.now();
       this.#armIdle(this.server.idle_timeout_secs);
@@ -194,12 +232,12 @@ export class ServerSession {
       const timedOut = signal.aborted || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
       this.attempt += 1;
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
-      this.state = this.connectMs === undefined ? 'failed' : 'disconnected';
       const detail = timedOut ? `did not finish connecting within ${server.connect_timeout_secs} s` : this.#host.describe(error);
       this.lastErrorCode = !timedOut && isMcpClientError(error) ? error.code : undefined;
       const transportError = this.#lastTransportError;
       const sameError = transportError === capText(this.#host.scrub(errorText(error)), 300);
       this.lastError = capText(transportError && !timedOut && !sameError ? `${detail}; ${transportError}` : detail);
+      this.#setState(this.connectMs === undefined ? 'failed' : 'disconnected');
       this.#host.logger.warn(`mcp server '${server.name}' failed to connect: ${this.lastError}`);
       throw new CapabilityError('failed', `MCP server '${server.name}' is not available: ${this.lastError}`, { cause: error });
     } finally {
@@ -208,7 +246,19 @@ export class ServerSession {
   }
 
   #createClient(): Client {
-    const client = new Client(this.#host.clientInfo, { capabilities: {} });
+    const hooks = this.#host.requestHooks;
+    const client = new Client(this.#host.clientInfo, { capabilities: clientCapabilities(hooks) });
+    routeProgress(client);
+    installServerRequests(client, hooks, { server: this.server.name, scrub: this.#host.scrub, elicitor: () => this.calls.elicitor() });
+    for (const list of ['resources', 'prompts'] as const) {
+      client.setNotificationHandler(`notifications/${list}/list_changed`, () => {
+        if (this.connection?.client !== client || this.closed) return;
+        // Only this server's cached list is dropped.
+        this.listCache.delete(list);
+        this.listEpoch += 1;
+        this.#host.emit({ type: 'list-changed', server: this.server.name, list });
+      });
+    }
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (this.connection?.client !== client || this.closed) return;
       // Only this server is re-listed; the others keep their lists.
@@ -217,7 +267,7 @@ export class ServerSession {
     });
     client.setNotificationHandler('notifications/message', (notification) => {
       const data = notification.params.data;
-      const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
+      const text = typeof data === 'string' ? data : safeJson(data ?? null, CONTENT_LIMITS.contentMeta);
       this.#host.logger.debug(`[${this.server.name} ${notification.params.level}] ${capText(this.#host.scrub(text ?? ''), 2_000)}`);
     });
     client.onerror = (error) => {
@@ -229,11 +279,11 @@ export class ServerSession {
       const connection = this.connection;
       this.connection = undefined;
       if (this.closed) return;
-      this.state = 'disconnected';
       this.toolList.stop();
       this.attempt += 1;
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
       this.lastError = capText(`the connection closed${this.#lastTransportError ? `: ${this.#lastTransportError}` : ''}`);
+      this.#setState('disconnected');
       this.#host.logger.warn(`mcp server '${this.server.name}' disconnected: ${this.lastError}`);
       this.#host.track(connection.close());
     };
@@ -285,10 +335,10 @@ export class ServerSession {
       }
       const connection = this.connection;
       this.connection = undefined;
-      this.state = 'idle';
       this.toolList.stop();
       this.nextConnectAt = 0;
       this.#host.logger.info(`mcp server '${this.server.name}' disconnected after ${idleSecs} s without calls; the next call reconnects`);
+      this.#setState('idle');
       this.#host.track(connection.close());
     };
     this.#idleTimer = setTimeout(check, idleMs);
@@ -308,11 +358,17 @@ export class ServerSession {
     this.pausedUntil = Date.now() + PAUSE_MS;
     this.failures = 0;
     this.#host.logger.warn(`mcp server '${this.server.name}' paused after ${PAUSE_AFTER_FAILURES} consecutive failures until ${new Date(this.pausedUntil).toISOString()}`);
+    this.#pausedReported = true;
+    this.#host.emit({ type: 'server-state', server: this.server.name, state: 'paused', previous: this.state });
     if (timedOut) this.recycle('timed out repeatedly');
   }
 
   recordSuccess(): void {
     this.failures = 0;
+    if (this.#pausedReported && this.pausedUntil <= Date.now()) {
+      this.#pausedReported = false;
+      if (this.state === 'connected') this.#host.emit({ type: 'server-state', server: this.server.name, state: 'connected', previous: 'paused' });
+    }
   }
 
   /** Drops the session so the next call reconnects; the failed call is not replayed. */
@@ -320,10 +376,10 @@ export class ServerSession {
     const connection = this.connection;
     if (!connection) return;
     this.connection = undefined;
-    this.state = 'disconnected';
     this.toolList.stop();
     this.nextConnectAt = 0;
     this.lastError = capText(`session recycled: ${reason}`);
+    this.#setState('disconnected');
     this.#host.logger.warn(`mcp server '${this.server.name}': ${this.lastError}`);
     this.#host.track(connection.close());
   }
@@ -354,6 +410,7 @@ export class ServerSession {
   }
 
   async close(): Promise<void> {
+    const wasClosed = this.closed;
     this.abort.abort();
     this.toolList.stop();
     this.#clearIdle();
@@ -364,7 +421,8 @@ export class ServerSession {
     }
     const connection = this.connection;
     this.connection = undefined;
-    this.state = 'closed';
+    if (wasClosed) this.state = 'closed';
+    else this.#setState('closed');
     const pending = this.#connecting;
     await Promise.allSettled([connection?.close(), pending]);
   }

@@ -3,7 +3,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { NAME_SEPARATOR } from '../naming.js';
 import { wrapUntrusted } from '../provenance.js';
-import { capText } from '../redact.js';
+import { boundToolContent } from './contentLimits.js';
+import { capText, scrubAndCap } from '../redact.js';
 
 /** The built-in tool that lists and reads resources of the connected servers. */
 export const RESOURCES_TOOL = 'mcp_resources';
@@ -16,8 +17,20 @@ export interface ServerAccess {
   /** The server part of exposed names (`<part>__…`). */
   readonly part: string;
   readonly timeoutMs: number;
+  /** Removes secrets from server text; applied before any truncation. */
+  readonly scrub: (text: string) => string;
   supports(capability: 'resources' | 'prompts'): boolean;
   connect(signal: AbortSignal): Promise<Client>;
+  /**
+   * The server's first `resources/list` / `prompts/list` page, kept until the server says the list
+   * changed (or reconnects); `load` fetches it when none is kept. Absent: no caching.
+   */
+  cachedList?<T>(list: 'resources' | 'prompts', load: () => Promise<T>): Promise<T>;
+}
+
+/** `load` through the server's list cache when it has one. */
+function throughCache<T>(server: ServerAccess, list: 'resources' | 'prompts', load: () => Promise<T>): Promise<T> {
+  return server.cachedList ? server.cachedList(list, load) : load();
 }
 
 const listResourcesSchema = z.looseObject({ resources: z.array(z.unknown()), nextCursor: z.string().optional() });
@@ -52,6 +65,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 const text = (value: unknown, max = 500) => capText(typeof value === 'string' ? value : '', max);
+/** Server text for the model: scrubbed first, then cut, so no part of a secret survives a cut. */
+const clean = (server: ServerAccess, value: unknown, max = 500) => scrubAndCap(typeof value === 'string' ? value : '', server.scrub, max);
 
 function json(value: Record<string, unknown>): CommandResult {
   return { ok: true, content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structured: value };
@@ -80,7 +95,7 @@ function requireSupport(server: ServerAccess, capability: 'resources' | 'prompts
   if (!server.supports(capability)) throw new CapabilityError('unsupported', `MCP server '${server.name}' does not support ${capability}.`);
 }
 
-/** Reads one resource and returns its text parts wrapped as untrusted, plus blobs as resource items. */
+/** Reads one resource and returns its text parts scrubbed and wrapped as untrusted, plus blobs as resource items. */
 export async function readResource(server: ServerAccess, uri: string, signal: AbortSignal, kind: 'resource' | 'pinned-resource' = 'resource'): Promise<Content[]> {
   const client = await server.connect(signal);
   const result = await client.request({ method: 'resources/read', params: { uri } }, readResourceSchema, { signal, timeout: server.timeoutMs });
@@ -90,17 +105,17 @@ export async function readResource(server: ServerAccess, uri: string, signal: Ab
     if (!isRecord(item)) continue;
     if (typeof item.text === 'string') texts.push(item.text);
     else if (typeof item.blob === 'string') {
-      const mimeType = typeof item.mimeType === 'string' ? item.mimeType : undefined;
+      const mimeType = typeof item.mimeType === 'string' ? text(item.mimeType, 100) : undefined;
       content.push({ type: 'resource', resource: { uri: text(item.uri, 1_000) || uri, blob: item.blob, ...(mimeType ? { mimeType } : {}) } });
     }
   }
-  return [{ type: 'text', text: wrapUntrusted({ server: server.name, kind, id: uri }, texts.join('\n')) }, ...content];
+  return [{ type: 'text', text: wrapUntrusted({ server: server.name, kind, id: uri }, server.scrub(texts.join('\n'))) }, ...content];
 }
 
 function renderMessages(server: ServerAccess, name: string, description: string | undefined, messages: readonly unknown[]): Content[] {
   const lines: string[] = [];
   const binary: Content[] = [];
-  if (description) lines.push(`description: ${capText(description, 1_000)}`);
+  if (description) lines.push(`description: ${clean(server, description, 1_000)}`);
   for (const message of messages) {
     if (!isRecord(message)) continue;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
@@ -112,13 +127,14 @@ function renderMessages(server: ServerAccess, name: string, description: string 
       if (item.type === 'image' || item.type === 'audio' || item.type === 'resource') binary.push(item as unknown as Content);
     }
   }
-  return [{ type: 'text', text: wrapUntrusted({ server: server.name, kind: 'prompt', id: name }, lines.join('\n')) }, ...binary];
+  const bounded = boundToolContent(binary, undefined).content as Content[];
+  return [{ type: 'text', text: wrapUntrusted({ server: server.name, kind: 'prompt', id: name }, server.scrub(lines.join('\n'))) }, ...bounded];
 }
 
 /**
  * The built-in `mcp_resources` and `mcp_prompts` commands over the given servers. Names and URIs are
  * prefixed by server; servers without the capability answer with a clear "does not support" error;
- * all server text is provenance-wrapped and length-bounded.
+ * all server text is secret-scrubbed, then provenance-wrapped and length-bounded (in that order).
  */
 export function createServerToolCommands(servers: () => readonly ServerAccess[]): { resources: CommandDefinition; prompts: CommandDefinition } {
   const resources: CommandDefinition = {
@@ -140,22 +156,23 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
       const listed: Record<string, unknown>[] = [];
       let nextCursor: string | undefined;
       for (const server of targets) {
-        const client = await server.connect(context.signal);
-        const page = await client.request(
-          { method: 'resources/list', params: typeof args.cursor === 'string' && targets.length === 1 ? { cursor: args.cursor } : {} },
-          listResourcesSchema,
-          { signal: context.signal, timeout: server.timeoutMs },
-        );
+        const cursor = typeof args.cursor === 'string' && targets.length === 1 ? args.cursor : undefined;
+        const load = async () => {
+          const client = await server.connect(context.signal);
+          return client.request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, listResourcesSchema, { signal: context.signal, timeout: server.timeoutMs });
+        };
+        const page = cursor === undefined ? await throughCache(server, 'resources', load) : await load();
         for (const raw of page.resources.slice(0, 500)) {
           if (!isRecord(raw) || typeof raw.uri !== 'string') continue;
           listed.push({
             uri: `${server.part}${NAME_SEPARATOR}${capText(raw.uri, 1_000)}`,
-            name: text(raw.name, 200),
-            ...(typeof raw.description === 'string' ? { description: text(raw.description) } : {}),
+            name: clean(server, raw.name, 200),
+            ...(typeof raw.description === 'string' ? { description: clean(server, raw.description) } : {}),
             ...(typeof raw.mimeType === 'string' ? { mimeType: text(raw.mimeType, 100) } : {}),
           });
         }
-        if (targets.length === 1 && page.nextCursor !== undefined) nextCursor = page.nextCursor;
+        // A cursor is opaque and cannot be cut; an absurdly long one ends the listing.
+        if (targets.length === 1 && page.nextCursor !== undefined && page.nextCursor.length <= 4_096) nextCursor = page.nextCursor;
       }
       return json({ resources: listed, ...(nextCursor === undefined ? {} : { nextCursor }) });
     },
@@ -186,14 +203,16 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
       targets.forEach((server) => requireSupport(server, 'prompts'));
       const listed: Record<string, unknown>[] = [];
       for (const server of targets) {
-        const client = await server.connect(context.signal);
-        const page = await client.request({ method: 'prompts/list', params: {} }, listPromptsSchema, { signal: context.signal, timeout: server.timeoutMs });
+        const page = await throughCache(server, 'prompts', async () => {
+          const client = await server.connect(context.signal);
+          return client.request({ method: 'prompts/list', params: {} }, listPromptsSchema, { signal: context.signal, timeout: server.timeoutMs });
+        });
         for (const raw of page.prompts.slice(0, 500)) {
           if (!isRecord(raw) || typeof raw.name !== 'string') continue;
           const parameters = Array.isArray(raw.arguments)
-            ? raw.arguments.filter(isRecord).map((a) => ({ name: text(a.name, 100), required: a.required === true, ...(typeof a.description === 'string' ? { description: text(a.description, 200) } : {}) }))
+            ? raw.arguments.filter(isRecord).slice(0, 100).map((a) => ({ name: text(a.name, 100), required: a.required === true, ...(typeof a.description === 'string' ? { description: clean(server, a.description, 200) } : {}) }))
             : [];
-          listed.push({ name: `${server.part}${NAME_SEPARATOR}${capText(raw.name, 200)}`, ...(typeof raw.description === 'string' ? { description: text(raw.description) } : {}), arguments: parameters });
+          listed.push({ name: `${server.part}${NAME_SEPARATOR}${capText(raw.name, 200)}`, ...(typeof raw.description === 'string' ? { description: clean(server, raw.description) } : {}), arguments: parameters });
         }
       }
       return json({ prompts: listed });

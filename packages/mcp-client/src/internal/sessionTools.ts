@@ -22,6 +22,8 @@ export interface SessionToolsHost {
   describe(error: unknown): string;
   /** The listed tools changed. */
   changed(): void;
+  /** A listing warning or failure, for the runtime's event stream. */
+  diagnostic?(level: 'warning' | 'error', message: string): void;
 }
 
 interface Listing {
@@ -153,6 +155,7 @@ export class SessionTools {
     this.warnings = [this.listError, ...warnings].slice(0, MAX_WARNINGS);
     const delay = Math.min(MAX_LIST_RETRY_MS, LIST_RETRY_MS * 2 ** (this.#failures - 1));
     host.logger.warn(`mcp server '${host.server}': ${this.listError}; ${this.listed ? 'keeping the last listed tools, ' : ''}retrying in ${Math.round(delay / 1000)} s`);
+    host.diagnostic?.('error', this.listError);
     this.#clearRetry();
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
@@ -168,7 +171,10 @@ export class SessionTools {
     this.listError = undefined;
     this.#failures = 0;
     this.warnings = warnings.slice(0, MAX_WARNINGS);
-    for (const warning of this.warnings) this.#host.logger.warn(`mcp server '${this.#host.server}': ${warning}`);
+    for (const warning of this.warnings) {
+      this.#host.logger.warn(`mcp server '${this.#host.server}': ${warning}`);
+      this.#host.diagnostic?.('warning', warning);
+    }
     this.#host.changed();
   }
 }

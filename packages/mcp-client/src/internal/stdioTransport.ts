@@ -28,6 +28,8 @@ const EDGE_BYTES = 512;
  * long again SIGKILL to the group. A server that ignores EOF and SIGTERM is gone within twice this.
  */
 export const STDIO_CLOSE_GRACE_MS = 1_000;
+/** Longest a failed write (EPIPE) waits for the child's exit status, which names the real cause. */
+const EPIPE_EXIT_WAIT_MS = 1_000;
 
 const IS_WINDOWS = process.platform === 'win32';
 const liveGroups = new Set<number>();
@@ -181,7 +183,11 @@ export class ProcessStdioTransport implements Transport {
     const stdin = this.#child?.stdin;
     if (!stdin || this.#closing || !stdin.writable) return Promise.reject(new Error('stdio transport is not connected'));
     return new Promise((resolve, reject) => {
-      stdin.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : resolve()));
+      stdin.write(`${JSON.stringify(message)}\n`, (error) => {
+        if (!error) resolve();
+        else if ((error as NodeJS.ErrnoException).code === 'EPIPE') this.#rejectWithExit(error, reject);
+        else reject(error);
+      });
     });
   }
 
@@ -224,6 +230,20 @@ export class ProcessStdioTransport implements Transport {
     child.stdin?.destroy();
     this.#chunks = [];
     this.#notifyClosed();
+  }
+
+  /**
+   * A write that fails with EPIPE means the child is gone; its exit (which follows at once) is the
+   * real cause, so the write fails with it: "server process exited (code 3)", not "write EPIPE".
+   */
+  #rejectWithExit(error: Error, reject: (error: Error) => void): void {
+    const exited = this.#exited;
+    if (!exited) return reject(error);
+    const timer = setTimeout(() => reject(error), EPIPE_EXIT_WAIT_MS);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`server process exited (${this.#exit})`));
+    });
   }
 
   #notifyClosed(): void {

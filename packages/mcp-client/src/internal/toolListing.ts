@@ -2,13 +2,14 @@ import type { InputJsonSchema } from '@capnode/capabilities';
 import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { capText } from '../redact.js';
+import { boundListedTool, CONTENT_LIMITS } from './contentLimits.js';
 import { isRecord } from './util.js';
 
 // Reading one server's `tools/list`: pages, validation, duplicates. No state; the session decides
 // what a failure means for its catalog.
 
 const MAX_LIST_PAGES = 100;
-const MAX_DESCRIPTION = 4_096;
+const MAX_DESCRIPTION = CONTENT_LIMITS.toolDescription;
 
 const listPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
 
@@ -18,6 +19,8 @@ export interface ListedTool {
   readonly description: string;
   readonly inputSchema: InputJsonSchema;
   readonly annotations?: Record<string, unknown>;
+  /** What the content limits changed, for the server's diagnostic warnings. */
+  readonly degraded?: string;
 }
 
 /** Validates one listed tool; returns a reason when it must be skipped. */
@@ -27,12 +30,8 @@ export function readTool(raw: unknown): ListedTool | string {
   if (typeof name !== 'string' || name.length === 0) return 'missing name';
   if (name.length > 256) return `name longer than 256 characters`;
   if (!isRecord(inputSchema) || inputSchema.type !== 'object') return `'${capText(name, 80)}' has no object inputSchema`;
-  return {
-    name,
-    description: capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION),
-    inputSchema: inputSchema as InputJsonSchema,
-    ...(isRecord(annotations) ? { annotations } : {}),
-  };
+  const text = capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION);
+  return { name, ...boundListedTool(text, inputSchema, isRecord(annotations) ? annotations : undefined) } as ListedTool;
 }
 
 /** What one listing found. `error` is set when a page failed; `pages` tells which. */
@@ -66,6 +65,7 @@ export async function listServerTools(client: Client, signal: AbortSignal, timeo
         else {
           seen.add(tool.name);
           tools.push(tool);
+          if (tool.degraded) warnings.push(`tool '${capText(tool.name, 80)}': ${tool.degraded}`);
         }
       });
       cursor = page.nextCursor;

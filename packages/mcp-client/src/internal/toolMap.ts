@@ -1,7 +1,7 @@
 import type { CommandDefinition, InvocationRequest } from '@capnode/capabilities';
 import { capText } from '../redact.js';
 import { toModelResult, type BinaryStore, type ModelToolResult } from '../results.js';
-import type { McpTool } from '../types.js';
+import type { McpCallOptions, McpTool } from '../types.js';
 import type { CapabilityAdapter } from './capabilityAdapter.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { ServerPool } from './serverPool.js';
@@ -56,14 +56,16 @@ export class ToolMap {
   }
 
   /** Calls one tool by its exposed name through the pipeline; never throws. */
-  async call(name: string, args: unknown, signal: AbortSignal | undefined): Promise<ModelToolResult> {
+  async call(name: string, args: unknown, callOptions: McpCallOptions | undefined): Promise<ModelToolResult> {
     const { agent, pool, catalog, adapter, scrub, store } = this.#options;
     if (this.#options.closed()) return closedResult();
     const entry = catalog.get(name);
     const timeoutMs = ((entry ? pool.sessions.get(entry.server)?.server.tool_timeout_secs : undefined) ?? 600) * 1000 + CALL_GRACE_MS;
     const request: InvocationRequest = { command: name, args, transport: 'internal', timeoutMs, ...(agent === undefined ? {} : { caller: `agent:${agent}` }) };
-    adapter.noteDirectCall(request, signal, performance.now() + Math.min(timeoutMs, MAX_TIMER_MS));
-    const outcome = await adapter.invoker.invoke(request, signal ? { signal } : {});
+    const signal = callOptions?.signal;
+    const onProgress = callOptions?.onProgress;
+    adapter.noteDirectCall(request, signal, performance.now() + Math.min(timeoutMs, MAX_TIMER_MS), onProgress !== undefined);
+    const outcome = await adapter.invoker.invoke(request, { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) });
     return toModelResult(outcome.result, { scrub, ...(store ? { store } : {}) });
   }
 
@@ -77,7 +79,8 @@ export class ToolMap {
       tool: entry.name,
       ...(entry.annotations ? { annotations: entry.annotations } : {}),
       parallelCalls: pool.sessions.get(entry.server)?.server.parallel_calls !== false,
-      execute: (args, callOptions) => this.call(entry.exposed, args, callOptions?.signal),
+      ...(entry.serverClaims ? { serverClaims: entry.serverClaims } : {}),
+      execute: (args, callOptions) => this.call(entry.exposed, args, callOptions),
     };
   }
 
@@ -89,7 +92,7 @@ export class ToolMap {
       server: '*',
       tool: command.name,
       parallelCalls: true,
-      execute: (args, callOptions) => this.call(command.name, args, callOptions?.signal),
+      execute: (args, callOptions) => this.call(command.name, args, callOptions),
     };
   }
 
