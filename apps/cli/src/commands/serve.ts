@@ -76,7 +76,7 @@ export async function serve(context: Context, version: string): Promise<number> 
     context.out(`                  the gateway must approve this node's commands once: capnode gateway pair (or openclaw nodes approve <request id>)`);
   }
   context.out(`  settings:       ${status.settingsPath}`);
-  context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals list|allow|deny)' : ''}`);
+  context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals watch, or list|allow|deny)' : ''}`);
   context.out(`  tools:          ${status.capabilities.commands}   (list them: capnode --list-tools)`);
   const imports = status.mcpClient;
   if (imports.reexport) {
