@@ -170,7 +170,9 @@ export function createExecApprovalsCapability(options: ExecApprovalsCapabilityOp
                 command: 'system.execApprovals.set',
                 commandLine: summary,
                 summary,
-                argsHash: await hashInvocationArgs('system.execApprovals.set', args),
+                // Bound to the policy the summary was computed from: a retry after the policy changed
+                // (e.g. to 'deny') is a new request, never answered by the approval of the old one.
+                argsHash: await hashInvocationArgs('system.execApprovals.set', { args, base }),
                 ...(ctx.request.caller === undefined ? {} : { caller: ctx.request.caller }),
                 transport: ctx.request.transport,
               },
