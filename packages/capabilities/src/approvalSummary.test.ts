@@ -62,4 +62,9 @@ describe('formatApprovalSummary', () => {
     expect(text).toContain('caller: claude\\r\\u{001b}[1Aroot (self-reported)');
     expect(text.split('\n')).toHaveLength(formatApprovalSummary(base).length);
   });
+
+  it('quotes an env key that is not a plain name, so one variable cannot render as several', () => {
+    const lines = formatApprovalSummary({ ...base, env: { 'HOME="/home/u" LANG': 'C', 'PATH-x': '1' } });
+    expect(lines).toContain('env: "HOME=\\"/home/u\\" LANG"="C" "PATH-x"="1"');
+  });
 });

@@ -8,6 +8,11 @@ function seconds(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`;
 }
 
+/** An env key as shown: bare when it is a plain name, else JSON-quoted, so a key cannot pass for several variables. */
+function displayKey(key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : JSON.stringify(key);
+}
+
 /** The argument hash as shown to people: its first {@link ARGS_HASH_PREFIX_LENGTH} characters. */
 export function argsHashPrefix(argsHash: string): string {
   const bare = argsHash.replace(/^sha256:/, '');
@@ -40,7 +45,7 @@ export function formatApprovalSummary(approval: PendingApproval): string[] {
   if (approval.cwd !== undefined) lines.push(`cwd: ${escapeForDisplay(approval.cwd)}`);
   if (approval.env !== undefined) {
     const entries = Object.entries(approval.env);
-    lines.push(`env: ${entries.length === 0 ? '(none)' : entries.map(([key, value]) => `${escapeForDisplay(key)}=${escapeForDisplay(JSON.stringify(value))}`).join(' ')}`);
+    lines.push(`env: ${entries.length === 0 ? '(none)' : entries.map(([key, value]) => `${escapeForDisplay(displayKey(key))}=${escapeForDisplay(JSON.stringify(value))}`).join(' ')}`);
   } else if (approval.argv !== undefined || approval.shell !== undefined) {
     lines.push('env: (none set by the caller)');
   }
