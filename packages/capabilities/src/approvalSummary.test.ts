@@ -67,4 +67,9 @@ describe('formatApprovalSummary', () => {
     const lines = formatApprovalSummary({ ...base, env: { 'HOME="/home/u" LANG': 'C', 'PATH-x': '1' } });
     expect(lines).toContain('env: "HOME=\\"/home/u\\" LANG"="C" "PATH-x"="1"');
   });
+
+  it('cuts a self-reported caller name that would flood the prompt, saying how long it was', () => {
+    const lines = formatApprovalSummary({ ...base, caller: 'x'.repeat(100_000) });
+    expect(lines).toContain(`caller: ${'x'.repeat(120)}… (100000 characters) (self-reported)`);
+  });
 });
