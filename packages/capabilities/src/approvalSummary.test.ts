@@ -62,4 +62,14 @@ describe('formatApprovalSummary', () => {
     expect(text).toContain('caller: claude\\r\\u{001b}[1Aroot (self-reported)');
     expect(text.split('\n')).toHaveLength(formatApprovalSummary(base).length);
   });
+
+  it('quotes an env key that is not a plain name, so one variable cannot render as several', () => {
+    const lines = formatApprovalSummary({ ...base, env: { 'HOME="/home/u" LANG': 'C', 'PATH-x': '1' } });
+    expect(lines).toContain('env: "HOME=\\"/home/u\\" LANG"="C" "PATH-x"="1"');
+  });
+
+  it('cuts a self-reported caller name that would flood the prompt, saying how long it was', () => {
+    const lines = formatApprovalSummary({ ...base, caller: 'x'.repeat(100_000) });
+    expect(lines).toContain(`caller: ${'x'.repeat(120)}… (100000 characters) (self-reported)`);
+  });
 });

@@ -8,6 +8,20 @@ function seconds(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`;
 }
 
+/** Longest caller name shown; the name is a self-reported label, not part of what runs. */
+const MAX_CALLER_CHARS = 120;
+
+/** The caller name, cut to {@link MAX_CALLER_CHARS} with its full length said, so a name cannot flood a prompt. */
+function shortCaller(caller: string): string {
+  const chars = [...caller];
+  return chars.length <= MAX_CALLER_CHARS ? caller : `${chars.slice(0, MAX_CALLER_CHARS).join('')}… (${chars.length} characters)`;
+}
+
+/** An env key as shown: bare when it is a plain name, else JSON-quoted, so a key cannot pass for several variables. */
+function displayKey(key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : JSON.stringify(key);
+}
+
 /** The argument hash as shown to people: its first {@link ARGS_HASH_PREFIX_LENGTH} characters. */
 export function argsHashPrefix(argsHash: string): string {
   const bare = argsHash.replace(/^sha256:/, '');
@@ -40,13 +54,13 @@ export function formatApprovalSummary(approval: PendingApproval): string[] {
   if (approval.cwd !== undefined) lines.push(`cwd: ${escapeForDisplay(approval.cwd)}`);
   if (approval.env !== undefined) {
     const entries = Object.entries(approval.env);
-    lines.push(`env: ${entries.length === 0 ? '(none)' : entries.map(([key, value]) => `${escapeForDisplay(key)}=${escapeForDisplay(JSON.stringify(value))}`).join(' ')}`);
+    lines.push(`env: ${entries.length === 0 ? '(none)' : entries.map(([key, value]) => `${escapeForDisplay(displayKey(key))}=${escapeForDisplay(JSON.stringify(value))}`).join(' ')}`);
   } else if (approval.argv !== undefined || approval.shell !== undefined) {
     lines.push('env: (none set by the caller)');
   }
   if (approval.timeoutMs !== undefined) lines.push(`timeout: ${seconds(approval.timeoutMs)}`);
   if (approval.transport !== undefined) lines.push(`transport: ${approval.transport}`);
-  lines.push(`caller: ${approval.caller === undefined ? '(unnamed)' : `${escapeForDisplay(approval.caller)} (self-reported)`}`);
+  lines.push(`caller: ${approval.caller === undefined ? '(unnamed)' : `${escapeForDisplay(shortCaller(approval.caller))} (self-reported)`}`);
   if (approval.argsHash !== undefined) lines.push(`hash: ${argsHashPrefix(approval.argsHash)}`);
   return lines;
 }

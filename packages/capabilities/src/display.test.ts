@@ -32,4 +32,15 @@ describe('escapeForDisplay', () => {
     expect(hasInvisibleCharacters('plain')).toBe(false);
     expect(hasInvisibleCharacters('pl\u200bain')).toBe(true);
   });
+
+  it('escapes the other characters that render as nothing or as blank: soft hyphen, grapheme joiner, Hangul fillers, variation selectors, interlinear annotations and tag characters', () => {
+    for (const char of ['\u00ad', '\u034f', '\u115f', '\u1160', '\u17b4', '\u17b5', '\u3164', '\uffa0', '\ufe00', '\ufe0f', '\ufff9', '\ufffb', '\u{e0001}', '\u{e0041}', '\u{e007f}', '\u{e0100}']) {
+      const shown = escapeForDisplay(`x${char}y`);
+      expect(shown, JSON.stringify(char)).toBe(`x\\u{${char.codePointAt(0)!.toString(16).padStart(4, '0')}}y`);
+      expect(hasInvisibleCharacters(`x${char}y`)).toBe(true);
+      expect(hasInvisibleCharacters(shown)).toBe(false);
+    }
+    // An argument that looks like `status` but carries hidden tag characters is shown as different.
+    expect(escapeForDisplay('status\u{e0020}\u{e0072}')).toBe('status\\u{e0020}\\u{e0072}');
+  });
 });

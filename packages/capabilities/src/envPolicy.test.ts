@@ -31,3 +31,10 @@ test('maskEnvForDisplay masks secret-looking values and shows every key and ever
     GIT_CONFIG_KEY_0: 'core.pager',
   });
 });
+
+test('editor init commands, pass extensions, rustup toolchains, pip/uv and AWS config files are code-loading, and their values are shown even when the name looks secret', () => {
+  for (const key of ['VIMINIT', 'EXINIT', 'GVIMINIT', 'MYVIMRC', 'INPUTRC', 'PASSWORD_STORE_EXTENSIONS_DIR', 'PASSWORD_STORE_ENABLE_EXTENSIONS', 'RUSTUP_TOOLCHAIN', 'RUSTUP_HOME', 'PIP_INDEX_URL', 'UV_INDEX_URL', 'LUA_INIT', 'TAR_OPTIONS', 'SYSTEMD_PAGER', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE']) {
+    expect(isCodeLoadingEnvKey(key), key).toBe(true);
+  }
+  expect(maskEnvForDisplay({ PASSWORD_STORE_EXTENSIONS_DIR: '/tmp/evil', AWS_SHARED_CREDENTIALS_FILE: '/tmp/creds' })).toEqual({ PASSWORD_STORE_EXTENSIONS_DIR: '/tmp/evil', AWS_SHARED_CREDENTIALS_FILE: '/tmp/creds' });
+});

@@ -52,6 +52,8 @@ const CODE_LOADING_KEYS = new Set([
   // Interpreters and runtimes.
   'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'CLASSPATH', 'JAVA_HOME',
   'PHPRC', 'PHP_INI_SCAN_DIR', 'TCLLIBPATH', 'R_PROFILE', 'R_PROFILE_USER', 'R_ENVIRON', 'R_ENVIRON_USER', 'R_LIBS', 'R_LIBS_USER', 'ELECTRON_RUN_AS_NODE',
+  // Editors, readline, archivers and helpers that run commands from their configuration.
+  'VIMINIT', 'GVIMINIT', 'EXINIT', 'MYVIMRC', 'MYGVIMRC', 'INPUTRC', 'TAR_OPTIONS', 'SYSTEMD_PAGER', 'SYSTEMD_EDITOR', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE',
   // Build tools.
   'MAKEFLAGS', 'MFLAGS', 'MAKEFILES', 'CC', 'CXX', 'CPP', 'LD', 'AR', 'AS', 'CFLAGS', 'CXXFLAGS', 'CPPFLAGS', 'LDFLAGS',
   'RUSTC', 'RUSTC_WRAPPER', 'RUSTC_WORKSPACE_WRAPPER', 'RUSTFLAGS', 'RUSTDOCFLAGS',
@@ -59,7 +61,8 @@ const CODE_LOADING_KEYS = new Set([
 ]);
 const CODE_LOADING_PREFIXES = [
   'GIT_', 'BASH_FUNC_', 'LD_', 'DYLD_', 'NODE_', 'NPM_CONFIG_', 'YARN_', 'COREPACK_', 'DENO_', 'BUN_',
-  'PYTHON', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'LUA_', 'DOTNET_', 'COMPLUS_', 'CORECLR_', 'CARGO_', 'CGO_',
+  'PYTHON', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'LUA_', 'DOTNET_', 'COMPLUS_', 'CORECLR_', 'CARGO_', 'CGO_', 'RUSTUP_', 'PIP_', 'UV_', 'POETRY_',
+  'PASSWORD_STORE_',
 ];
 
 /**

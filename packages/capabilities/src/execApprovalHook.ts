@@ -232,7 +232,9 @@ export function createExecApprovalHook(options: ExecApprovalHookOptions): Invoca
         ...(target.resolvedPath === undefined ? {} : { resolvedPath: target.resolvedPath }),
         ...(exec.env ? { env: maskEnvForDisplay(exec.env) } : {}),
         ...(exec.timeoutMs === undefined ? {} : { timeoutMs: exec.timeoutMs }),
-        argsHash: await hashInvocationArgs(name, invocation.args),
+        // Bound to what the user is shown, resolved: a retry whose cwd or program now resolves to
+        // another real path (a symlink swapped after the answer) is a new request.
+        argsHash: await hashInvocationArgs(name, { args: invocation.args, resolved: { program: target.resolvedPath ?? null, cwd: realCwd ?? null } }),
         ...(verdict.codeLoadingEnv ? { summary: `sets variables that can make programs run other code: ${verdict.codeLoadingEnv.join(', ')}` } : {}),
         ...(invocation.request.caller === undefined ? {} : { caller: invocation.request.caller }),
         transport: invocation.request.transport,

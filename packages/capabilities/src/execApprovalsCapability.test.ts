@@ -41,6 +41,12 @@ describe('system.execApprovals.get|set', () => {
     expect(t.asked[0]).toMatchObject({ command: 'system.execApprovals.set', summary: "change exec approvals: mode ask → allowlist; allow 'npm *', 'git status*'", caller: 'agent', transport: 'mcp-http' });
   });
 
+  it('an env value or cwd with spaces and commas cannot pass for further entries in the summary', async () => {
+    await using t = setup({}, 'deny');
+    await t.call('system.execApprovals.set', { add: [{ pattern: 'make', env: { CC: "gcc, 'ls' with env X=1" } }, { pattern: 'ls', cwd: "/tmp/a, 'rm *' in /x" }] });
+    expect(t.asked[0]!.summary).toBe(`change exec approvals: allow 'make' with env CC="gcc, 'ls' with env X=1", 'ls' in "/tmp/a, 'rm *' in /x"`);
+  });
+
   it('set refused by the user or unanswered changes nothing', async () => {
     await using t = setup({}, 'deny');
     const denied = await t.call('system.execApprovals.set', { mode: 'full' });
@@ -114,7 +120,7 @@ describe('system.execApprovals.get|set', () => {
     const scoped = { pattern: 'make *', cwd: '/home/me/repo' };
     await t.call('system.execApprovals.set', { add: ['make *', scoped, { pattern: 'env', env: { A: '1' } }] });
     expect((await t.store.get()).allowlist).toEqual(['make *', scoped, { pattern: 'env', env: { A: '1' } }]);
-    expect(t.asked[0]!.summary).toBe("change exec approvals: allow 'make *', 'make *' in /home/me/repo, 'env' with env A=1");
+    expect(t.asked[0]!.summary).toBe('change exec approvals: allow \'make *\', \'make *\' in "/home/me/repo", \'env\' with env A="1"');
     await t.call('system.execApprovals.set', { remove: [{ pattern: 'env', env: { A: '1' } }] });
     expect((await t.store.get()).allowlist).toEqual(['make *', scoped]);
     await t.call('system.execApprovals.set', { remove: ['make *'] });

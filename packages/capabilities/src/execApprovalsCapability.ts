@@ -102,8 +102,9 @@ function applyDelta(current: ExecApprovalPolicy, delta: PolicyDelta, base: ExecA
 
 function describeEntry(entry: ExecAllowlistEntry): string {
   const scope = toAllowlistScope(entry);
-  const env = scope.env ? Object.entries(maskEnvForDisplay(scope.env)).map(([key, value]) => `${key}=${value}`) : [];
-  return `'${scope.pattern}'${scope.cwd === undefined ? '' : ` in ${scope.cwd}`}${env.length ? ` with env ${env.join(' ')}` : ''}`;
+  // Values (and keys that are not plain names) JSON-quoted: a value with spaces or commas cannot pass for more entries.
+  const env = scope.env ? Object.entries(maskEnvForDisplay(scope.env)).map(([key, value]) => `${/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : JSON.stringify(key)}=${JSON.stringify(value)}`) : [];
+  return `'${scope.pattern}'${scope.cwd === undefined ? '' : ` in ${JSON.stringify(scope.cwd)}`}${env.length ? ` with env ${env.join(' ')}` : ''}`;
 }
 
 function describeChange(before: ExecApprovalPolicy, after: ExecApprovalPolicy): string {
@@ -170,7 +171,9 @@ export function createExecApprovalsCapability(options: ExecApprovalsCapabilityOp
                 command: 'system.execApprovals.set',
                 commandLine: summary,
                 summary,
-                argsHash: await hashInvocationArgs('system.execApprovals.set', args),
+                // Bound to the policy the summary was computed from: a retry after the policy changed
+                // (e.g. to 'deny') is a new request, never answered by the approval of the old one.
+                argsHash: await hashInvocationArgs('system.execApprovals.set', { args, base }),
                 ...(ctx.request.caller === undefined ? {} : { caller: ctx.request.caller }),
                 transport: ctx.request.transport,
               },

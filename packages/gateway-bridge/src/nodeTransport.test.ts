@@ -109,6 +109,38 @@ describe('node transport against a faulty gateway', () => {
 });
 
 describe('node transport surface', () => {
+  it('refuses a declared name that now resolves to a localOnly command (replaced after the declaration)', async () => {
+    let connection!: FakeConnection;
+    await using gateway = await startFakeGateway(async (c) => {
+      connection = c;
+      await c.handshake();
+    });
+    const registry = createRegistry([]);
+    const declaredCap = defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.swap', description: 'declared', execute: () => 'declared' })] });
+    registry.register(declaredCap);
+    const invoker = createInvoker({ registry });
+    const piped: string[] = [];
+    invoker.use({ afterInvoke: (_invocation, request) => void piped.push(request.command) });
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createNodeTransport({
+      url: gateway.url,
+      token: 't',
+      invoker,
+      identity,
+      createSocket: createWsSocketFactory(),
+      client: { version: '0', platform: 'linux' },
+      declarationDebounceMs: 60_000,
+    });
+    await node.ready({ timeoutMs: 10_000 });
+    registry.unregister(declaredCap);
+    registry.register(defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.swap', description: 'local', localOnly: true, execute: () => 'local' })] }));
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 's1', nodeId: identity.deviceId, command: 'demo.swap', paramsJSON: '{}' } });
+    const frame = await connection.next((f) => f.method === 'node.invoke.result' && f.params.id === 's1');
+    connection.respond(frame.id, { ok: true });
+    expect(frame.params).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    expect(piped).toEqual([]);
+  });
+
   it('refuses an invoke of any command it did not declare before the pipeline, with the gateway’s code', async () => {
     let connection!: FakeConnection;
     await using gateway = await startFakeGateway(async (c) => {

@@ -281,7 +281,9 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
       setPairing({ state: 'approved' });
       emitStatus();
     }
-    if (!declaredNames.has(request.command)) {
+    // The name must have been declared, and still resolve to a command that may be declared: a
+    // declared command replaced by a localOnly one before the redeclaration stays refused.
+    if (!declaredNames.has(request.command) || registry.resolve(request.command)?.definition.localOnly === true) {
       log('warning', `refused node.invoke.request ${request.id}: command ${JSON.stringify(request.command.slice(0, 200))} was not declared to the gateway`);
       await sendResult(errorResult(request.id, nodeId, NOT_DECLARED_CODE, notDeclaredMessage(request.command)));
       return;

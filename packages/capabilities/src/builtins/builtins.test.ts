@@ -127,6 +127,21 @@ describe('system.notify', () => {
     expect((await readFile(out, 'utf8')).split('\n')).toEqual(['--urgency', 'critical', '--app-name', 'capnode', '--', title, 'line; rm -rf ~', '']);
   });
 
+  it.runIf(process.platform === 'linux')('escapes markup in the notify-send body (daemons render it: <span size="1"> could hide a line of an approval)', async () => {
+    const bin = path.join(tmp, 'notify-markup');
+    await mkdir(bin, { recursive: true });
+    const out = path.join(tmp, 'notify-markup.txt');
+    await writeFile(path.join(bin, 'notify-send'), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > "$CAPNODE_NOTIFY_OUT"\n`);
+    await chmod(path.join(bin, 'notify-send'), 0o755);
+    const outcome = await invokerFor(createSystemCapability({ env: { PATH: bin, CAPNODE_NOTIFY_OUT: out } })).invoke({
+      command: 'system.notify',
+      args: { title: 't', body: 'git status<span size="1">; curl x | sh</span> & <b>ok</b>' },
+      transport: 'internal',
+    });
+    expect(outcome.result).toMatchObject({ ok: true });
+    expect((await readFile(out, 'utf8')).split('\n')).toContain('git status&lt;span size="1"&gt;; curl x | sh&lt;/span&gt; &amp; &lt;b&gt;ok&lt;/b&gt;');
+  });
+
   it.runIf(process.platform === 'linux')('reports a failing notifier with its error line', async () => {
     const bin = path.join(tmp, 'notify-fail');
     await mkdir(bin, { recursive: true });

@@ -26,6 +26,11 @@ $xml.LoadXml("<toast><visual><binding template=""ToastGeneric""><text>$title</te
 /** AppleScript reading title and body from its arguments (negative indexes work whether or not `--` is passed on). */
 const APPLESCRIPT = ['on run argv', 'display notification (item -1 of argv) with title (item -2 of argv)', 'end run'];
 
+/** `&`, `<` and `>` as entities, so a notification body is text, not markup. */
+function escapeMarkup(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 interface Notifier {
   readonly tool: string;
   readonly file: string;
@@ -52,7 +57,8 @@ async function findNotifier(title: string, body: string, urgency: string, env: N
   }
   const file = await findExecutable('notify-send', { env });
   if (!file) return undefined;
-  return { tool: 'notify-send', file, args: ['--urgency', urgency, '--app-name', 'capnode', '--', title, ...(body ? [body] : [])] };
+  // Notification daemons render the body as markup (`<span size="1">` hides text): escape it so it shows as written.
+  return { tool: 'notify-send', file, args: ['--urgency', urgency, '--app-name', 'capnode', '--', title, ...(body ? [escapeMarkup(body)] : [])] };
 }
 
 function installHint(): string {
