@@ -1,31 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { expectEntryImports } from '../../../tests/support/entrySurface.js';
 
 const sourceDirectory = dirname(fileURLToPath(import.meta.url));
 
-/** The bare (non-relative) specifiers of every module an entry loads, following relative imports. */
-function bareImportsOf(entry: string): Map<string, string[]> {
-  const modules = new Map<string, string[]>();
-  const visit = (file: string): void => {
-    if (modules.has(file)) return;
-    const specifiers = [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((match) => match[1] ?? '');
-    modules.set(file, specifiers.filter((specifier) => !specifier.startsWith('.')));
-    for (const specifier of specifiers) if (specifier.startsWith('.')) visit(join(dirname(file), specifier.replace(/\.js$/, '.ts')));
-  };
-  visit(join(sourceDirectory, entry));
-  return modules;
-}
-
-/** Asserts that every bare import of the entry's module graph passes `allowed`. */
-function expectImports(entry: string, allowed: (specifier: string) => boolean): void {
-  const graph = bareImportsOf(entry);
-  expect(graph.size).toBeGreaterThan(0);
-  for (const [file, specifiers] of graph) {
-    for (const specifier of specifiers) expect(allowed(specifier), `${file} imports ${specifier}`).toBe(true);
-  }
-}
+const expectImports = (entry: string, allowed: (specifier: string) => boolean): void =>
+  expectEntryImports(join(sourceDirectory, entry), allowed);
 
 describe('@capnode/capabilities entries', () => {
   it('the root entry is runtime-neutral: zod only, no Node built-ins, no sibling packages', () => {
