@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInvoker, createRegistry, type InvocationHook } from '@capnode/capabilities';
 import { expect, it } from 'vitest';
 import { cliPath, repoRoot, slowPoll, tempHome } from './helpers.js';
+import { pipelineCarriesElicit } from '../support/pipelineProbe.js';
 import { eventually } from '../support/poll.js';
 
 // The SDK client is a devDependency of the CLI package; tests/ has no node_modules of its own.
@@ -12,17 +12,6 @@ const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof impo
 const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
 
 const fixture = join(import.meta.dirname, '../mcp-client/fixtures/stdioServer.mjs');
-
-/** Whether the pipeline hands `InvokeOptions.elicit` to invocations (the approvals work adds it). */
-async function pipelineCarriesElicit(): Promise<boolean> {
-  const registry = createRegistry();
-  registry.register({ category: 'probe', commands: [{ name: 'probe.elicit', description: 'probe', execute: () => ({ ok: true, content: [] }) }] });
-  let carried = false;
-  const hook: InvocationHook = { beforeInvoke: (invocation) => void (carried = typeof (invocation as { elicit?: unknown }).elicit === 'function') };
-  const probe = createInvoker({ registry, hooks: [hook] });
-  await probe.invoke({ command: 'probe.elicit', args: {}, transport: 'internal' }, { elicit: async () => ({ action: 'cancel' }) } as Parameters<typeof probe.invoke>[1]);
-  return carried;
-}
 
 it.runIf(await pipelineCarriesElicit())(
   "capnode mcp forwards an imported server's elicitation to its own client that declared elicitation",

@@ -3,6 +3,7 @@ import { createMcpRuntime } from '@capnode/mcp-client/node';
 import type { CallElicitor } from '@capnode/mcp-client';
 import { expect, test } from 'vitest';
 import { everythingServer } from '../support/mcpServers.js';
+import { pipelineCarriesElicit } from '../support/pipelineProbe.js';
 import { eventually } from '../support/poll.js';
 import { fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
 
@@ -191,20 +192,6 @@ test("a hook's signal aborts when the runtime closes, and close() does not wait 
   expect(signal!.aborted).toBe(true);
   expect((await call).isError).toBe(true);
 });
-
-/**
- * Whether the pipeline hands `InvokeOptions.elicit` to its invocations (the approvals work adds it
- * to `@capnode/capabilities`); the end-to-end test below runs once it does.
- */
-async function pipelineCarriesElicit(): Promise<boolean> {
-  const registry = createRegistry();
-  registry.register({ category: 'probe', commands: [{ name: 'probe.elicit', description: 'probe', execute: () => ({ ok: true, content: [] }) }] });
-  let carried = false;
-  const hook: InvocationHook = { beforeInvoke: (invocation) => void (carried = typeof (invocation as { elicit?: unknown }).elicit === 'function') };
-  const probe = createInvoker({ registry, hooks: [hook] });
-  await probe.invoke({ command: 'probe.elicit', args: {}, transport: 'internal' }, { elicit: async () => ({ action: 'cancel' }) } as Parameters<typeof probe.invoke>[1]);
-  return carried;
-}
 
 test.runIf(await pipelineCarriesElicit())("end to end: InvokeOptions.elicit of the host's caller answers the imported server's question", async () => {
   const invoker = createInvoker({ registry: createRegistry() });

@@ -3,8 +3,8 @@
 // nested deeper than MAX_ARGUMENTS_DEPTH get a clear invalid_arguments error, never a stack overflow.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectV1, connectV2, postJson, spawnRawStdio, startFixtureServer } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { connectV1, connectV2, postJson, spawnRawStdio, useSuiteFixtureServer } from './helpers.js';
 
 /** `MAX_ARGUMENTS_DEPTH` of @capnode/protocol (documented in the mcp-server README). */
 const MAX_ARGUMENTS_DEPTH = 64;
@@ -46,49 +46,41 @@ function expectFailure(text: string, code: string): ToolResultMessage['result'] 
 }
 
 describe('failure codes over HTTP', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
-  let url: string;
-  beforeAll(async () => {
-    ctx = await startFixtureServer();
-    url = ctx.server.url;
-  });
-  afterAll(async () => {
-    await ctx.server.close();
-  });
+  const ctx = useSuiteFixtureServer();
 
   it.each(CASES)('initialize era: %s %j → %s', async (name, args, code) => {
-    const response = await postJson(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+    const response = await postJson(ctx.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
     expectFailure(response.body, code);
   });
 
   it.each(CASES)('2026-07-28 fast path and SDK entry: %s %j → %s', async (name, args, code) => {
     const body = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args, _meta: envelope } };
-    const fast = await postJson(url, body, { 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': name });
-    const entry = await postJson(url, body, { 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` });
+    const fast = await postJson(ctx.url, body, { 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': name });
+    const entry = await postJson(ctx.url, body, { 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` });
     const result = expectFailure(fast.body, code);
     expect(result._meta?.['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'capnode' });
     expect(JSON.parse(entry.body)).toEqual(JSON.parse(fast.body));
   });
 
   it('malformed tools/call params carry invalid_arguments; a cancelled call carries cancelled', async () => {
-    expectFailure((await postJson(url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: '' } })).body, 'invalid_arguments');
-    const pending = postJson(url, { jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'fixture.slow', arguments: { ms: 20_000 } } });
+    expectFailure((await postJson(ctx.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: '' } })).body, 'invalid_arguments');
+    const pending = postJson(ctx.url, { jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'fixture.slow', arguments: { ms: 20_000 } } });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await postJson(url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1' } });
+    await postJson(ctx.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1' } });
     expectFailure((await pending).body, 'cancelled');
   });
 
   it.each([100_000, MAX_ARGUMENTS_DEPTH + 1])('a %i-deep argument object gets invalid_arguments on every HTTP path', async (depth) => {
     for (const name of ['fixture.echo', 'fixture.log']) {
-      const legacy = expectFailure((await postJson(url, deepCall(4, name, depth))).body, 'invalid_arguments');
+      const legacy = expectFailure((await postJson(ctx.url, deepCall(4, name, depth))).body, 'invalid_arguments');
       expect(legacy.content[0]?.text).toBe(`Invalid arguments for ${name}: they nest deeper than ${MAX_ARGUMENTS_DEPTH} levels.`);
       const modern = { 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call' };
-      expectFailure((await postJson(url, deepCall(5, name, depth, envelope), { ...modern, 'mcp-name': name })).body, 'invalid_arguments');
+      expectFailure((await postJson(ctx.url, deepCall(5, name, depth, envelope), { ...modern, 'mcp-name': name })).body, 'invalid_arguments');
       const encodedName = `=?base64?${Buffer.from(name).toString('base64')}?=`;
-      expectFailure((await postJson(url, deepCall(6, name, depth, envelope), { ...modern, 'mcp-name': encodedName })).body, 'invalid_arguments');
+      expectFailure((await postJson(ctx.url, deepCall(6, name, depth, envelope), { ...modern, 'mcp-name': encodedName })).body, 'invalid_arguments');
     }
     // Exactly the limit is accepted (the schema-less tool runs).
-    const atLimit = await postJson(url, deepCall(7, 'fixture.log', MAX_ARGUMENTS_DEPTH));
+    const atLimit = await postJson(ctx.url, deepCall(7, 'fixture.log', MAX_ARGUMENTS_DEPTH));
     expect(JSON.parse(atLimit.body).result).toEqual({ content: [{ type: 'text', text: 'logged' }] });
   });
 
@@ -96,7 +88,7 @@ describe('failure codes over HTTP', () => {
     ['SDK v1', connectV1],
     ['SDK v2 (2026-07-28 when offered)', connectV2],
   ] as const)('%s client sees the code in _meta', async (_label, connect) => {
-    await using client = await connect(url);
+    await using client = await connect(ctx.url);
     const denied = (await client.callTool({ name: 'fixture.deny', arguments: {} })) as { isError?: boolean; _meta?: Record<string, unknown> };
     expect(denied.isError).toBe(true);
     expect(denied._meta?.['capnode/failure']).toEqual({ code: 'denied' });

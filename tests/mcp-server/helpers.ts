@@ -6,6 +6,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } 
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer, type HttpServerOptions, type McpHttpServer } from '@capnode/mcp-server/node';
+import { afterAll, beforeAll } from 'vitest';
 import { createFixtureInvoker } from './fixtures/capabilities.mjs';
 
 export const TOKEN = 'test-token-0123456789';
@@ -241,5 +242,28 @@ export function spawnRawStdio(): RawStdio {
       await exited;
       clearTimeout(timer);
     },
+  };
+}
+
+/**
+ * One fixture server shared by the tests of the calling `describe` block: started in `beforeAll`, closed in `afterAll`.
+ * Read `server`, `fixture` and `url` inside tests only (they exist once `beforeAll` has run).
+ */
+export function useSuiteFixtureServer(options: Partial<HttpServerOptions> = {}): { readonly server: McpHttpServer; readonly fixture: Fixture; readonly url: string } {
+  let started: Awaited<ReturnType<typeof startFixtureServer>> | undefined;
+  beforeAll(async () => {
+    started = await startFixtureServer(options);
+  });
+  afterAll(async () => {
+    await started?.server.close();
+  });
+  const current = (): Awaited<ReturnType<typeof startFixtureServer>> => {
+    if (started === undefined) throw new Error('the suite fixture server is read before beforeAll ran');
+    return started;
+  };
+  return {
+    get server() { return current().server; },
+    get fixture() { return current().fixture; },
+    get url() { return current().server.url; },
   };
 }

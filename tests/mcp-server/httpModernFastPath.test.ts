@@ -1,8 +1,8 @@
 // The per-request (2026-07-28) fast path: well-formed tools/call and tools/list whose headers agree
 // with the body are served by a long-lived modern instance; everything else by the SDK's per-request
 // entry. Each test sends the same request both ways and expects the same answer.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, startFixtureServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { postJson, useSuiteFixtureServer } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 const REVISION = '2026-07-28';
@@ -33,20 +33,11 @@ async function send(url: string, body: unknown, extra: Record<string, string>) {
 }
 
 describe('2026-07-28 requests: fast path and SDK entry answer alike', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
-  let url: string;
-
-  beforeAll(async () => {
-    ctx = await startFixtureServer();
-    url = ctx.server.url;
-  });
-  afterAll(async () => {
-    await ctx.server.close();
-  });
+  const ctx = useSuiteFixtureServer();
 
   it('tools/call: same result, serverInfo and resultType, either way', async () => {
-    const fast = await send(url, toolCall(1, 'fixture.echo', { text: 'hi' }), headers('tools/call', 'fixture.echo'));
-    const entry = await send(url, toolCall(1, 'fixture.echo', { text: 'hi' }), headers('tools/call', base64Name('fixture.echo')));
+    const fast = await send(ctx.url, toolCall(1, 'fixture.echo', { text: 'hi' }), headers('tools/call', 'fixture.echo'));
+    const entry = await send(ctx.url, toolCall(1, 'fixture.echo', { text: 'hi' }), headers('tools/call', base64Name('fixture.echo')));
     expect(fast.status).toBe(200);
     expect(JSON.parse(fast.body)).toEqual(JSON.parse(entry.body));
     expect(JSON.parse(fast.body).result).toMatchObject({
@@ -58,9 +49,9 @@ describe('2026-07-28 requests: fast path and SDK entry answer alike', () => {
 
   it('tools/list: same list and cache fields either way', async () => {
     const list = { jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: envelope() } };
-    const fast = await send(url, list, headers('tools/list'));
+    const fast = await send(ctx.url, list, headers('tools/list'));
     // An Mcp-Name header on tools/list means nothing to the SDK, but takes the request off the fast path.
-    const entry = await send(url, list, headers('tools/list', 'ignored'));
+    const entry = await send(ctx.url, list, headers('tools/list', 'ignored'));
     expect(fast.status).toBe(200);
     expect(JSON.parse(fast.body)).toEqual(JSON.parse(entry.body));
     expect(JSON.parse(fast.body).result.tools.map((tool: { name: string }) => tool.name)).toContain('fixture.echo');
@@ -69,8 +60,8 @@ describe('2026-07-28 requests: fast path and SDK entry answer alike', () => {
   it('an envelope the SDK refuses gets the SDK entry’s own answer, and nothing runs', async () => {
     const before = ctx.fixture.probe.lastRequest;
     const bad = toolCall(2, 'fixture.echo', { text: 'no' }, envelope({ 'io.modelcontextprotocol/clientInfo': 5 }));
-    const fast = await send(url, bad, headers('tools/call', 'fixture.echo'));
-    const entry = await send(url, bad, headers('tools/call', base64Name('fixture.echo')));
+    const fast = await send(ctx.url, bad, headers('tools/call', 'fixture.echo'));
+    const entry = await send(ctx.url, bad, headers('tools/call', base64Name('fixture.echo')));
     expect(fast.status).toBe(entry.status);
     expect(fast.status).toBeGreaterThanOrEqual(400);
     expect(JSON.parse(fast.body)).toEqual(JSON.parse(entry.body));
@@ -81,14 +72,14 @@ describe('2026-07-28 requests: fast path and SDK entry answer alike', () => {
 
   it('an invalid log level in the envelope is refused the same way', async () => {
     const body = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'fixture.echo', arguments: { text: 'x' }, _meta: envelope({ 'io.modelcontextprotocol/logLevel': 'loud' }) } };
-    const fast = await send(url, body, headers('tools/call', 'fixture.echo'));
-    const entry = await send(url, body, headers('tools/call', base64Name('fixture.echo')));
+    const fast = await send(ctx.url, body, headers('tools/call', 'fixture.echo'));
+    const entry = await send(ctx.url, body, headers('tools/call', base64Name('fixture.echo')));
     expect({ status: fast.status, body: JSON.parse(fast.body) }).toEqual({ status: entry.status, body: JSON.parse(entry.body) });
   });
 
   it('streams progress over SSE when the client accepts it, then the result', async () => {
     const meta = envelope({ progressToken: 'p1' });
-    const fast = await send(url, toolCall(4, 'fixture.slow', { ms: 40, steps: 2 }, meta), headers('tools/call', 'fixture.slow', 'application/json, text/event-stream'));
+    const fast = await send(ctx.url, toolCall(4, 'fixture.slow', { ms: 40, steps: 2 }, meta), headers('tools/call', 'fixture.slow', 'application/json, text/event-stream'));
     expect(fast.status).toBe(200);
     expect(fast.contentType).toContain('text/event-stream');
     const messages = fast.body
@@ -100,14 +91,14 @@ describe('2026-07-28 requests: fast path and SDK entry answer alike', () => {
   });
 
   it('answers with plain JSON and drops progress when the client accepts only JSON', async () => {
-    const fast = await send(url, toolCall(5, 'fixture.slow', { ms: 20, steps: 2 }, envelope({ progressToken: 'p2' })), headers('tools/call', 'fixture.slow'));
+    const fast = await send(ctx.url, toolCall(5, 'fixture.slow', { ms: 20, steps: 2 }, envelope({ progressToken: 'p2' })), headers('tools/call', 'fixture.slow'));
     expect(fast.contentType).toContain('application/json');
     expect(JSON.parse(fast.body)).toMatchObject({ id: 5, result: { content: [{ type: 'text', text: 'slept 20 ms' }] } });
   });
 
   it('keeps concurrent requests with the same id apart', async () => {
     const answers = await Promise.all(
-      ['a', 'b', 'c'].map((text) => send(url, toolCall(7, 'fixture.echo', { text }), headers('tools/call', 'fixture.echo'))),
+      ['a', 'b', 'c'].map((text) => send(ctx.url, toolCall(7, 'fixture.echo', { text }), headers('tools/call', 'fixture.echo'))),
     );
     expect(answers.map((answer) => JSON.parse(answer.body))).toEqual(
       ['a', 'b', 'c'].map((text) => expect.objectContaining({ id: 7, result: expect.objectContaining({ structuredContent: { text } }) })),

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lateCapability } from './fixtures/capabilities.mjs';
-import { postJson, startFixtureServer } from './helpers.js';
+import { postJson, startFixtureServer, useSuiteFixtureServer } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 const call = (id: unknown, name: unknown, args?: unknown, extra: Record<string, unknown> = {}) => ({
@@ -16,30 +16,21 @@ async function rpc(url: string, body: unknown, headers: Record<string, string> =
 }
 
 describe('JSON-RPC over sessionless HTTP', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
-  let url: string;
-
-  beforeAll(async () => {
-    ctx = await startFixtureServer();
-    url = ctx.server.url;
-  });
-  afterAll(async () => {
-    await ctx.server.close();
-  });
+  const ctx = useSuiteFixtureServer();
 
   it('initializes with the requested supported version, and negotiates the latest for an unknown one', async () => {
     for (const version of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25']) {
-      const { json } = await rpc(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      const { json } = await rpc(ctx.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
       expect(json.result.protocolVersion).toBe(version);
       expect(json.result.serverInfo.name).toBe('capnode');
       expect(json.result.capabilities.tools).toEqual({ listChanged: false });
     }
-    const { json } = await rpc(url, { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const { json } = await rpc(ctx.url, { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
     expect(json.result.protocolVersion).toBe('2025-11-25');
   });
 
   it('refuses an unsupported MCP-Protocol-Version header with a clear error listing the supported versions', async () => {
-    const { status, json } = await rpc(url, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { 'mcp-protocol-version': '2099-01-01' });
+    const { status, json } = await rpc(ctx.url, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { 'mcp-protocol-version': '2099-01-01' });
     expect(status).toBe(400);
     expect(json.id).toBe(3);
     expect(json.error.code).toBe(-32022);
@@ -54,24 +45,24 @@ describe('JSON-RPC over sessionless HTTP', () => {
       'io.modelcontextprotocol/clientInfo': { name: 'raw-modern', version: '1' },
     });
     const modernHeaders = (method: string) => ({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, accept: 'application/json, text/event-stream' });
-    const discover = await rpc(url, { jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: envelope('2026-07-28') } }, modernHeaders('server/discover'));
+    const discover = await rpc(ctx.url, { jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: envelope('2026-07-28') } }, modernHeaders('server/discover'));
     expect(discover.status).toBe(200);
     expect(discover.json.result.supportedVersions).toContain('2026-07-28');
     expect(discover.json.result.capabilities.tools).toEqual({ listChanged: true });
     const called = await rpc(
-      url,
+      ctx.url,
       { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'fixture.whoami', arguments: {}, _meta: envelope('2026-07-28') } },
       { ...modernHeaders('tools/call'), 'mcp-name': 'fixture.whoami' },
     );
     expect(called.json.result.structuredContent).toEqual({ transport: 'mcp-http', caller: 'raw-modern', requestId: 'c' });
-    const unsupported = await rpc(url, { jsonrpc: '2.0', id: 'u', method: 'tools/list', params: { _meta: envelope('2027-01-01') } });
+    const unsupported = await rpc(ctx.url, { jsonrpc: '2.0', id: 'u', method: 'tools/list', params: { _meta: envelope('2027-01-01') } });
     expect(unsupported.status).toBe(400);
     expect(unsupported.json.error.code).toBe(-32022);
     expect(unsupported.json.error.data).toMatchObject({ supported: ['2026-07-28'], requested: '2027-01-01' });
   });
 
   it('lists tools from the live registry with schemas and annotations', async () => {
-    const { json } = await rpc(url, { jsonrpc: '2.0', id: 4, method: 'tools/list' });
+    const { json } = await rpc(ctx.url, { jsonrpc: '2.0', id: 4, method: 'tools/list' });
     const echo = json.result.tools.find((tool: { name: string }) => tool.name === 'fixture.echo');
     expect(echo).toEqual({
       name: 'fixture.echo',
@@ -87,28 +78,28 @@ describe('JSON-RPC over sessionless HTTP', () => {
   });
 
   it('shows a capability registered after start on the next tools/list, and drops an unregistered one', async () => {
-    const names = async () => (await rpc(url, { jsonrpc: '2.0', id: 5, method: 'tools/list' })).json.result.tools.map((tool: { name: string }) => tool.name);
+    const names = async () => (await rpc(ctx.url, { jsonrpc: '2.0', id: 5, method: 'tools/list' })).json.result.tools.map((tool: { name: string }) => tool.name);
     expect(await names()).not.toContain('late.hello');
     const remove = ctx.fixture.registry.register(lateCapability);
     expect(await names()).toContain('late.hello');
-    expect((await rpc(url, call(6, 'late.hello', {}))).json.result.content).toEqual([{ type: 'text', text: 'hello' }]);
+    expect((await rpc(ctx.url, call(6, 'late.hello', {}))).json.result.content).toEqual([{ type: 'text', text: 'hello' }]);
     remove();
     expect(await names()).not.toContain('late.hello');
   });
 
   it('calls a tool and returns content plus structuredContent', async () => {
-    const { json } = await rpc(url, call(7, 'fixture.echo', { text: 'hi' }));
+    const { json } = await rpc(ctx.url, call(7, 'fixture.echo', { text: 'hi' }));
     expect(json).toEqual({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: '{\n  "text": "hi"\n}' }], structuredContent: { text: 'hi' } } });
   });
 
   it('matches tool names case-insensitively and records the canonical name', async () => {
-    const { json } = await rpc(url, call(8, 'FIXTURE.ECHO', { text: 'x' }));
+    const { json } = await rpc(ctx.url, call(8, 'FIXTURE.ECHO', { text: 'x' }));
     expect(json.result.isError).toBeUndefined();
     expect(ctx.fixture.probe.lastRequest).toMatchObject({ command: 'FIXTURE.ECHO', transport: 'mcp-http', requestId: '8' });
   });
 
   it('returns image content', async () => {
-    const { json } = await rpc(url, call(9, 'fixture.image', {}));
+    const { json } = await rpc(ctx.url, call(9, 'fixture.image', {}));
     expect(json.result.content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
   });
 
@@ -125,7 +116,7 @@ describe('JSON-RPC over sessionless HTTP', () => {
       [{ jsonrpc: '2.0', id: 18, method: 'tools/call', params: { arguments: {} } }, /"name" must be a non-empty string/],
     ];
     for (const [body, message] of cases) {
-      const { status, json } = await rpc(url, body);
+      const { status, json } = await rpc(ctx.url, body);
       expect(status).toBe(200);
       expect(json.error).toBeUndefined();
       expect(json.result.isError).toBe(true);
@@ -134,46 +125,46 @@ describe('JSON-RPC over sessionless HTTP', () => {
   });
 
   it('accepts null arguments as no arguments', async () => {
-    const { json } = await rpc(url, call(19, 'fixture.log', null));
+    const { json } = await rpc(ctx.url, call(19, 'fixture.log', null));
     expect(json.result).toEqual({ content: [{ type: 'text', text: 'logged' }] });
   });
 
   it('never leaks an internal exception message', async () => {
-    const { text, json } = await rpc(url, call(20, 'fixture.throw', {}));
+    const { text, json } = await rpc(ctx.url, call(20, 'fixture.throw', {}));
     expect(json.result.isError).toBe(true);
     expect(json.result.content[0].text).toBe('fixture.throw failed with an internal error.');
     expect(text).not.toContain('SECRET');
   });
 
   it('answers unknown methods with -32601 and empty lists for resources and prompts', async () => {
-    expect((await rpc(url, { jsonrpc: '2.0', id: 21, method: 'no/such' })).json.error.code).toBe(-32601);
-    expect((await rpc(url, { jsonrpc: '2.0', id: 22, method: 'resources/list' })).json.result).toEqual({ resources: [] });
-    expect((await rpc(url, { jsonrpc: '2.0', id: 23, method: 'resources/templates/list' })).json.result).toEqual({ resourceTemplates: [] });
-    expect((await rpc(url, { jsonrpc: '2.0', id: 24, method: 'prompts/list' })).json.result).toEqual({ prompts: [] });
+    expect((await rpc(ctx.url, { jsonrpc: '2.0', id: 21, method: 'no/such' })).json.error.code).toBe(-32601);
+    expect((await rpc(ctx.url, { jsonrpc: '2.0', id: 22, method: 'resources/list' })).json.result).toEqual({ resources: [] });
+    expect((await rpc(ctx.url, { jsonrpc: '2.0', id: 23, method: 'resources/templates/list' })).json.result).toEqual({ resourceTemplates: [] });
+    expect((await rpc(ctx.url, { jsonrpc: '2.0', id: 24, method: 'prompts/list' })).json.result).toEqual({ prompts: [] });
   });
 
   it('round-trips numeric, string and very large numeric ids exactly, keeping their types', async () => {
     const big = '123456789012345678901234567890';
-    const bigResponse = await postJson(url, `{"jsonrpc":"2.0","id":${big},"method":"ping"}`);
+    const bigResponse = await postJson(ctx.url, `{"jsonrpc":"2.0","id":${big},"method":"ping"}`);
     expect(bigResponse.body).toBe(`{"jsonrpc":"2.0","id":${big},"result":{}}`);
-    const stringResponse = await postJson(url, '{"jsonrpc":"2.0","id":"42","method":"ping"}');
+    const stringResponse = await postJson(ctx.url, '{"jsonrpc":"2.0","id":"42","method":"ping"}');
     expect(JSON.parse(stringResponse.body).id).toBe('42');
-    const numberResponse = await postJson(url, '{"jsonrpc":"2.0","id":42,"method":"ping"}');
+    const numberResponse = await postJson(ctx.url, '{"jsonrpc":"2.0","id":42,"method":"ping"}');
     expect(JSON.parse(numberResponse.body).id).toBe(42);
-    const zero = await postJson(url, '{"jsonrpc":"2.0","id":0,"method":"ping"}');
+    const zero = await postJson(ctx.url, '{"jsonrpc":"2.0","id":0,"method":"ping"}');
     expect(JSON.parse(zero.body).id).toBe(0);
-    const escaped = await postJson(url, '{"jsonrpc":"2.0","id":"a\\u0062c","method":"ping"}');
+    const escaped = await postJson(ctx.url, '{"jsonrpc":"2.0","id":"a\\u0062c","method":"ping"}');
     expect(JSON.parse(escaped.body).id).toBe('abc');
   });
 
   it('serves two concurrent requests with the same id independently', async () => {
-    const [slow, fast] = await Promise.all([rpc(url, call(25, 'fixture.slow', { ms: 300, steps: 1 })), rpc(url, call(25, 'fixture.echo', { text: 'fast' }))]);
+    const [slow, fast] = await Promise.all([rpc(ctx.url, call(25, 'fixture.slow', { ms: 300, steps: 1 })), rpc(ctx.url, call(25, 'fixture.echo', { text: 'fast' }))]);
     expect(slow.json.result.content[0].text).toBe('slept 300 ms');
     expect(fast.json.result.structuredContent).toEqual({ text: 'fast' });
   });
 
   it('answers a JSON-RPC batch with an array and ignores posted responses', async () => {
-    const { json } = await rpc(url, [
+    const { json } = await rpc(ctx.url, [
       { jsonrpc: '2.0', id: 'a', method: 'ping' },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       call('b', 'fixture.echo', { text: 'batched' }),
@@ -182,17 +173,17 @@ describe('JSON-RPC over sessionless HTTP', () => {
     const byId = Object.fromEntries(json.map((response: { id: string }) => [response.id, response]));
     expect(byId.a.result).toEqual({});
     expect(byId.b.result.structuredContent).toEqual({ text: 'batched' });
-    const posted = await postJson(url, { jsonrpc: '2.0', id: 99, result: {} });
+    const posted = await postJson(ctx.url, { jsonrpc: '2.0', id: 99, result: {} });
     expect(posted.status).toBe(202);
   });
 
   it('sets the logging level through the SDK', async () => {
-    const { json } = await rpc(url, { jsonrpc: '2.0', id: 26, method: 'logging/setLevel', params: { level: 'debug' } });
+    const { json } = await rpc(ctx.url, { jsonrpc: '2.0', id: 26, method: 'logging/setLevel', params: { level: 'debug' } });
     expect(json.result).toEqual({});
   });
 
   it('streams progress as SSE when the client accepts it and sent a progress token', async () => {
-    const response = await postJson(url, call(27, 'fixture.slow', { ms: 100, steps: 2 }, { _meta: { progressToken: 'tok' } }), {
+    const response = await postJson(ctx.url, call(27, 'fixture.slow', { ms: 100, steps: 2 }, { _meta: { progressToken: 'tok' } }), {
       accept: 'application/json, text/event-stream',
     });
     expect(response.headers['content-type']).toBe('text/event-stream');
@@ -208,13 +199,13 @@ describe('JSON-RPC over sessionless HTTP', () => {
   });
 
   it('answers plain JSON without progress when the client accepts only JSON', async () => {
-    const response = await postJson(url, call(28, 'fixture.slow', { ms: 50, steps: 2 }, { _meta: { progressToken: 'tok' } }), { accept: 'application/json' });
+    const response = await postJson(ctx.url, call(28, 'fixture.slow', { ms: 50, steps: 2 }, { _meta: { progressToken: 'tok' } }), { accept: 'application/json' });
     expect(response.headers['content-type']).toBe('application/json');
     expect(JSON.parse(response.body).result.content[0].text).toBe('slept 50 ms');
   });
 
   it('sends log lines over SSE to a streaming client', async () => {
-    const response = await postJson(url, call(29, 'fixture.log', {}), { accept: 'application/json, text/event-stream' });
+    const response = await postJson(ctx.url, call(29, 'fixture.log', {}), { accept: 'application/json, text/event-stream' });
     expect(response.body).toContain('"method":"notifications/message"');
     expect(response.body).toContain('first log line');
   });

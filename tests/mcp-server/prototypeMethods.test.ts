@@ -2,8 +2,8 @@
 // JSON-RPC "method not found" (-32601) or an unknown-tool result, as valid JSON, on every transport.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, spawnRawStdio, startFixtureServer } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postJson, spawnRawStdio, useSuiteFixtureServer } from './helpers.js';
 
 const PROTOTYPE_NAMES = [
   'constructor',
@@ -32,42 +32,34 @@ function expectMethodNotFound(text: string, id: number | string): void {
 }
 
 describe('Object.prototype names over HTTP', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
-  let url: string;
-  beforeAll(async () => {
-    ctx = await startFixtureServer();
-    url = ctx.server.url;
-  });
-  afterAll(async () => {
-    await ctx.server.close();
-  });
+  const ctx = useSuiteFixtureServer();
 
   it.each(PROTOTYPE_NAMES)('initialize era: method %s answers -32601', async (method) => {
-    const response = await postJson(url, { jsonrpc: '2.0', id: 1, method });
+    const response = await postJson(ctx.url, { jsonrpc: '2.0', id: 1, method });
     expect(response.headers['content-type']).toContain('application/json');
     expectMethodNotFound(response.body, 1);
-    const withParams = await postJson(url, { jsonrpc: '2.0', id: 'p', method, params: {} });
+    const withParams = await postJson(ctx.url, { jsonrpc: '2.0', id: 'p', method, params: {} });
     expectMethodNotFound(withParams.body, 'p');
   });
 
   it.each(PROTOTYPE_NAMES)('2026-07-28: method %s answers -32601', async (method) => {
-    const response = await postJson(url, { jsonrpc: '2.0', id: 2, method, params: { _meta: envelope } }, { 'mcp-protocol-version': REVISION, 'mcp-method': method });
+    const response = await postJson(ctx.url, { jsonrpc: '2.0', id: 2, method, params: { _meta: envelope } }, { 'mcp-protocol-version': REVISION, 'mcp-method': method });
     expectMethodNotFound(response.body, 2);
   });
 
   it('a batch of prototype names answers each with -32601; notifications with such names get 202', async () => {
-    const batch = await postJson(url, PROTOTYPE_NAMES.map((method, index) => ({ jsonrpc: '2.0', id: index, method })));
+    const batch = await postJson(ctx.url, PROTOTYPE_NAMES.map((method, index) => ({ jsonrpc: '2.0', id: index, method })));
     const answers = JSON.parse(batch.body) as Array<{ id: number; error: { code: number } }>;
     expect(answers.map((answer) => [answer.id, answer.error.code])).toEqual(PROTOTYPE_NAMES.map((_, index) => [index, -32601]));
     for (const method of PROTOTYPE_NAMES) {
-      const notification = await postJson(url, { jsonrpc: '2.0', method });
+      const notification = await postJson(ctx.url, { jsonrpc: '2.0', method });
       expect(notification.status).toBe(202);
       expect(notification.body).toBe('');
     }
   });
 
   it.each(PROTOTYPE_NAMES)('tools/call of a tool named %s is an unknown tool, with its failure code', async (name) => {
-    const response = await postJson(url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: {} } });
+    const response = await postJson(ctx.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: {} } });
     expect(JSON.parse(response.body)).toMatchObject({ id: 3, result: { isError: true, _meta: { 'capnode/failure': { code: 'unknown_command' } } } });
   });
 });

@@ -9,7 +9,7 @@ import { version } from './version.js';
 type SettingsModule = typeof import('@capnode/host/settings');
 
 /** The host's settings module (zod, the MCP client config schema); loaded only by commands that need it. */
-export async function loadSettingsModule(): Promise<SettingsModule> {
+async function loadSettingsModule(): Promise<SettingsModule> {
   return import('@capnode/host/settings');
 }
 
@@ -25,7 +25,7 @@ export async function openSettings(context: Context): Promise<{ module: Settings
 }
 
 /** Runtime log lines: only with `CAPNODE_DEBUG` (the commands print each server's diagnostic themselves). */
-export function runtimeLogger(context: Context): Logger {
+function runtimeLogger(context: Context): Logger {
   const debug = Boolean(context.env.CAPNODE_DEBUG);
   const write = (level: string) => (message: string) => {
     if (debug) context.err(`capnode ${level}: ${message}`);

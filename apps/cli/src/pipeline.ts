@@ -84,7 +84,7 @@ function describe(approval: PendingApproval, escape: (text: string) => string): 
 }
 
 /** Denies every approval at once and says why and what to do instead. */
-export function refuseApprovals(broker: ApprovalBroker, context: Pick<Context, 'err'>, what: string, escape: (text: string) => string): () => void {
+function refuseApprovals(broker: ApprovalBroker, context: Pick<Context, 'err'>, what: string, escape: (text: string) => string): () => void {
   return broker.subscribe((event) => {
     if (event.type !== 'requested') return;
     broker.resolve(event.approval.id, 'deny');
@@ -100,7 +100,7 @@ export function refuseApprovals(broker: ApprovalBroker, context: Pick<Context, '
  * Asks each approval on the terminal, one at a time: `allow once? [y/N]`; anything but `y`/`yes`
  * denies. An approval that expires or is cancelled while asked is dropped from the prompt.
  */
-export function answerOnTerminal(broker: ApprovalBroker, io: TerminalIo, what: string, escape: (text: string) => string): () => void {
+function answerOnTerminal(broker: ApprovalBroker, io: TerminalIo, what: string, escape: (text: string) => string): () => void {
   const queue: PendingApproval[] = [];
   let asking = false;
   let stopped = false;

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { lstat, open, rename, rm, type FileHandle } from 'node:fs/promises';
-import type { InvocationHook } from '@capnode/capabilities';
+import type { InvocationHook, InvocationOutcome, InvocationRequest } from '@capnode/capabilities';
 import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { argumentsHashSync } from '@capnode/protocol/node';
 
@@ -80,6 +80,32 @@ function hashArgs(args: unknown): string | undefined {
 
 const OPEN_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (process.platform === 'win32' ? 0 : constants.O_NOFOLLOW);
 
+/** Shifts `path` → `.1` → … → `.<maxFiles-1>`, removing the oldest; with one file, removes `path`. */
+async function shiftLogFiles(path: string, maxFiles: number): Promise<void> {
+  const name = (index: number) => (index === 0 ? path : `${path}.${index}`);
+  await rm(name(maxFiles - 1), { force: true }).catch(() => undefined);
+  for (let index = maxFiles - 2; index >= 0; index -= 1) {
+    await rename(name(index), name(index + 1)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+  if (maxFiles === 1) await rm(path, { force: true });
+}
+
+/** The record of one finished invocation: caller-controlled fields scrubbed and capped, arguments only as a hash. */
+function toAuditRecord(request: InvocationRequest, outcome: InvocationOutcome): AuditRecord {
+  return {
+    time: new Date().toISOString(),
+    command: scrubAndCap(outcome.command ?? request.command, scrubField, MAX_FIELD),
+    transport: request.transport,
+    ...(request.caller === undefined ? {} : { caller: scrubAndCap(request.caller, scrubField, MAX_FIELD) }),
+    ...(request.requestId === undefined ? {} : { requestId: String(request.requestId).slice(0, MAX_FIELD) }),
+    ...((hash) => (hash === undefined ? {} : { argsSha256: hash }))(hashArgs(request.args)),
+    outcome: outcome.result.ok ? 'ok' : outcome.result.error.code,
+    durationMs: Math.round(outcome.durationMs * 1000) / 1000,
+  };
+}
+
 /**
  * Opens `audit.log` (mode 0600, appended, never through a symlink) and returns an `afterInvoke`
  * hook that queues one JSON line per invocation: command, transport, caller, argument hash,
@@ -124,14 +150,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   async function rotate(): Promise<void> {
     await handle?.close().catch(() => undefined);
     handle = undefined;
-    const name = (index: number) => (index === 0 ? path : `${path}.${index}`);
-    await rm(name(maxFiles - 1), { force: true }).catch(() => undefined);
-    for (let index = maxFiles - 2; index >= 0; index -= 1) {
-      await rename(name(index), name(index + 1)).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
-    }
-    if (maxFiles === 1) await rm(path, { force: true });
+    await shiftLogFiles(path, maxFiles);
     rotations += 1;
   }
 
@@ -214,17 +233,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   const hook: InvocationHook = {
     afterInvoke(_invocation, request, outcome) {
       if (closed) return;
-      const record: AuditRecord = {
-        time: new Date().toISOString(),
-        command: scrubAndCap(outcome.command ?? request.command, scrubField, MAX_FIELD),
-        transport: request.transport,
-        ...(request.caller === undefined ? {} : { caller: scrubAndCap(request.caller, scrubField, MAX_FIELD) }),
-        ...(request.requestId === undefined ? {} : { requestId: String(request.requestId).slice(0, MAX_FIELD) }),
-        ...((hash) => (hash === undefined ? {} : { argsSha256: hash }))(hashArgs(request.args)),
-        outcome: outcome.result.ok ? 'ok' : outcome.result.error.code,
-        durationMs: Math.round(outcome.durationMs * 1000) / 1000,
-      };
-      enqueue(`${JSON.stringify(record)}\n`);
+      enqueue(`${JSON.stringify(toAuditRecord(request, outcome))}\n`);
     },
   };
 

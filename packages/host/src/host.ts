@@ -146,6 +146,37 @@ function describeListenError(error: unknown, host: string, port: number): string
   return `the MCP listener could not start on ${host}:${port}: ${(error as Error)?.message ?? String(error)}`;
 }
 
+/** Writes a runtime file the CLI finds this host by; a failure is logged, not thrown (the host still serves). */
+async function publishRuntime(path: string, runtime: RuntimeState, log: (level: 'warning', message: string) => void): Promise<void> {
+  try {
+    await writeFileAtomic(path, `${JSON.stringify(runtime, null, 2)}\n`);
+  } catch (error) {
+    log('warning', `cannot write ${path} (the CLI will not find this host): ${(error as Error).message}`);
+  }
+}
+
+/** Removes a runtime file, but only the one this `instance` of this process wrote: another host of the process may have replaced it. */
+function unpublishRuntime(path: string, instance: string): void {
+  try {
+    const runtime = JSON.parse(readFileSync(path, 'utf8')) as Partial<RuntimeState>;
+    if (runtime.pid === process.pid && runtime.instance === instance) rmSync(path, { force: true });
+  } catch {
+    // Already gone.
+  }
+}
+
+/** The MCP and admin bearer tokens, loaded or created; a HostError `insecure_file` or `io` says why not. */
+async function loadListenerTokens(paths: HostPaths): Promise<{ token: string; adminToken: string }> {
+  try {
+    const token = (await loadOrCreateToken(paths.mcpToken)).token;
+    const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+    return { token, adminToken };
+  } catch (error) {
+    if (isInsecureTokenFileError(error)) throw new HostError('insecure_file', error.message, { cause: error });
+    throw new HostError('io', `cannot read or create the token files in ${paths.home}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
 /** Creates the host: loads settings (a bad file throws `HostError` `invalid_settings`), builds the registry and pipeline. Nothing listens until `start`. */
 export function createHost(options: HostOptions = {}): Host {
   const env = options.env ?? process.env;
@@ -210,23 +241,8 @@ export function createHost(options: HostOptions = {}): Host {
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  async function publish(path: string, runtime: RuntimeState): Promise<void> {
-    try {
-      await writeFileAtomic(path, `${JSON.stringify(runtime, null, 2)}\n`);
-    } catch (error) {
-      log('warning', `cannot write ${path} (the CLI will not find this host): ${(error as Error).message}`);
-    }
-  }
-
-  function unpublish(path: string): void {
-    try {
-      const runtime = JSON.parse(readFileSync(path, 'utf8')) as Partial<RuntimeState>;
-      // Only the instance that wrote it: another host of this process may have replaced it.
-      if (runtime.pid === process.pid && runtime.instance === instance) rmSync(path, { force: true });
-    } catch {
-      // Already gone.
-    }
-  }
+  const publish = (path: string, runtime: RuntimeState): Promise<void> => publishRuntime(path, runtime, log);
+  const unpublish = (path: string): void => unpublishRuntime(path, instance);
 
   /** A loopback listener for the admin routes only (its MCP endpoint takes a random token nobody holds), published in `runFile`. */
   async function openAdminOnly(runFile: string, kind: 'stdio' | 'node'): Promise<McpHttpServer | undefined> {
@@ -288,17 +304,12 @@ export function createHost(options: HostOptions = {}): Host {
     let token: string;
     let adminToken: string;
     try {
-      token = (await loadOrCreateToken(paths.mcpToken)).token;
-      adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+      ({ token, adminToken } = await loadListenerTokens(paths));
       knownSecrets.add(token).add(adminToken);
     } catch (error) {
       state = 'error';
-      if (isInsecureTokenFileError(error)) {
-        startError = error.message;
-        throw new HostError('insecure_file', startError, { cause: error });
-      }
-      startError = `cannot read or create the token files in ${paths.home}: ${(error as Error).message}`;
-      throw new HostError('io', startError, { cause: error });
+      startError = (error as HostError).message;
+      throw error;
     }
     try {
       server = await listen(port, address, token, adminToken);

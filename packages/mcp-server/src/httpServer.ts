@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Invoker } from '@capnode/capabilities';
 import { SlotMap } from '@capnode/protocol';
@@ -182,6 +182,151 @@ function webHeaders(incoming: IncomingMessage): Headers {
   return headers;
 }
 
+/** The server's options with defaults applied, each validated (a bad value throws before anything listens). */
+function settleOptions(options: HttpServerOptions) {
+  const host = options.host ?? DEFAULTS.host;
+  if (!isLoopbackHost(host)) throw new RangeError(`host must be a loopback address or localhost, got ${JSON.stringify(host)}`);
+  const port = options.port ?? DEFAULTS.port;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer in 0..65535, got ${port}`);
+  if (typeof options.token === 'string' ? options.token.length === 0 : options.token?.disabled !== true) {
+    throw new TypeError('token must be a non-empty string, or { disabled: true } to switch authentication off explicitly');
+  }
+  const maxConcurrency = positive('maxConcurrency', options.maxConcurrency ?? DEFAULTS.maxConcurrency);
+  const maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULTS.maxBodyBytes);
+  const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs);
+  const drainTimeoutMs = nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs);
+  const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  if (!Number.isInteger(maxSessions) || maxSessions < 0) throw new RangeError(`maxSessions must be an integer >= 0, got ${maxSessions}`);
+  const sessionIdleTimeoutMs = positive('sessionIdleTimeoutMs', options.sessionIdleTimeoutMs ?? DEFAULTS.sessionIdleTimeoutMs);
+  return { host, port, maxConcurrency, maxBodyBytes, requestTimeoutMs, drainTimeoutMs, maxSessions, sessionIdleTimeoutMs };
+}
+
+/** The request body as text, or the 413 / 400 reply when it is over `maxBodyBytes` or cannot be read. */
+async function readBoundedBody(incoming: IncomingMessage, maxBodyBytes: number): Promise<string | Reply> {
+  const tooLarge = (): Reply =>
+    jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`, undefined, null, { connection: 'close' });
+  const declared = Number(incoming.headers['content-length']);
+  if (declared > maxBodyBytes) return tooLarge();
+  const read = await readBody(incoming, maxBodyBytes);
+  if (read.kind === 'too-large') return tooLarge();
+  if (read.kind === 'aborted') return jsonRpcErrorReply(400, -32700, 'Parse error: the body could not be read', undefined, null, { connection: 'close' });
+  return read.text;
+}
+
+interface RequestLifecycleOptions {
+  readonly admission: Admission;
+  readonly live: SlotMap<LiveRequest, true>;
+  readonly requestTimeoutMs: number;
+  readonly log: (level: HttpLogLevel, message: string) => void;
+  /** Gates and routing of an admitted request on its canonical `path`. */
+  readonly dispatch: (incoming: IncomingMessage, request: LiveRequest, path: string) => Reply | Promise<Reply | Response | void>;
+  readonly isClosing: () => boolean;
+}
+
+/**
+ * The `node:http` request listener: the pre-admission gates (loopback peer, canonical target, shutdown),
+ * the admission slot, the request deadline, the disconnect abort, and writing whatever `dispatch` answers.
+ */
+function createRequestLifecycle(lifecycle: RequestLifecycleOptions): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
+  const log = lifecycle.log;
+  const answer = (request: LiveRequest, reply: Reply | Response | void): void => {
+    if (request.answered || reply === undefined) return;
+    request.answered = true;
+    const outgoing = request.outgoing;
+    if (outgoing.destroyed) return;
+    writeAnswer(outgoing, reply)?.catch((error: unknown) => {
+      log('error', `http: failed to write a response: ${String(error)}`);
+      outgoing.destroy();
+    });
+  };
+
+  const onDeadline = (request: LiveRequest): void => {
+    request.abort(timeoutError(`request exceeded ${lifecycle.requestTimeoutMs} ms`));
+    if (request.answered || request.outgoing.headersSent) request.outgoing.destroy();
+    else answer(request, jsonRpcErrorReply(408, -32000, 'Request Timeout: the request took too long', undefined, null, { connection: 'close' }));
+  };
+
+  const release = (): void => lifecycle.admission.release();
+  const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse, path: string): void => {
+    const request = new LiveRequest(outgoing, release);
+    lifecycle.live.set(request, true);
+    request.timer = setTimeout(onDeadline, lifecycle.requestTimeoutMs, request);
+    outgoing.once('close', () => {
+      clearTimeout(request.timer);
+      lifecycle.live.delete(request);
+      if (!outgoing.writableFinished) request.abort(new Error('client disconnected'));
+      request.releaseSlot();
+      request.finished();
+    });
+    let reply: Reply | Promise<Reply | Response | void>;
+    try {
+      reply = lifecycle.dispatch(incoming, request, path);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    if (!(reply instanceof Promise)) {
+      answer(request, reply);
+      return;
+    }
+    reply.then(
+      (value) => answer(request, value),
+      (error: unknown) => {
+        log('error', `http: unhandled ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+        answer(request, jsonRpcErrorReply(500, -32603, 'Internal server error'));
+      },
+    );
+  };
+
+  const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+    if (!isLoopbackAddress(incoming.socket.remoteAddress)) {
+      void writeAnswer(outgoing, textReply(403, 'Forbidden: only loopback peers are served.\n'));
+      return;
+    }
+    const path = canonicalPath(incoming.url);
+    if (path === undefined) {
+      void writeAnswer(outgoing, BAD_TARGET);
+      return;
+    }
+    if (lifecycle.isClosing()) {
+      void writeAnswer(outgoing, textReply(503, 'The server is shutting down.\n', { 'retry-after': '1', connection: 'close' }));
+      return;
+    }
+    if (lifecycle.admission.tryAcquire()) {
+      serveAdmitted(incoming, outgoing, path);
+      return;
+    }
+    void lifecycle.admission.acquire().then((admitted) => {
+      if (admitted) serveAdmitted(incoming, outgoing, path);
+      else void writeAnswer(outgoing, textReply(503, 'Busy: too many requests in flight; retry shortly.\n', { 'retry-after': '1' }));
+    });
+  };
+  return onRequest;
+}
+
+/** Listens on `host`:`port` and resolves with the bound address, or rejects with the listen error. */
+async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  return server.address() as AddressInfo;
+}
+
+/** `onLog` behind a guard: a failing logger must not break serving. */
+function guardedLogger(onLog: HttpServerOptions['onLog']): (level: HttpLogLevel, message: string) => void {
+  return (level, message) => {
+    try {
+      onLog?.(level, message);
+    } catch {
+      // A failing logger must not break serving.
+    }
+  };
+}
+
 /**
  * Starts the hardened loopback MCP server on `node:http`.
  *
@@ -206,29 +351,10 @@ function webHeaders(incoming: IncomingMessage): Headers {
  * console.log(`MCP endpoint ${server.url}`);
  */
 export async function startHttpServer(options: HttpServerOptions & { readonly signal?: AbortSignal }): Promise<McpHttpServer> {
-  const host = options.host ?? DEFAULTS.host;
-  if (!isLoopbackHost(host)) throw new RangeError(`host must be a loopback address or localhost, got ${JSON.stringify(host)}`);
-  const port = options.port ?? DEFAULTS.port;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer in 0..65535, got ${port}`);
-  if (typeof options.token === 'string' ? options.token.length === 0 : options.token?.disabled !== true) {
-    throw new TypeError('token must be a non-empty string, or { disabled: true } to switch authentication off explicitly');
-  }
-  const maxConcurrency = positive('maxConcurrency', options.maxConcurrency ?? DEFAULTS.maxConcurrency);
-  const maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULTS.maxBodyBytes);
-  const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs);
-  const drainTimeoutMs = nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs);
-  const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
-  if (!Number.isInteger(maxSessions) || maxSessions < 0) throw new RangeError(`maxSessions must be an integer >= 0, got ${maxSessions}`);
-  const sessionIdleTimeoutMs = positive('sessionIdleTimeoutMs', options.sessionIdleTimeoutMs ?? DEFAULTS.sessionIdleTimeoutMs);
+  const { host, port, maxConcurrency, maxBodyBytes, requestTimeoutMs, drainTimeoutMs, maxSessions, sessionIdleTimeoutMs } = settleOptions(options);
   options.signal?.throwIfAborted();
 
-  const log = (level: HttpLogLevel, message: string): void => {
-    try {
-      options.onLog?.(level, message);
-    } catch {
-      // A failing logger must not break serving.
-    }
-  };
+  const log = guardedLogger(options.onLog);
   const core = createMcpCore({
     invoker: options.invoker,
     maxBodyBytes,
@@ -255,20 +381,8 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
         });
   let origin = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`;
 
-  const tooLarge = (): Reply =>
-    jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`, undefined, null, { connection: 'close' });
-
-  const readBounded = async (incoming: IncomingMessage): Promise<string | Reply> => {
-    const declared = Number(incoming.headers['content-length']);
-    if (declared > maxBodyBytes) return tooLarge();
-    const read = await readBody(incoming, maxBodyBytes);
-    if (read.kind === 'too-large') return tooLarge();
-    if (read.kind === 'aborted') return jsonRpcErrorReply(400, -32700, 'Parse error: the body could not be read', undefined, null, { connection: 'close' });
-    return read.text;
-  };
-
   const servePost = async (incoming: IncomingMessage, request: LiveRequest, path: string): Promise<Reply | Response> => {
-    const read = await readBounded(incoming);
+    const read = await readBoundedBody(incoming, maxBodyBytes);
     if (typeof read !== 'string') return read;
     let body: unknown;
     try {
@@ -337,90 +451,19 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     return isAdmin ? routes.admin(incoming, request.outgoing) : routes.surface(incoming, request.outgoing);
   };
 
-  const answer = (request: LiveRequest, reply: Reply | Response | void): void => {
-    if (request.answered || reply === undefined) return;
-    request.answered = true;
-    const outgoing = request.outgoing;
-    if (outgoing.destroyed) return;
-    writeAnswer(outgoing, reply)?.catch((error: unknown) => {
-      log('error', `http: failed to write a response: ${String(error)}`);
-      outgoing.destroy();
-    });
-  };
-
-  const onDeadline = (request: LiveRequest): void => {
-    request.abort(timeoutError(`request exceeded ${requestTimeoutMs} ms`));
-    if (request.answered || request.outgoing.headersSent) request.outgoing.destroy();
-    else answer(request, jsonRpcErrorReply(408, -32000, 'Request Timeout: the request took too long', undefined, null, { connection: 'close' }));
-  };
-
-  const release = (): void => admission.release();
-  const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse, path: string): void => {
-    const request = new LiveRequest(outgoing, release);
-    live.set(request, true);
-    request.timer = setTimeout(onDeadline, requestTimeoutMs, request);
-    outgoing.once('close', () => {
-      clearTimeout(request.timer);
-      live.delete(request);
-      if (!outgoing.writableFinished) request.abort(new Error('client disconnected'));
-      request.releaseSlot();
-      request.finished();
-    });
-    let reply: Reply | Promise<Reply | Response | void>;
-    try {
-      reply = dispatch(incoming, request, path);
-    } catch (error) {
-      reply = Promise.reject(error);
-    }
-    if (!(reply instanceof Promise)) {
-      answer(request, reply);
-      return;
-    }
-    reply.then(
-      (value) => answer(request, value),
-      (error: unknown) => {
-        log('error', `http: unhandled ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
-        answer(request, jsonRpcErrorReply(500, -32603, 'Internal server error'));
-      },
-    );
-  };
-
-  const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
-    if (!isLoopbackAddress(incoming.socket.remoteAddress)) {
-      void writeAnswer(outgoing, textReply(403, 'Forbidden: only loopback peers are served.\n'));
-      return;
-    }
-    const path = canonicalPath(incoming.url);
-    if (path === undefined) {
-      void writeAnswer(outgoing, BAD_TARGET);
-      return;
-    }
-    if (closing) {
-      void writeAnswer(outgoing, textReply(503, 'The server is shutting down.\n', { 'retry-after': '1', connection: 'close' }));
-      return;
-    }
-    if (admission.tryAcquire()) {
-      serveAdmitted(incoming, outgoing, path);
-      return;
-    }
-    void admission.acquire().then((admitted) => {
-      if (admitted) serveAdmitted(incoming, outgoing, path);
-      else void writeAnswer(outgoing, textReply(503, 'Busy: too many requests in flight; retry shortly.\n', { 'retry-after': '1' }));
-    });
-  };
+  const onRequest = createRequestLifecycle({
+    admission,
+    live,
+    requestTimeoutMs,
+    log,
+    dispatch,
+    isClosing: () => closing,
+  });
 
   // Node would answer a missing Host with 400 itself; the Host gate answers it with 403 in its place in the order.
   const server = createServer({ requestTimeout: 0, requireHostHeader: false }, onRequest);
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => reject(error);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
+  const address = await listen(server, port, host);
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   origin = `http://${urlHost}:${address.port}`;
   const url = `${origin}/`;

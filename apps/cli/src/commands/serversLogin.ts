@@ -9,7 +9,7 @@ import { closeNames } from '../suggest.js';
 import { version } from '../version.js';
 
 /** Where `servers login` stores tokens and the runtime reads them: `<config dir>/oauth/<server>.json`. */
-export function oauthDir(context: Context): string {
+function oauthDir(context: Context): string {
   return join(context.paths.home, 'oauth');
 }
 

@@ -74,7 +74,7 @@ export async function resolveWorkingDirectory(requested: string | undefined, bas
 }
 
 /** Where `system.run` runs a call without cwd: `options.defaultCwd`, else the user's home directory. */
-export function defaultRunCwd(options: BuiltinOptions): string {
+function defaultRunCwd(options: BuiltinOptions): string {
   return options.defaultCwd ?? os.homedir();
 }
 

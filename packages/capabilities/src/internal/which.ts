@@ -14,7 +14,7 @@ export interface FindExecutableOptions {
 const DEFAULT_PATHEXT = '.COM;.EXE;.BAT;.CMD';
 
 /** Reads an environment variable, case-insensitively on Windows (`Path` vs `PATH`). */
-export function readEnv(env: NodeJS.ProcessEnv, key: string, windows: boolean): string | undefined {
+function readEnv(env: NodeJS.ProcessEnv, key: string, windows: boolean): string | undefined {
   if (!windows) return env[key];
   const upper = key.toUpperCase();
   for (const [name, value] of Object.entries(env)) if (name.toUpperCase() === upper) return value;

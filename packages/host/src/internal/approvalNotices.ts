@@ -17,7 +17,7 @@ export function describePending(approval: PendingApproval, homeHint: string): st
 }
 
 /** Title and body of the desktop notification for a pending approval (escaped, like every rendering). */
-export function approvalNotification(approval: PendingApproval): { readonly title: string; readonly body: string } {
+function approvalNotification(approval: PendingApproval): { readonly title: string; readonly body: string } {
   return {
     title: `capnode: approval needed (${escapeForDisplay(approval.command)})`,
     body: [...formatApprovalSummary(approval), `answer: capnode approvals allow ${approval.id} | deny ${approval.id}`].join('\n'),

@@ -216,6 +216,3 @@ function linkAbort(source: AbortSignal, target: AbortController | undefined): ()
 export function createNodeConnector(options: NodeConnectorOptions = {}): McpConnector {
   return (request) => (request.server.transport === 'stdio' ? connectStdio(request) : connectHttp(request, options));
 }
-
-/** {@link createNodeConnector} without OAuth. */
-export const nodeConnector: McpConnector = createNodeConnector();

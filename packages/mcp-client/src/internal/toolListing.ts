@@ -24,7 +24,7 @@ export interface ListedTool {
 }
 
 /** Validates one listed tool; returns a reason when it must be skipped. */
-export function readTool(raw: unknown): ListedTool | string {
+function readTool(raw: unknown): ListedTool | string {
   if (!isRecord(raw)) return 'not an object';
   const { name, description, inputSchema, annotations } = raw;
   if (typeof name !== 'string' || name.length === 0) return 'missing name';

@@ -149,15 +149,19 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   };
 
   const sessions = new Set<Server>();
-  const createServer = (serverOptions: CreateServerOptions = {}): Server => {
-    const transport = serverOptions.transport ?? 'mcp-stdio';
+  /**
+   * A per-connection server (stdio, or one HTTP session) whose calls may stream and ask through the client's
+   * elicitation; `signalOf` gives each call's abort signal. Tracked in `sessions` until it closes.
+   */
+  const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal']): Server => {
     let server: Server | undefined;
     const scopeOf = (ctx: ServerContext): CallScope => ({
       transport,
-      signal: ctx.mcpReq.signal,
+      signal: signalOf(ctx),
       canStream: true,
       caller: clientNameOf(ctx, server),
       requestId: String(ctx.mcpReq.id),
+      // A connection carries server-to-client requests on the call's own stream.
       canElicit: canElicitForm(server),
     });
     server = buildServer(wiring, scopeOf, true);
@@ -168,26 +172,10 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     };
     return instance;
   };
-
-  const sessionServer = (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server => {
-    let server: Server | undefined;
-    const scopeOf = (ctx: ServerContext): CallScope => ({
-      transport: 'mcp-http',
-      signal: callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)),
-      canStream: true,
-      caller: clientNameOf(ctx, server),
-      requestId: String(ctx.mcpReq.id),
-      // A session carries server-to-client requests on the call's own stream.
-      canElicit: canElicitForm(server),
-    });
-    server = buildServer(wiring, scopeOf, true);
-    const instance = server;
-    sessions.add(instance);
-    instance.onclose = () => {
-      sessions.delete(instance);
-    };
-    return instance;
-  };
+  const createServer = (serverOptions: CreateServerOptions = {}): Server =>
+    connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal);
+  const sessionServer = (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server =>
+    connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)));
 
   /** A long-lived server behind a multiplexing transport, which knows each call's scope. */
   const multiplexed = (transport: SessionlessTransport, listChanged: boolean, boundRevision?: string): Server => {

@@ -1,0 +1,111 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { expectEntryImports } from '../../../tests/support/entrySurface.js';
+
+const sourceDirectory = dirname(fileURLToPath(import.meta.url));
+
+const expectImports = (entry: string, allowed: (specifier: string) => boolean): void =>
+  expectEntryImports(join(sourceDirectory, entry), allowed);
+
+describe('@capnode/capabilities entries', () => {
+  it('the root entry is runtime-neutral: zod only, no Node built-ins, no sibling packages', () => {
+    expectImports('index.ts', (specifier) => specifier === 'zod');
+  });
+
+  it('the /node entry loads no sibling packages', () => {
+    expectImports('node.ts', (specifier) => specifier === 'zod' || specifier.startsWith('node:'));
+  });
+
+  it('the /display entry has no dependencies', () => {
+    expectImports('display.ts', () => false);
+  });
+
+  it('the root entry exports exactly the documented runtime API', async () => {
+    const entry = await import('./index.js');
+    expect(Object.keys(entry).sort()).toEqual([
+      'ARGS_HASH_PREFIX_LENGTH',
+      'CapabilityError',
+      'DEFAULT_EXEC_APPROVAL_POLICY',
+      'MAX_ALLOWLIST_ENTRIES',
+      'addToAllowlist',
+      'allowlistEntryCovers',
+      'approvalCallerKey',
+      'argsHashPrefix',
+      'audio',
+      'codeLoadingEnvKeys',
+      'createApprovalBroker',
+      'createExecApprovalHook',
+      'createExecApprovalsCapability',
+      'createInvoker',
+      'createMemoryExecApprovalStore',
+      'createRegistry',
+      'defineCapability',
+      'defineCommand',
+      'describeExecArgs',
+      'entryForTarget',
+      'escapeForDisplay',
+      'evaluateExecPolicy',
+      'execAllowlistEntrySchema',
+      'execApprovalModeSchema',
+      'execApprovalPolicySchema',
+      'execPatternSchema',
+      'fail',
+      'formatApprovalSummary',
+      'formatArgument',
+      'formatCommandLine',
+      'hasInvisibleCharacters',
+      'hashInvocationArgs',
+      'image',
+      'isApprovalDecision',
+      'isApprovalWaitMode',
+      'isCapabilityError',
+      'isCodeLoadingEnvKey',
+      'isExecGated',
+      'isInsideCwdScope',
+      'isRefusedEnvKey',
+      'isSecretEnvKey',
+      'json',
+      'maskEnvForDisplay',
+      'matchesExecPattern',
+      'parseExecApprovalPolicy',
+      'parseExecPattern',
+      'patternForTarget',
+      'resource',
+      'sameAllowlistEntry',
+      'splitCommandLine',
+      'text',
+      'toAllowlistScope',
+      'toCommandResult',
+      'toInputJsonSchema',
+      'updateExecApprovalPolicy',
+    ]);
+  });
+
+  it('the /node entry exports exactly the documented runtime API', async () => {
+    const entry = await import('./node.js');
+    expect(Object.keys(entry).sort()).toEqual([
+      'DEFAULT_MAX_OUTPUT_BYTES',
+      'DEFAULT_RUN_TIMEOUT_MS',
+      'createBuiltinCapabilities',
+      'createDeviceCapability',
+      'createNodeExecResolvers',
+      'createSystemCapability',
+      'createSystemNotifyCommand',
+      'createSystemRunCommand',
+      'createSystemWhichCommand',
+      'findExecutable',
+      'resolveWorkingDirectory',
+      'showDesktopNotification',
+      'truncationMarker',
+    ]);
+  });
+
+  it('the /display entry exports exactly the documented runtime API', async () => {
+    const entry = await import('./display.js');
+    expect(Object.keys(entry).sort()).toEqual([
+      'escapeForDisplay',
+      'hasInvisibleCharacters',
+    ]);
+  });
+});

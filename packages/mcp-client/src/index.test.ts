@@ -1,0 +1,100 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { expectEntryImports } from '../../../tests/support/entrySurface.js';
+
+const sourceDirectory = dirname(fileURLToPath(import.meta.url));
+
+const expectImports = (entry: string, allowed: (specifier: string) => boolean): void =>
+  expectEntryImports(join(sourceDirectory, entry), allowed);
+
+describe('@capnode/mcp-client entries', () => {
+  it('the root entry is runtime-neutral: no Node built-ins, no undici, no stdio transport, never the server, host or gateway packages', () => {
+    expectImports('index.ts', (specifier) => ['zod', '@capnode/protocol', '@capnode/capabilities', '@modelcontextprotocol/client'].includes(specifier));
+  });
+
+  it('the /node entry never loads the server, host or gateway packages', () => {
+    expectImports('node.ts', (specifier) => !/^@capnode\/(?:mcp-server|host|gateway-bridge)(?:\/|$)/.test(specifier) && !specifier.includes('/internal'));
+  });
+
+  it('the /redact entry needs neither Node nor the MCP SDK', () => {
+    expectImports('redact.ts', (specifier) => specifier === 'zod' || specifier === '@capnode/capabilities');
+  });
+
+  it('the root entry exports exactly the documented runtime API', async () => {
+    const entry = await import('./index.js');
+    expect(Object.keys(entry).sort()).toEqual([
+      'CONTENT_LIMITS',
+      'DEFAULT_CONNECT_TIMEOUT_SECS',
+      'DEFAULT_MAX_RESPONSE_BYTES',
+      'DEFAULT_TOOL_TIMEOUT_SECS',
+      'MAX_BINARY_FILE_BYTES',
+      'MAX_BINARY_ITEMS',
+      'MAX_BINARY_TOTAL_BYTES',
+      'MAX_CONTEXT_TEXT',
+      'MAX_ERROR_TEXT',
+      'MAX_SERVER_PART',
+      'MAX_TIMEOUT_SECS',
+      'MAX_TOOL_NAME',
+      'McpClientError',
+      'NAME_SEPARATOR',
+      'REDACTED',
+      'UPLOAD_EXTENSIONS',
+      'assignToolNames',
+      'capText',
+      'collectSecrets',
+      'createPolicyHook',
+      'createSecretScrubber',
+      'createToolPolicy',
+      'defaultLogger',
+      'estimateDecodedSize',
+      'formatConfigIssues',
+      'formatConfigPath',
+      'importMcpServers',
+      'isMcpClientError',
+      'maskSecret',
+      'mimeEssence',
+      'normalizeRiskProfile',
+      'parseMcpConfig',
+      'redactConfig',
+      'redactServerConfig',
+      'resolveAgentGrant',
+      'scrubAndCap',
+      'sniffDocumentExtension',
+      'sniffImageType',
+      'toModelResult',
+      'toServerPart',
+      'validateMcpConfig',
+      'wrapUntrusted',
+    ]);
+  });
+
+  it('the /node entry exports exactly the documented runtime API', async () => {
+    const entry = await import('./node.js');
+    expect(Object.keys(entry).sort()).toEqual([
+      'DEFAULT_CALLBACK_TIMEOUT_MS',
+      'MAX_CA_FILE_BYTES',
+      'MAX_OAUTH_FILE_BYTES',
+      'createMcpRuntime',
+      'createUploadStore',
+      'loadCaBundle',
+      'loginMcpServer',
+      'oauthFileName',
+    ]);
+  });
+
+  it('the /redact entry exports exactly the documented runtime API', async () => {
+    const entry = await import('./redact.js');
+    expect(Object.keys(entry).sort()).toEqual([
+      'MAX_ERROR_TEXT',
+      'REDACTED',
+      'capText',
+      'collectSecrets',
+      'createSecretScrubber',
+      'maskSecret',
+      'redactConfig',
+      'redactServerConfig',
+      'scrubAndCap',
+    ]);
+  });
+});
