@@ -13,7 +13,7 @@ function setup(timeoutMs = 60_000) {
   ]);
   const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, resolveExecutable: (p) => `/usr/bin/${p}`, platform: 'linux' })] });
   const call = (command: string[], caller = 'agent') => invoker.invoke({ command: 'system.run', args: { command }, transport: 'mcp-http', caller });
-  return { ran, broker, store, call, [Symbol.asyncDispose]: () => broker.close() };
+  return { ran, broker, store, invoker, call, [Symbol.asyncDispose]: () => broker.close() };
 }
 
 describe('answering approvals', () => {
@@ -71,11 +71,16 @@ describe('answering approvals', () => {
     expect((await store.get()).allowlist).toEqual([]);
   });
 
-  it('RESIDUAL RISK: the per-caller share is keyed on the self-reported client name, so varying it fills the whole queue', async () => {
+  it('a client that varies its self-reported name fills at most its transport\'s share: other transports keep their room', async () => {
     await using t = setup();
     for (let i = 0; i < 8; i += 1) await t.call(['sleep', String(i)], `agent-${Math.floor(i / 2)}`);
-    expect(t.broker.list()).toHaveLength(8);
-    // An honest client is now refused (busy) although it has nothing pending itself.
+    // Half of the queue (4 of 8) is the most one transport may hold, whatever names its clients report.
+    expect(t.broker.list()).toHaveLength(4);
+    // RESIDUAL RISK: an honest client on the same transport is refused (busy) — every MCP HTTP client holds the same token.
     expect((await t.call(['ls'], 'honest')).result).toMatchObject({ ok: false, error: { code: 'busy' } });
+    // A caller on another transport still gets its approval asked.
+    const stdio = await t.invoker.invoke({ command: 'system.run', args: { command: ['ls'] }, transport: 'mcp-stdio', caller: 'desktop' });
+    expect(stdio.result).toMatchObject({ ok: false, error: { code: 'approval_pending' } });
+    expect(t.broker.list()).toHaveLength(5);
   });
 });

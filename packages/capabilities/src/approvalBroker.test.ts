@@ -118,7 +118,7 @@ describe('createApprovalBroker', () => {
   });
 
   it('denies requests beyond maxPending at once', async () => {
-    await using broker = createApprovalBroker({ maxPending: 2 });
+    await using broker = createApprovalBroker({ maxPending: 2, maxPendingPerTransport: 2 });
     void broker.request({ ...input, caller: 'a' });
     void broker.request({ ...input, caller: 'b' });
     expect(await broker.request({ ...input, caller: 'c' })).toMatchObject({ decision: 'deny', settlement: 'overflow' });
@@ -214,5 +214,19 @@ describe('createApprovalBroker', () => {
     await using defaults = createApprovalBroker();
     expect(defaults.waitMode()).toBe('auto');
     expect(defaults.progressIntervalMs).toBe(5_000);
+  });
+});
+
+describe('per-transport share', () => {
+  it('one transport holds at most maxPendingPerTransport, whatever caller names it reports; other transports still get in', async () => {
+    await using broker = createApprovalBroker({ maxPending: 8, maxPendingPerCaller: 2, maxPendingPerTransport: 4 });
+    const answers = Array.from({ length: 6 }, (_, i) => broker.request({ ...input, transport: 'mcp-http', caller: `forged-${i}` }));
+    await expect(answers[4]).resolves.toMatchObject({ decision: 'deny', settlement: 'overflow' });
+    await expect(answers[5]).resolves.toMatchObject({ decision: 'deny', settlement: 'overflow' });
+    expect(broker.list()).toHaveLength(4);
+    void broker.request({ ...input, transport: 'mcp-stdio', caller: 'desktop' });
+    expect(broker.list()).toHaveLength(5);
+    await broker.close();
+    for (const answer of answers.slice(0, 4)) await expect(answer).resolves.toMatchObject({ settlement: 'closed' });
   });
 });

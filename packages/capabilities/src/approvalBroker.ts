@@ -82,6 +82,12 @@ export interface ApprovalBrokerOptions {
    * Default a quarter of `maxPending` (16 of 64), at least 1.
    */
   readonly maxPendingPerCaller?: number;
+  /**
+   * Most requests one transport (`mcp-http`, `mcp-stdio`, `gateway`, `cli`, …) may have pending at
+   * once, whatever caller names its clients report: a client that forges names can fill its own
+   * transport's share but never the room the other transports keep. Default half of `maxPending`.
+   */
+  readonly maxPendingPerTransport?: number;
   /** How commands wait for answers (see {@link ApprovalWaitMode}); read on every request. Default `auto`. */
   readonly waitMode?: ApprovalWaitMode | (() => ApprovalWaitMode);
   /** How often a waiting call reports progress (keeps clients' request timeouts from firing). Default 5 000 ms. */
@@ -249,6 +255,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const timeoutMs = Math.min(Math.max(Math.floor(options.timeoutMs ?? 120_000), 1), MAX_TIMER_MS);
   const maxPending = options.maxPending ?? 64;
   const maxPerCaller = Math.max(1, options.maxPendingPerCaller ?? Math.floor(maxPending / 4));
+  const maxPerTransport = Math.max(maxPerCaller, options.maxPendingPerTransport ?? Math.floor(maxPending / 2));
   const progressIntervalMs = Math.min(Math.max(Math.floor(options.progressIntervalMs ?? 5_000), 1), MAX_TIMER_MS);
   const waitSetting = options.waitMode ?? 'auto';
   const elicitationSetting = options.elicitation ?? true;
@@ -285,8 +292,12 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     if (closed) return { id, decision: 'deny', settlement: 'closed' };
     const callerKey = approvalCallerKey(input);
     let mine = 0;
-    for (const entry of pending.values()) if (entry.callerKey === callerKey) mine += 1;
-    if (pending.size >= maxPending || mine >= maxPerCaller) return { id, decision: 'deny', settlement: 'overflow' };
+    let sameTransport = 0;
+    for (const entry of pending.values()) {
+      if (entry.callerKey === callerKey) mine += 1;
+      if (entry.approval.transport === input.transport) sameTransport += 1;
+    }
+    if (pending.size >= maxPending || mine >= maxPerCaller || sameTransport >= maxPerTransport) return { id, decision: 'deny', settlement: 'overflow' };
     const createdAt = now();
     const approval: PendingApproval = { ...input, id, createdAt, expiresAt: createdAt + timeoutMs };
     const entry: Entry = { approval, callerKey, retryKey: retryKey(input), opened, waiter: undefined, timer: undefined };
