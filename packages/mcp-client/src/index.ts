@@ -72,5 +72,5 @@ export type {
   SamplingHandler,
   ElicitationHandler,
   CallElicitor,
-} from './runtime.js';
-export { defaultLogger } from './runtime.js';
+} from './types.js';
+export { defaultLogger } from './types.js';

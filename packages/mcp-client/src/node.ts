@@ -2,7 +2,8 @@ import type { McpConfig } from './config.js';
 import { createNodeConnector } from './internal/connect.js';
 import type { McpOAuthOptions } from './internal/oauthSession.js';
 import { createUploadStore } from './internal/uploadStore.js';
-import { createRuntime, type McpConnector, type McpRuntime, type McpRuntimeOptions } from './runtime.js';
+import { createRuntime } from './runtime.js';
+import type { McpConnector, McpRuntime, McpRuntimeOptions } from './types.js';
 
 export { createUploadStore } from './internal/uploadStore.js';
 export { loadCaBundle, MAX_CA_FILE_BYTES } from './internal/caFile.js';

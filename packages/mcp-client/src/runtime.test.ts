@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, expect, test } from 'vitest';
 import { parseMcpConfig } from './config.js';
 import { createMcpRuntime } from './node.js';
-import type { McpConnector } from './runtime.js';
+import type { McpConnector } from './types.js';
 
 let server: Server | undefined;
 afterEach(async () => {

@@ -14,31 +14,6 @@ import { SEARCH_TOOL } from './internal/toolSearch.js';
 import { ToolMap } from './internal/toolMap.js';
 import { raceAbort } from './internal/util.js';
 
-export type {
-  Logger,
-  McpConnection,
-  ConnectRequest,
-  McpConnector,
-  ServerState,
-  ServerDiagnostic,
-  McpTool,
-  McpCallOptions,
-  McpRuntimeEvent,
-  McpRuntimeListener,
-  ServerStateEvent,
-  CatalogChangedEvent,
-  ListChangedEvent,
-  DiagnosticEvent,
-  ServerRequestContext,
-  SamplingHandler,
-  ElicitationHandler,
-  CallElicitor,
-  McpRuntimeOptions,
-  McpRuntime,
-  PinnedResource,
-  RuntimePlatform,
-} from './types.js';
-export { defaultLogger } from './types.js';
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'capnode', version: '0.1.0' };
 

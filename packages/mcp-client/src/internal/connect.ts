@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { waitFor } from '@capnode/protocol';
 import { SSEClientTransport, SdkError, StreamableHTTPClientTransport, SUPPORTED_PROTOCOL_VERSIONS, type Client, type FetchLike } from '@modelcontextprotocol/client';
 import { Agent, fetch as undiciFetch } from 'undici';
-import type { ConnectRequest, McpConnection, McpConnector } from '../runtime.js';
+import type { ConnectRequest, McpConnection, McpConnector } from '../types.js';
 import { McpClientError } from '../errors.js';
 import { createBoundedFetch } from './boundedFetch.js';
 import { loadCaBundle } from './caFile.js';

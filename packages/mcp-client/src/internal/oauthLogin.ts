@@ -2,7 +2,7 @@ import { Client, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
 import { McpClientError } from '../errors.js';
 import { collectSecrets, createSecretScrubber } from '../redact.js';
-import type { Logger } from '../runtime.js';
+import type { Logger } from '../types.js';
 import { createNodeConnector } from './connect.js';
 import { DEFAULT_CALLBACK_TIMEOUT_MS, oauthSettingsFor, type McpOAuthOptions } from './oauthSession.js';
 import { createOAuthStore } from './oauthStore.js';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { scrubAndCap } from '../redact.js';
-import type { Logger } from '../runtime.js';
+import type { Logger } from '../types.js';
 import { resolveWindowsCommand } from './windowsCommand.js';
 
 export interface StdioTransportOptions {
