@@ -267,3 +267,25 @@ export function useSuiteFixtureServer(options: Partial<HttpServerOptions> = {}):
     get url() { return current().server.url; },
   };
 }
+
+/** The admin token of {@link useAdminFixtureServer}. */
+export const ADMIN_TOKEN = 'admin-token-0123456789';
+
+/**
+ * {@link useSuiteFixtureServer} with admin routes on {@link ADMIN_TOKEN} that record every request
+ * they receive (`METHOD /path`) in `adminCalls`, for tests proving a request never reached them.
+ */
+export function useAdminFixtureServer(): ReturnType<typeof useSuiteFixtureServer> & { readonly adminCalls: string[] } {
+  const adminCalls: string[] = [];
+  const suite = useSuiteFixtureServer({
+    admin: {
+      token: ADMIN_TOKEN,
+      handle: async (request) => {
+        const { pathname } = new URL(request.url);
+        adminCalls.push(`${request.method} ${pathname}`);
+        return new Response(JSON.stringify({ admin: pathname }), { headers: { 'content-type': 'application/json' } });
+      },
+    },
+  });
+  return Object.assign(suite, { adminCalls });
+}

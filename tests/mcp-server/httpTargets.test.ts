@@ -1,30 +1,15 @@
 // The admin routes cannot be reached with the MCP token through any spelling of their path: the server
 // gates and routes on one canonical path and refuses (400) every target that a URL parser or router
 // could read as another path. Raw `net` requests, because fetch and http.request normalise targets.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOKEN, netRequest, startFixtureServer } from './helpers.js';
-
-const ADMIN_TOKEN = 'admin-token-0123456789';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, TOKEN, netRequest, useAdminFixtureServer } from './helpers.js';
 
 describe('HTTP request targets', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
+  const suite = useAdminFixtureServer();
+  const { adminCalls } = suite;
   let port: number;
-  const adminCalls: string[] = [];
-
-  beforeAll(async () => {
-    ctx = await startFixtureServer({
-      admin: {
-        token: ADMIN_TOKEN,
-        handle: async (request) => {
-          adminCalls.push(new URL(request.url).pathname);
-          return new Response(JSON.stringify({ admin: new URL(request.url).pathname }), { headers: { 'content-type': 'application/json' } });
-        },
-      },
-    });
-    port = ctx.server.port;
-  });
-  afterAll(async () => {
-    await ctx.server.close();
+  beforeAll(() => {
+    port = suite.server.port;
   });
 
   const mcp = { authorization: `Bearer ${TOKEN}` };

@@ -1,32 +1,16 @@
 // Gaps left by tests/mcp-server/httpTargets.test.ts: HEAD, `;` path parameters, trailing double
 // slashes, case variants of the admin root, and the admin SSE stream, with the MCP token.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOKEN, netRequest, startFixtureServer } from '../mcp-server/helpers.js';
-
-const ADMIN_TOKEN = 'admin-token-0123456789';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, TOKEN, netRequest, useAdminFixtureServer } from '../mcp-server/helpers.js';
 
 describe('admin routes: more spellings with the MCP token', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
-  const adminCalls: string[] = [];
-  beforeAll(async () => {
-    ctx = await startFixtureServer({
-      admin: {
-        token: ADMIN_TOKEN,
-        handle: async (request) => {
-          adminCalls.push(`${request.method} ${new URL(request.url).pathname}`);
-          return new Response('{"admin":true}', { headers: { 'content-type': 'application/json' } });
-        },
-      },
-    });
-  });
-  afterAll(async () => {
-    await ctx.server.close();
-  });
+  const suite = useAdminFixtureServer();
+  const { adminCalls } = suite;
   const mcp = { authorization: `Bearer ${TOKEN}` };
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
   it('HEAD, `;` parameters, trailing slashes and the event stream never reach admin with the MCP token', async () => {
-    const port = ctx.server.port;
+    const port = suite.server.port;
     adminCalls.length = 0;
     for (const target of ['/_capnode/status', '/_capnode/approvals/events', '/_capnode/status;x=1', '/_capnode;x/status', '/_capnode/status//', '/_capnode/approvals/events/', '/_capnode/;/status']) {
       for (const method of ['HEAD', 'GET', 'POST', 'PUT', 'DELETE']) {
@@ -38,7 +22,7 @@ describe('admin routes: more spellings with the MCP token', () => {
   });
 
   it('the admin token does not open the MCP surface', async () => {
-    const port = ctx.server.port;
+    const port = suite.server.port;
     const ping = await netRequest(port, '/', { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":7,"method":"ping"}' });
     expect(ping.status).toBe(401);
     for (const target of ['/_CAPNODE/status', '/_Capnode/status', '/mcp']) {
