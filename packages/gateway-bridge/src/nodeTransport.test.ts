@@ -1,4 +1,4 @@
-import { createInvoker, createRegistry, defineCapability, defineCommand, json, text } from '@capnode/capabilities';
+import { createInvoker, createRegistry, defineCapability, defineCommand, json, text, type Invoker } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
@@ -108,68 +108,66 @@ describe('node transport against a faulty gateway', () => {
   });
 });
 
+/**
+ * A gateway node on a fake gateway whose declaration never refreshes during the test (so a command
+ * registered later stays undeclared); `invoke` sends one `node.invoke.request` and returns the result params.
+ */
+async function startSurfaceNode(invoker: Invoker) {
+  let connection!: FakeConnection;
+  const gateway = await startFakeGateway(async (c) => {
+    connection = c;
+    await c.handshake();
+  });
+  const identity = createEphemeralDeviceIdentity();
+  const node = createNodeTransport({
+    url: gateway.url,
+    token: 't',
+    invoker,
+    identity,
+    createSocket: createWsSocketFactory(),
+    client: { version: '0', platform: 'linux' },
+    declarationDebounceMs: 60_000,
+  });
+  await node.ready({ timeoutMs: 10_000 });
+  const invoke = async (id: string, command: string, paramsJSON = '{}') => {
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command, paramsJSON } });
+    const frame = await connection.next((f) => f.method === 'node.invoke.result' && f.params.id === id);
+    connection.respond(frame.id, { ok: true });
+    return frame.params;
+  };
+  return {
+    node,
+    identity,
+    invoke,
+    async [Symbol.asyncDispose]() {
+      await node.close();
+      await gateway.close();
+    },
+  };
+}
+
 describe('node transport surface', () => {
   it('refuses a declared name that now resolves to a localOnly command (replaced after the declaration)', async () => {
-    let connection!: FakeConnection;
-    await using gateway = await startFakeGateway(async (c) => {
-      connection = c;
-      await c.handshake();
-    });
     const registry = createRegistry([]);
     const declaredCap = defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.swap', description: 'declared', execute: () => 'declared' })] });
     registry.register(declaredCap);
     const invoker = createInvoker({ registry });
     const piped: string[] = [];
     invoker.use({ afterInvoke: (_invocation, request) => void piped.push(request.command) });
-    const identity = createEphemeralDeviceIdentity();
-    await using node = createNodeTransport({
-      url: gateway.url,
-      token: 't',
-      invoker,
-      identity,
-      createSocket: createWsSocketFactory(),
-      client: { version: '0', platform: 'linux' },
-      declarationDebounceMs: 60_000,
-    });
-    await node.ready({ timeoutMs: 10_000 });
+    await using surface = await startSurfaceNode(invoker);
     registry.unregister(declaredCap);
     registry.register(defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.swap', description: 'local', localOnly: true, execute: () => 'local' })] }));
-    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 's1', nodeId: identity.deviceId, command: 'demo.swap', paramsJSON: '{}' } });
-    const frame = await connection.next((f) => f.method === 'node.invoke.result' && f.params.id === 's1');
-    connection.respond(frame.id, { ok: true });
-    expect(frame.params).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    expect(await surface.invoke('s1', 'demo.swap')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
     expect(piped).toEqual([]);
   });
 
   it('refuses an invoke of any command it did not declare before the pipeline, with the gateway’s code', async () => {
-    let connection!: FakeConnection;
-    await using gateway = await startFakeGateway(async (c) => {
-      connection = c;
-      await c.handshake();
-    });
     const { invoker, registry } = fixture();
     const piped: string[] = [];
     invoker.use({ afterInvoke: (_invocation, request) => void piped.push(request.command) });
-    const identity = createEphemeralDeviceIdentity();
-    await using node = createNodeTransport({
-      url: gateway.url,
-      token: 't',
-      invoker,
-      identity,
-      createSocket: createWsSocketFactory(),
-      client: { version: '0', platform: 'linux' },
-      // A command registered after the connect stays undeclared for the whole test.
-      declarationDebounceMs: 60_000,
-    });
-    await node.ready({ timeoutMs: 10_000 });
+    await using surface = await startSurfaceNode(invoker);
+    const { node, identity, invoke } = surface;
     registry.register(defineCapability({ category: 'late', commands: [defineCommand({ name: 'late.one', description: 'late', execute: () => 'late' })] }));
-
-    const invoke = async (id: string, command: string, paramsJSON = '{}') => {
-      connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command, paramsJSON } });
-      const frame = await connection.next((f) => f.method === 'node.invoke.result' && f.params.id === id);
-      connection.respond(frame.id, { ok: true });
-      return frame.params;
-    };
 
     const undeclared = ['demo.local', 'DEMO.ECHO', 'Demo.Echo', 'other.ONE', ' demo.echo', 'demo.echo ', 'late.one', 'constructor', '__proto__', 'toString', 'demo.echo\u0000'];
     for (const [index, command] of undeclared.entries()) {
