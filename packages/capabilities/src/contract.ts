@@ -76,6 +76,18 @@ export interface CommandContext {
   readonly request: InvocationRequest;
 }
 
+/**
+ * What a command sees or hears of the user, or where it locates them. Each category is off until the
+ * user turns it on (`consent` in settings: `off`, `ask` through the approval broker, or `allow`).
+ */
+export type ConsentCategory = 'screen' | 'camera' | 'microphone' | 'location';
+
+/** Whether a command's backend exists on this machine; when not, what to install (e.g. `ffmpeg`). */
+export type Availability = { readonly available: true } | { readonly available: false; readonly install: string };
+
+/** Detects a command's backend once at start; cheap (a PATH lookup), never prompts. */
+export type AvailabilityProbe = (options: { readonly signal?: AbortSignal }) => Availability | Promise<Availability>;
+
 /** One command of a capability. `I` is the parsed argument type. */
 export interface CommandDefinition<I = any> {
   /** Dotted command name, e.g. `system.run`; unique across the registry (case-insensitively). */
@@ -97,6 +109,13 @@ export interface CommandDefinition<I = any> {
    * arguments must carry `command` (argv array or command-line string) and may carry `cwd` and `shell`.
    */
   readonly approval?: 'exec';
+  /** The consent category the command needs before it runs, from any transport. */
+  readonly consent?: ConsentCategory;
+  /**
+   * Probes the backend at start. An unavailable command is not declared to a gateway and fails locally
+   * with `unavailable` ("unavailable here: install <what>"). Absent means always available.
+   */
+  readonly availability?: AvailabilityProbe;
   /** Does the work. Return a result, throw `CapabilityError` for expected failures. */
   execute(args: I, context: CommandContext): CommandOutput | Promise<CommandOutput>;
 }

@@ -8,6 +8,9 @@ export type CapabilityErrorCode =
   | 'timeout'
   | 'cancelled'
   | 'unsupported'
+  | 'unavailable'
+  | 'consent_required'
+  | 'payload_too_large'
   | 'busy'
   | 'failed'
   | 'internal';

@@ -42,6 +42,7 @@ describe('@capnode/capabilities entries', () => {
       'createRegistry',
       'defineCapability',
       'defineCommand',
+      'definePlugin',
       'describeExecArgs',
       'entryForTarget',
       'escapeForDisplay',

@@ -14,7 +14,12 @@ export type {
   CommandContext,
   CommandDefinition,
   Capability,
+  ConsentCategory,
+  Availability,
+  AvailabilityProbe,
 } from './contract.js';
+export type { PluginContext, PluginExport } from './plugin.js';
+export { definePlugin } from './plugin.js';
 export { defineCommand, defineCapability } from './contract.js';
 export type { InputJsonSchema, RegisteredCommand, RegistryChange, CommandFilter, Registry } from './registry.js';
 export { createRegistry, toInputJsonSchema } from './registry.js';
