@@ -49,7 +49,7 @@ const speakInput = z.strictObject({
   voiceId: z
     .string()
     .max(128)
-    .regex(/^[\w .+()-]*$/, 'a voice name: letters, digits, spaces and . + ( ) - _')
+    .regex(/^(?!-)[\w .+()-]*$/, 'a voice name: letters, digits, spaces and . + ( ) - _, not starting with -')
     .optional()
     .describe('Voice of the provider, e.g. espeak-ng `en-us+m1` (its default here), a `say -v` name, a SAPI voice name.'),
   model: z.string().max(128).optional().describe('Model of a cloud provider; local providers have none and ignore it.'),
