@@ -1,0 +1,127 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInvoker, createRegistry } from '@capnode/capabilities';
+import { findExecutable } from '@capnode/capabilities/node';
+import { createSttCapability, createTtsCapability, MAX_TRANSCRIBE_MS } from '@capnode/capabilities/pack';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPackHost } from '../support/packHost.js';
+import { tempDir } from '../support/testHost.js';
+
+const ready = process.platform === 'linux' && (await findExecutable('espeak-ng')) && (await findExecutable('pocketsphinx_continuous')) && (await findExecutable('ffmpeg'));
+
+/** Phrases spoken with espeak-ng's default here (en-us+m1 at 175 wpm) and recognized with a grammar of them all. */
+const PHRASES = ['please open the door', 'turn on the kitchen light', 'what time is it', 'the weather is nice today', 'hello world'];
+
+describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
+  const dir = tempDir('capnode-stt-');
+  const audioDir = path.join(dir.path, 'audio');
+  beforeAll(() => mkdir(audioDir));
+  afterAll(() => dir[Symbol.dispose]());
+
+  /** Speaks `text` through tts.speak (returned audio) and saves it as a WAV. */
+  async function speakToFile(host: Awaited<ReturnType<typeof startPackHost>>, text: string, name: string): Promise<string> {
+    const result = (await host.client.callTool({ name: 'tts.speak', arguments: { text, returnAudio: true } })) as { content: { type: string; data?: string }[] };
+    const audio = result.content.find((part) => part.type === 'audio');
+    const file = path.join(audioDir, name);
+    await writeFile(file, Buffer.from(audio!.data!, 'base64'));
+    return file;
+  }
+
+  it('round trip: tts.speak to a WAV, then stt.transcribe of it gives back the words (grammar of phrases)', async () => {
+    await using host = await startPackHost([createTtsCapability(), createSttCapability()]);
+    for (const [index, phrase] of PHRASES.entries()) {
+      const file = await speakToFile(host, phrase, `phrase-${index}.wav`);
+      const started = performance.now();
+      const result = await host.call('stt.transcribe', { inputPath: file, phrases: PHRASES });
+      const elapsed = Math.round(performance.now() - started);
+      expect(result.isError, result.text).toBe(false);
+      expect(result.structured).toMatchObject({ transcribed: true, text: phrase, language: 'en-US', engineEffective: 'pocketsphinx-jsgf', source: 'file' });
+      expect(result.structured?.durationMs).toBeGreaterThan(500);
+      console.info(`stt round trip "${phrase}": transcribe ${elapsed} ms for ${String(result.structured?.durationMs)} ms of audio`);
+    }
+  });
+
+  it('open vocabulary hears "hello world" from the default voice', async () => {
+    await using host = await startPackHost([createTtsCapability(), createSttCapability()]);
+    const file = await speakToFile(host, 'hello world', 'open.wav');
+    const result = await host.call('stt.transcribe', { inputPath: file, maxDurationMs: 5000 });
+    expect(result.structured).toMatchObject({ transcribed: true, text: 'hello world', engineEffective: 'pocketsphinx' });
+  });
+
+  it('stt.listen records the (virtual) microphone and returns utterances as segments', async () => {
+    await using speaker = await startPackHost([createTtsCapability()]);
+    const first = await speakToFile(speaker, 'please open the door', 'listen-1.wav');
+    const second = await speakToFile(speaker, 'hello world', 'listen-2.wav');
+    // A microphone stand-in: two utterances with a second and a half of silence between them.
+    const graph = `amovie=${first}[a];anullsrc=r=22050:cl=mono,atrim=duration=1.5[s];amovie=${second}[b];[a][s][b]concat=n=3:v=0:a=1`;
+    const stt = createSttCapability({ microphone: { format: 'lavfi', input: graph } });
+    await using host = await startPackHost([stt]);
+    const result = await host.call('stt.listen', { timeoutMs: 10_000, phrases: PHRASES });
+    expect(result.isError, result.text).toBe(false);
+    expect(result.structured).toMatchObject({ transcribed: true, text: 'please open the door hello world', source: 'microphone', language: 'en-US' });
+    const segments = result.structured?.segments as { text: string; startMs: number; endMs: number }[];
+    expect(segments.map((segment) => segment.text)).toEqual(['please open the door', 'hello world']);
+    expect(segments[1]!.startMs).toBeGreaterThan(segments[0]!.endMs);
+  });
+
+  it('transcribe without inputPath records the microphone for at most maxDurationMs', async () => {
+    const file = path.join(audioDir, 'phrase-0.wav');
+    const stt = createSttCapability({ microphone: { format: 'lavfi', input: `amovie=${file}` } });
+    await using host = await startPackHost([stt]);
+    const result = await host.call('stt.transcribe', { maxDurationMs: 700, phrases: PHRASES });
+    expect(result.isError, result.text).toBe(false);
+    expect(result.structured).toMatchObject({ source: 'microphone' });
+    expect(result.structured?.durationMs).toBeLessThanOrEqual(720);
+  });
+
+  it('holds the limits: maxDurationMs ≤ 30000, listen timeoutMs 1000..120000', async () => {
+    await using host = await startPackHost([createSttCapability()]);
+    expect(MAX_TRANSCRIBE_MS).toBe(30_000);
+    const file = path.join(audioDir, 'phrase-0.wav');
+    expect(await host.call('stt.transcribe', { inputPath: file, maxDurationMs: 30_001 })).toMatchObject({ isError: true, text: expect.stringMatching(/maxDurationMs/) });
+    expect((await host.call('stt.transcribe', { inputPath: file, maxDurationMs: 30_000, phrases: PHRASES })).isError).toBe(false);
+    expect(await host.call('stt.listen', { timeoutMs: 999 })).toMatchObject({ isError: true, text: expect.stringMatching(/timeoutMs/) });
+    expect(await host.call('stt.listen', { timeoutMs: 120_001 })).toMatchObject({ isError: true, text: expect.stringMatching(/timeoutMs/) });
+  });
+
+  it('refuses bad input clearly: language, paths, non-audio, unknown words', async () => {
+    await using host = await startPackHost([createSttCapability()]);
+    const file = path.join(audioDir, 'phrase-0.wav');
+    expect(await host.call('stt.transcribe', { inputPath: file, language: 'fr-FR' })).toMatchObject({ isError: true, text: expect.stringMatching(/only en-US/) });
+    expect(await host.call('stt.transcribe', { inputPath: 'audio/phrase-0.wav' })).toMatchObject({ isError: true, text: expect.stringMatching(/absolute path/) });
+    expect(await host.call('stt.transcribe', { inputPath: audioDir })).toMatchObject({ isError: true, text: expect.stringMatching(/not a regular file/) });
+    expect(await host.call('stt.transcribe', { inputPath: path.join(audioDir, 'missing.wav') })).toMatchObject({ isError: true, text: expect.stringMatching(/does not exist/) });
+    const notAudio = path.join(dir.path, 'notes.txt');
+    await writeFile(notAudio, 'not audio at all\n');
+    expect(await host.call('stt.transcribe', { inputPath: notAudio })).toMatchObject({ isError: true, text: expect.stringMatching(/not audio ffmpeg can read/) });
+    expect(await host.call('stt.transcribe', { inputPath: file, phrases: ['open the qzxv door'] })).toMatchObject({ isError: true, text: expect.stringMatching(/words the model does not know: qzxv/) });
+    // A name that looks like another ffmpeg protocol is still a local file name.
+    expect(await host.call('stt.transcribe', { inputPath: '/concat:/etc/passwd|/etc/hosts' })).toMatchObject({ isError: true, text: expect.stringMatching(/does not exist/) });
+  });
+
+  it('declares microphone consent on the recognizing commands and reports status', async () => {
+    const stt = createSttCapability();
+    expect(Object.fromEntries(stt.commands.map((command) => [command.name, command.consent]))).toEqual({ 'stt.transcribe': 'microphone', 'stt.listen': 'microphone', 'stt.status': undefined });
+    await using host = await startPackHost([stt]);
+    expect((await host.call('stt.status', {})).structured).toMatchObject({ ready: true, engines: [expect.objectContaining({ name: 'pocketsphinx', available: true, languages: ['en-US'] })] });
+  });
+
+  it('cancellation stops a recording', async () => {
+    const stt = createSttCapability({ microphone: { format: 'lavfi', input: 'sine=frequency=440:sample_rate=16000,arealtime' } });
+    const controller = new AbortController();
+    const started = performance.now();
+    const outcome = createInvoker({ registry: createRegistry([stt]) }).invoke({ command: 'stt.listen', args: { timeoutMs: 60_000 }, transport: 'internal' }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 500);
+    expect((await outcome).result).toMatchObject({ ok: false, error: { code: 'cancelled' } });
+    expect(performance.now() - started).toBeLessThan(30_000);
+  });
+});
+
+describe('stt availability', () => {
+  it('is unavailable with an install hint without pocketsphinx or its model', async () => {
+    const stt = createSttCapability({ env: { PATH: '/nonexistent' } });
+    expect(await stt.commands[0]!.availability!({})).toEqual({ available: false, install: expect.stringMatching(/pocketsphinx-en-us/) });
+    const noModel = createSttCapability({ modelDir: '/nonexistent/model' });
+    expect(await noModel.commands[0]!.availability!({})).toEqual({ available: false, install: expect.stringMatching(/pocketsphinx/) });
+  });
+});
