@@ -5,6 +5,7 @@ import { findExecutable } from '@capnode/capabilities/node';
 import { createSttCapability, createTtsCapability, MAX_TRANSCRIBE_MS } from '@capnode/capabilities/pack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPackHost } from '../support/packHost.js';
+import { startTestPulse } from '../support/pulse.js';
 import { tempDir } from '../support/testHost.js';
 
 const ready = process.platform === 'linux' && (await findExecutable('espeak-ng')) && (await findExecutable('pocketsphinx_continuous')) && (await findExecutable('ffmpeg'));
@@ -114,6 +115,49 @@ describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
     setTimeout(() => controller.abort(), 500);
     expect((await outcome).result).toMatchObject({ ok: false, error: { code: 'cancelled' } });
     expect(performance.now() - started).toBeLessThan(30_000);
+  });
+});
+
+const hasPulse = ready && (await findExecutable('pulseaudio')) && (await findExecutable('paplay')) && (await findExecutable('pactl'));
+
+/** The real default-microphone path: ffmpeg `-f pulse -i default`, the source being a null sink's monitor. */
+describe.runIf(hasPulse)('stt from the default microphone (PulseAudio null sink)', () => {
+  const dir = tempDir('capnode-stt-pulse-');
+  afterAll(() => dir[Symbol.dispose]());
+
+  it('stt.transcribe records the default microphone while a phrase is played into it', async () => {
+    await using pulse = await startTestPulse();
+    const env = { ...process.env, ...pulse.env };
+    await using host = await startPackHost([createTtsCapability(), createSttCapability({ env })]);
+    const spoken = (await host.client.callTool({ name: 'tts.speak', arguments: { text: 'turn on the kitchen light', returnAudio: true } })) as { content: { type: string; data?: string }[] };
+    const file = path.join(dir.path, 'kitchen.wav');
+    await writeFile(file, Buffer.from(spoken.content.find((part) => part.type === 'audio')!.data!, 'base64'));
+    const call = host.call('stt.transcribe', { maxDurationMs: 4000, phrases: PHRASES });
+    await pulse.recording();
+    await pulse.play(file);
+    const result = await call;
+    expect(result.isError, result.text).toBe(false);
+    expect(result.structured).toMatchObject({ transcribed: true, text: 'turn on the kitchen light', source: 'microphone' });
+  });
+
+  it('stt.listen hears tts.speak playing aloud (speaker into microphone)', async () => {
+    await using pulse = await startTestPulse();
+    const env = { ...process.env, ...pulse.env };
+    await using host = await startPackHost([createTtsCapability({ env }), createSttCapability({ env })]);
+    const listening = host.call('stt.listen', { timeoutMs: 5000, phrases: PHRASES });
+    await pulse.recording();
+    const spoken = await host.call('tts.speak', { text: 'what time is it' });
+    expect(spoken.structured).toMatchObject({ spoken: true, provider: 'espeak-ng', contentType: 'audio/x-device-playback' });
+    const heard = await listening;
+    expect(heard.isError, heard.text).toBe(false);
+    expect(heard.structured).toMatchObject({ text: 'what time is it', source: 'microphone' });
+    expect(heard.structured?.segments).toEqual([expect.objectContaining({ text: 'what time is it' })]);
+  });
+
+  it('fails unavailable, naming the microphone, when no sound server runs', async () => {
+    const stt = createSttCapability({ env: { ...process.env, PULSE_SERVER: `unix:${path.join(dir.path, 'no-such-socket')}` } });
+    const outcome = await createInvoker({ registry: createRegistry([stt]) }).invoke({ command: 'stt.transcribe', args: { maxDurationMs: 1000 }, transport: 'internal' });
+    expect(outcome.result).toMatchObject({ ok: false, error: { code: 'unavailable', message: expect.stringMatching(/the microphone \(pulse default\) cannot be recorded/) } });
   });
 });
 
