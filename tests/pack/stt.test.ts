@@ -57,12 +57,28 @@ describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
     const graph = `amovie=${first}[a];anullsrc=r=22050:cl=mono,atrim=duration=1.5[s];amovie=${second}[b];[a][s][b]concat=n=3:v=0:a=1`;
     const stt = createSttCapability({ microphone: { format: 'lavfi', input: graph } });
     await using host = await startPackHost([stt]);
-    const result = await host.call('stt.listen', { timeoutMs: 10_000, phrases: PHRASES });
+    // endSilenceMs above the pause, so listening goes on to the second utterance.
+    const result = await host.call('stt.listen', { timeoutMs: 10_000, endSilenceMs: 4000, phrases: PHRASES });
     expect(result.isError, result.text).toBe(false);
     expect(result.structured).toMatchObject({ transcribed: true, text: 'please open the door hello world', source: 'microphone', language: 'en-US' });
     const segments = result.structured?.segments as { text: string; startMs: number; endMs: number }[];
     expect(segments.map((segment) => segment.text)).toEqual(['please open the door', 'hello world']);
     expect(segments[1]!.startMs).toBeGreaterThan(segments[0]!.endMs);
+  });
+
+  it('stt.listen stops when the speaker has been silent for endSilenceMs after speaking', async () => {
+    const file = path.join(audioDir, 'listen-1.wav');
+    // Half a second of silence, the phrase, then twenty seconds of silence, at the pace of a real microphone.
+    const graph = `anullsrc=r=22050:cl=mono,atrim=duration=0.5[a];amovie=${file}[b];anullsrc=r=22050:cl=mono,atrim=duration=20[c];[a][b][c]concat=n=3:v=0:a=1`;
+    const realtime = createSttCapability({ microphone: { format: 'lavfi', input: `${graph},arealtime` } });
+    const fast = createSttCapability({ microphone: { format: 'lavfi', input: graph } });
+    const invoker = createInvoker({ registry: createRegistry([realtime]) });
+    const outcome = await invoker.invoke({ command: 'stt.listen', args: { timeoutMs: 30_000, endSilenceMs: 1000, phrases: PHRASES }, transport: 'internal' });
+    expect(outcome.result).toMatchObject({ ok: true, structured: { text: 'please open the door' } });
+    // Stopped about a second into the trailing silence, not after 21 s of audio.
+    expect((outcome.result as { structured: { durationMs: number } }).structured.durationMs).toBeLessThan(8000);
+    const all = await createInvoker({ registry: createRegistry([fast]) }).invoke({ command: 'stt.listen', args: { timeoutMs: 8000, endSilenceMs: 0, phrases: PHRASES }, transport: 'internal' });
+    expect((all.result as { structured: { durationMs: number } }).structured.durationMs).toBeGreaterThan(7500);
   });
 
   it('transcribe without inputPath records the microphone for at most maxDurationMs', async () => {
@@ -83,6 +99,7 @@ describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
     expect((await host.call('stt.transcribe', { inputPath: file, maxDurationMs: 30_000, phrases: PHRASES })).isError).toBe(false);
     expect(await host.call('stt.listen', { timeoutMs: 999 })).toMatchObject({ isError: true, text: expect.stringMatching(/timeoutMs/) });
     expect(await host.call('stt.listen', { timeoutMs: 120_001 })).toMatchObject({ isError: true, text: expect.stringMatching(/timeoutMs/) });
+    expect(await host.call('stt.listen', { endSilenceMs: 10_001 })).toMatchObject({ isError: true, text: expect.stringMatching(/endSilenceMs/) });
   });
 
   it('refuses bad input clearly: language, paths, non-audio, unknown words', async () => {

@@ -53,7 +53,14 @@ const transcribeInput = z.strictObject({
 });
 
 const listenInput = z.strictObject({
-  timeoutMs: z.number().int().min(1000).max(120_000).default(30_000).describe('How long to listen, 1000..120000.'),
+  timeoutMs: z.number().int().min(1000).max(120_000).default(30_000).describe('How long to listen at most, 1000..120000.'),
+  endSilenceMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(1500)
+    .describe('Stop once the speaker has been silent this long after speaking (0: listen for all of timeoutMs).'),
   language,
   phrases,
 });
@@ -121,7 +128,13 @@ async function microphoneSource(options: SttOptions, tools: Tools, signal: Abort
 }
 
 /** Records the microphone, or converts `inputPath`, into a 16 kHz mono WAV at `wav`. */
-async function captureAudio(wav: string, from: { inputPath?: string; durationMs: number }, options: SttOptions, tools: Tools, ctx: CommandContext): Promise<'file' | 'microphone'> {
+async function captureAudio(
+  wav: string,
+  from: { inputPath?: string; durationMs: number; endSilenceMs?: number },
+  options: SttOptions,
+  tools: Tools,
+  ctx: CommandContext,
+): Promise<'file' | 'microphone'> {
   const engine = await import('./sttEngine.js');
   const source = from.inputPath === undefined ? await microphoneSource(options, tools, ctx.signal) : undefined;
   const input = from.inputPath === undefined ? engine.microphoneInputArgs(source!) : engine.fileInputArgs(await checkInputFile(from.inputPath));
@@ -130,11 +143,20 @@ async function captureAudio(wav: string, from: { inputPath?: string; durationMs:
     ? setInterval(() => ctx.progress({ progress: Math.min(Date.now() - started, from.durationMs), total: from.durationMs, message: 'listening' }), 1000)
     : undefined;
   try {
+    const untilSilence = source && from.endSilenceMs ? from.endSilenceMs : undefined;
     const result = checkRun(
-      await runTool({ file: tools.ffmpeg, args: engine.ffmpegConvertArgs({ input, output: wav, maxDurationMs: from.durationMs }), env: envOf(options), timeoutMs: from.durationMs + 15_000, signal: ctx.signal }),
+      await runTool({
+        file: tools.ffmpeg,
+        args: engine.ffmpegConvertArgs({ input, output: wav, maxDurationMs: from.durationMs, ...(untilSilence ? { filter: engine.endOfSpeechFilter(untilSilence) } : {}) }),
+        env: envOf(options),
+        timeoutMs: from.durationMs + 15_000,
+        signal: ctx.signal,
+        // ffmpeg ends a recording cleanly (WAV trailer written) on SIGINT.
+        ...(untilSilence ? { stopWhen: engine.speechEnded, stopSignal: 'SIGINT' as const } : {}),
+      }),
       source ? 'Recording' : 'Audio conversion',
     );
-    if (result.exitCode !== 0) {
+    if (result.exitCode !== 0 && !result.stopped) {
       const detail = firstLine(result.stderr, `exit code ${result.exitCode ?? result.signal}`);
       if (source) throw new CapabilityError('unavailable', `unavailable here: the microphone (${source.format} ${source.input}) cannot be recorded: ${detail}`);
       throw new CapabilityError('invalid_arguments', `\`inputPath\` is not audio ffmpeg can read: ${detail}`);
@@ -165,6 +187,7 @@ async function recognize(wav: string, dir: string, expected: readonly string[] |
 
 interface TranscribeRequest {
   readonly durationMs: number;
+  readonly endSilenceMs?: number;
   readonly language: string | undefined;
   readonly inputPath?: string;
   readonly phrases?: readonly string[];
@@ -178,7 +201,8 @@ async function transcribe(request: TranscribeRequest, options: SttOptions, ctx: 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capnode-stt-'));
   try {
     const wav = path.join(dir, 'audio.wav');
-    const source = await captureAudio(wav, { ...(request.inputPath !== undefined ? { inputPath: request.inputPath } : {}), durationMs: request.durationMs }, options, tools, ctx);
+    const from = { durationMs: request.durationMs, ...(request.inputPath !== undefined ? { inputPath: request.inputPath } : {}), ...(request.endSilenceMs ? { endSilenceMs: request.endSilenceMs } : {}) };
+    const source = await captureAudio(wav, from, options, tools, ctx);
     const audioMs = wavDurationMs(await readFile(wav)) ?? 0;
     const { segments, engine } = await recognize(wav, dir, request.phrases, tools, options, ctx.signal);
     const text = segments.map((segment) => segment.text).join(' ');
@@ -220,13 +244,13 @@ export function createSttCapability(options: SttOptions = {}): Capability {
       }),
       defineCommand({
         name: 'stt.listen',
-        description: 'Listens to the default microphone for up to `timeoutMs` and returns what was said, utterance by utterance.',
+        description: 'Listens to the default microphone until the speaker stops (or `timeoutMs`) and returns what was said, utterance by utterance.',
         annotations: { title: 'Listen', readOnly: true },
         input: listenInput,
         consent: 'microphone',
         availability,
         async execute(args, ctx) {
-          return reply(await transcribe({ durationMs: args.timeoutMs, language: args.language, ...(args.phrases ? { phrases: args.phrases } : {}) }, options, ctx));
+          return reply(await transcribe({ durationMs: args.timeoutMs, endSilenceMs: args.endSilenceMs, language: args.language, ...(args.phrases ? { phrases: args.phrases } : {}) }, options, ctx));
         },
       }),
       defineCommand({

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   buildJsgf,
   defaultMicrophone,
+  endOfSpeechFilter,
   ffmpegConvertArgs,
   fileInputArgs,
   microphoneInputArgs,
@@ -11,6 +12,7 @@ import {
   phraseWords,
   pocketsphinxArgs,
   pocketsphinxModel,
+  speechEnded,
 } from './sttEngine.js';
 
 /** Recorded `pocketsphinx_continuous -time yes` output: grammar run over two utterances. */
@@ -102,5 +104,14 @@ dummy: Immediate exit requested`;
 [in#0 @ 0000] "Headset Microphone (USB)" (audio)
 [in#0 @ 0000]   Alternative name "@device_cm_y"`;
     expect(parseDshowAudioDevices(modern)).toEqual(['Headset Microphone (USB)']);
+  });
+});
+
+describe('end of speech', () => {
+  it('prints silence starts on stdout and counts only a silence after speech', () => {
+    expect(endOfSpeechFilter(1500)).toBe('silencedetect=noise=-30dB:d=1.500,ametadata=mode=print:key=lavfi.silence_start:file=-:direct=1');
+    expect(speechEnded('frame:0   pts:0   pts_time:0\nlavfi.silence_start=0\n')).toBe(false);
+    expect(speechEnded('lavfi.silence_start=0\nframe:14 pts:28672 pts_time:1.792\nlavfi.silence_start=1.09925\n')).toBe(true);
+    expect(speechEnded('')).toBe(false);
   });
 });

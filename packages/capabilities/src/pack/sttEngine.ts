@@ -127,7 +127,7 @@ export function parsePocketsphinxOutput(stdout: string): SttSegment[] {
 }
 
 /** ffmpeg arguments turning any audio input into the 16 kHz mono 16-bit WAV pocketsphinx reads, at most `maxDurationMs` of it. */
-export function ffmpegConvertArgs(options: { readonly input: readonly string[]; readonly output: string; readonly maxDurationMs: number }): string[] {
+export function ffmpegConvertArgs(options: { readonly input: readonly string[]; readonly output: string; readonly maxDurationMs: number; readonly filter?: string }): string[] {
   return [
     '-hide_banner',
     '-nostdin',
@@ -137,6 +137,7 @@ export function ffmpegConvertArgs(options: { readonly input: readonly string[]; 
     '-t',
     (options.maxDurationMs / 1000).toFixed(3),
     '-vn',
+    ...(options.filter ? ['-af', options.filter] : []),
     '-ar',
     '16000',
     '-ac',
@@ -187,4 +188,19 @@ export function parseDshowAudioDevices(stderr: string): string[] {
 /** ffmpeg input arguments for a microphone source. */
 export function microphoneInputArgs(source: MicrophoneSource): string[] {
   return ['-f', source.format, '-i', source.input];
+}
+
+/**
+ * An audio filter that prints `lavfi.silence_start=<s>` on stdout whenever `silenceMs` of silence
+ * (below -30 dB) begins: the end of an utterance, for listening that stops when the speaker does.
+ * `direct=1`: unbuffered, so the line arrives while recording, not at its end.
+ */
+export function endOfSpeechFilter(silenceMs: number): string {
+  return `silencedetect=noise=-30dB:d=${(silenceMs / 1000).toFixed(3)},ametadata=mode=print:key=lavfi.silence_start:file=-:direct=1`;
+}
+
+/** True once the filter's output shows silence starting after speech (a silence from the very start does not count). */
+export function speechEnded(filterOutput: string): boolean {
+  for (const match of filterOutput.matchAll(/lavfi\.silence_start=(-?\d+(?:\.\d+)?)/g)) if (Number(match[1]) > 0.1) return true;
+  return false;
 }

@@ -21,6 +21,11 @@ export interface ToolRunOptions {
    */
   readonly stopWhen?: (stdoutSoFar: string) => boolean;
   /**
+   * How an early stop ends the program: `SIGINT` lets it finish its output (ffmpeg writes the WAV
+   * trailer), then the tree is killed if it has not exited after a grace period. Default: kill at once.
+   */
+  readonly stopSignal?: 'SIGINT';
+  /**
    * Resolve when the program itself exits, not when its output pipes close: for tools that fork a
    * server which inherits the pipes (xclip, wl-copy). Output is read for a short moment after exit.
    */
@@ -87,6 +92,21 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
       killProcessTree(child);
       killTimer = setTimeout(finish, KILL_WAIT_MS);
     };
+    let graceTimer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      stopped = true;
+      if (options.stopSignal !== 'SIGINT' || windows) {
+        kill();
+        return;
+      }
+      try {
+        child.kill('SIGINT');
+      } catch {
+        kill();
+        return;
+      }
+      graceTimer = setTimeout(kill, KILL_WAIT_MS);
+    };
     const deadline = setTimeout(() => {
       timedOut = true;
       kill();
@@ -103,6 +123,7 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
       clearTimeout(deadline);
       clearTimeout(drainTimer);
       clearTimeout(killTimer);
+      clearTimeout(graceTimer);
       options.signal?.removeEventListener('abort', onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -128,10 +149,7 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
         chunks.push(part);
         kept += part.length;
       }
-      if (options.stopWhen && !stopped && !killed && options.stopWhen(Buffer.concat(chunks).toString('utf8'))) {
-        stopped = true;
-        kill();
-      }
+      if (options.stopWhen && !stopped && !killed && options.stopWhen(Buffer.concat(chunks).toString('utf8'))) stop();
     });
     child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8').slice(0, STDERR_LIMIT - stderr.length);
@@ -148,6 +166,7 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
     child.once('exit', (code, signal) => {
       exit = { code, signal };
       clearTimeout(killTimer);
+      clearTimeout(graceTimer);
       drainTimer = setTimeout(finish, options.resolveOnExit ? EXIT_DRAIN_MS : KILL_WAIT_MS);
     });
     child.once('close', () => finish());
