@@ -49,6 +49,12 @@ describe.runIf(process.platform === 'linux')('system.notify with OpenClaw fields
     expect((await host.call('system.notify', { title: 't', delivery: 'email' })).isError).toBe(true);
   });
 
+  it('probes for notify-send at start, with an install hint', async () => {
+    const notify = (env: NodeJS.ProcessEnv) => createSystemCapability({ env }).commands.find((command) => command.name === 'system.notify')!;
+    expect(await notify({ PATH: bin }).availability!({})).toEqual({ available: true });
+    expect(await notify({ PATH: path.join(dir.path, 'empty') }).availability!({})).toEqual({ available: false, install: expect.stringMatching(/libnotify-bin/) });
+  });
+
   it('keeps the earlier urgency field; priority wins when both are given', async () => {
     await using host = await start();
     await host.call('system.notify', { title: 't', urgency: 'critical' });

@@ -99,6 +99,13 @@ async function findNotifier(spec: NotificationSpec, env: NodeJS.ProcessEnv): Pro
   return { tool, file, ...desktopNotificationArgs(platform, spec) };
 }
 
+/** What to install for notifications on this platform (the availability probe's hint). */
+function notifierInstall(): string {
+  if (process.platform === 'win32') return 'Windows PowerShell (powershell.exe)';
+  if (process.platform === 'darwin') return 'osascript (part of macOS)';
+  return 'notify-send (Debian/Ubuntu: apt install libnotify-bin) and a notification daemon';
+}
+
 function installHint(): string {
   if (process.platform === 'win32') return 'Windows PowerShell (powershell.exe) must be on PATH';
   if (process.platform === 'darwin') return 'osascript (/usr/bin/osascript) must be on PATH';
@@ -171,6 +178,11 @@ export function createSystemNotifyCommand(options: BuiltinOptions = {}): Command
       delivery: z.enum(['system', 'overlay', 'auto']).default('system').describe('Only system notifications exist here; overlay and auto show one too.'),
       urgency: z.enum(['low', 'normal', 'critical']).optional().describe('Linux urgency (priority wins when both are given).'),
     }),
+    availability: async () => {
+      const env = options.env ?? process.env;
+      const found = await findNotifier({ title: '', body: '', urgency: 'normal' }, env);
+      return found ? { available: true } : { available: false, install: notifierInstall() };
+    },
     async execute({ title, body, priority, sound, urgency }, ctx) {
       const effective = priority ? urgencyForPriority(priority) : (urgency ?? 'normal');
       const shown = await showDesktopNotification({ title, body, urgency: effective, ...(sound !== undefined ? { sound } : {}), env: options.env ?? process.env, signal: ctx.signal });

@@ -38,23 +38,16 @@ const ACCURACY_ALIASES: Readonly<Record<string, DesiredAccuracy>> = {
   best: 'precise',
 };
 
-const accuracyValue = z
-  .string()
-  .transform((value, ctx) => {
-    const mapped = ACCURACY_ALIASES[value.toLowerCase()];
-    if (!mapped) ctx.addIssue({ code: 'custom', message: 'coarse, balanced or precise' });
-    return mapped ?? 'balanced';
-  })
-  .optional();
+const accuracyAlias = z.enum(Object.keys(ACCURACY_ALIASES) as [string, ...string[]]).transform((value) => ACCURACY_ALIASES[value]!);
 
 const getInput = z
   .strictObject({
     timeoutMs: z.number().int().min(1000).max(120_000).optional().describe('How long to wait for a fix (default 10000).'),
     maxAgeMs: z.number().int().min(0).max(86_400_000).optional().describe('A fix this recent, from an earlier call, is returned at once (default 0: always a new one).'),
-    desiredAccuracy: accuracyValue.describe('coarse | balanced | precise (default balanced).'),
+    desiredAccuracy: z.enum(['coarse', 'balanced', 'precise']).optional().describe('Default balanced.'),
     locationTimeout: z.number().int().min(1000).max(120_000).optional().describe('Tray alias of timeoutMs.'),
     maxAge: z.number().int().min(0).max(86_400_000).optional().describe('Tray alias of maxAgeMs.'),
-    accuracy: accuracyValue.describe('Tray alias of desiredAccuracy.'),
+    accuracy: accuracyAlias.optional().describe('Tray alias of desiredAccuracy (also low, medium, default, high, best).'),
   })
   .transform((value) => ({
     timeoutMs: value.timeoutMs ?? value.locationTimeout ?? 10_000,

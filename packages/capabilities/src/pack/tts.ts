@@ -40,7 +40,10 @@ export function ttsProvidersFor(platform: NodeJS.Platform): readonly TtsProvider
   return ['espeak-ng', 'speech-dispatcher'];
 }
 
-const TTS_TIMEOUT_MS = 120_000;
+/** A minute plus 100 ms a character: 10,000 characters at 175 words per minute take about ten minutes to say. */
+function speechTimeoutMs(text: string): number {
+  return 60_000 + text.length * 100;
+}
 const MAX_TEXT_CHARS = 10_000;
 
 const speakInput = z.strictObject({
@@ -138,7 +141,7 @@ async function speak(args: SpeakArgs, options: TtsOptions, queue: ReturnType<typ
   const { provider, fellBack } = await chooseProvider(args.provider, toFile, options);
   const { runSpeech } = await import('./ttsBackend.js');
   const request = { text: args.text, ...(args.voiceId ? { voiceId: args.voiceId } : {}), ...(args.rate !== undefined ? { rate: args.rate } : {}) };
-  const run = (runSignal: AbortSignal) => runSpeech(provider.name, provider.file, request, { toWav: toFile, env: envOf(options), signal: runSignal, timeoutMs: TTS_TIMEOUT_MS });
+  const run = (runSignal: AbortSignal) => runSpeech(provider.name, provider.file, request, { toWav: toFile, env: envOf(options), signal: runSignal, timeoutMs: speechTimeoutMs(args.text) });
   if (args.interrupt) queue.interrupt();
   let interrupted = false;
   const spoken = toFile
