@@ -43,11 +43,13 @@ describe('GeoClue where-am-i', () => {
 });
 
 describe('macOS CoreLocationCLI', () => {
-  it('asks for one JSON fix and parses it', () => {
-    expect(coreLocationArgs()).toEqual(['-once', '-json']);
-    const fix = parseCoreLocation('{"latitude":"37.331","longitude":"-122.030","altitude":"10","h_accuracy":"65","v_accuracy":"-1","speed":"-1","direction":"-1","time":"2026-12-01 11:00:00 +0000"}');
-    expect(fix).toEqual({ lat: 37.331, lon: -122.03, accuracyMeters: 65, timestampMs: Date.parse('2026-12-01 11:00:00 +0000'), description: 'CoreLocation' });
-    expect(parseCoreLocation('CoreLocationCLI: ❌ Location services are disabled or location access denied. Please visit System Preferences')).toMatchObject({ code: 'PERMISSION_REQUIRED' });
+  it('asks for one fix in a tab-separated format without reverse geocoding, and parses it', () => {
+    expect(coreLocationArgs()).toEqual(['--format', 'CAPNODE\t%latitude\t%longitude\t%altitude\t%direction\t%speed\t%h_accuracy\t%v_accuracy\t%time']);
+    const fix = parseCoreLocation('CAPNODE\t37.331705\t-122.030237\t10.00\t-1.0\t-1\t65\t-1\t2026-12-01 11:00:00 +0000\n');
+    expect(fix).toEqual({ lat: 37.331705, lon: -122.030237, accuracyMeters: 65, timestampMs: Date.parse('2026-12-01T11:00:00Z'), description: 'CoreLocation' });
+    expect(parseCoreLocation('CAPNODE\t1\t2\t30.50\t90.0\t3\t5\t8\t2026-12-01 11:00:00 +0000')).toMatchObject({ altitudeMeters: 30.5, headingDeg: 90, speedMps: 3 });
+    expect(parseCoreLocation('CoreLocationCLI: ❌ Location services are disabled or location access denied. Please visit System Settings > Privacy & Security > Location Services')).toMatchObject({ code: 'PERMISSION_REQUIRED' });
+    expect(parseCoreLocation('Fetching location timed out. Exiting.')).toMatchObject({ code: 'TIMEOUT' });
     expect(parseCoreLocation('garbage')).toBeUndefined();
   });
 });

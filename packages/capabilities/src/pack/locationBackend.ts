@@ -94,25 +94,29 @@ export function classifyWhereAmIFailure(stdout: string, stderr: string): Locatio
   return { code: 'UNAVAILABLE', detail: `GeoClue gave no location${stderr.trim() ? `: ${stderr.trim().split('\n')[0]!.slice(0, 200)}` : '.'}` };
 }
 
-/** CoreLocationCLI arguments: one fix as JSON. */
+/** Fields CoreLocationCLI prints, tab-separated (no placemark fields: those need a reverse-geocoding network lookup). */
+const CORELOCATION_FIELDS = ['latitude', 'longitude', 'altitude', 'direction', 'speed', 'h_accuracy', 'v_accuracy', 'time'] as const;
+
+/** CoreLocationCLI arguments: one fix (its default), printed in a tab-separated `--format`. */
 export function coreLocationArgs(): string[] {
-  return ['-once', '-json'];
+  return ['--format', `CAPNODE\t${CORELOCATION_FIELDS.map((field) => `%${field}`).join('\t')}`];
 }
 
-/** Parses CoreLocationCLI's `-json` output (numbers or numeric strings; negative accuracy means unknown). */
+/**
+ * Parses CoreLocationCLI's output for {@link coreLocationArgs}: the `CAPNODE` line of fields, or its
+ * failure lines ("❌ Location services are disabled or location access denied", "timed out").
+ * Negative accuracy, course or speed mean unknown.
+ */
 export function parseCoreLocation(output: string): LocationFix | LocationFailure | undefined {
-  if (/denied|not authorized|authorization/i.test(output)) return { code: 'PERMISSION_REQUIRED', detail: 'macOS refused location access (allow it in System Settings › Privacy › Location Services).' };
-  if (/disabled/i.test(output)) return { code: 'LOCATION_DISABLED', detail: 'Location Services are turned off.' };
-  const start = output.indexOf('{');
-  const end = output.lastIndexOf('}');
-  if (start < 0 || end < start) return undefined;
-  let data: Record<string, unknown>;
-  try {
-    data = JSON.parse(output.slice(start, end + 1)) as Record<string, unknown>;
-  } catch {
+  const line = output.split('\n').find((candidate) => candidate.startsWith('CAPNODE\t'));
+  if (!line) {
+    if (/access denied|not authorized|denied/i.test(output)) return { code: 'PERMISSION_REQUIRED', detail: 'macOS refused location access (System Settings › Privacy & Security › Location Services).' };
+    if (/disabled/i.test(output)) return { code: 'LOCATION_DISABLED', detail: 'Location Services are turned off.' };
+    if (/timed out/i.test(output)) return { code: 'TIMEOUT', detail: 'CoreLocation gave no location in time.' };
     return undefined;
   }
-  const get = (key: string) => (typeof data[key] === 'number' ? (data[key] as number) : number(typeof data[key] === 'string' ? (data[key] as string) : undefined));
+  const values = line.split('\t').slice(1);
+  const get = (field: (typeof CORELOCATION_FIELDS)[number]) => number(values[CORELOCATION_FIELDS.indexOf(field)]?.trim());
   const lat = get('latitude');
   const lon = get('longitude');
   if (lat === undefined || lon === undefined) return undefined;
@@ -121,12 +125,12 @@ export function parseCoreLocation(output: string): LocationFix | LocationFailure
   const vAccuracy = get('v_accuracy');
   const speed = get('speed');
   const heading = get('direction');
-  const time = typeof data.time === 'string' ? Date.parse(data.time) : Number.NaN;
+  const time = Date.parse(values[CORELOCATION_FIELDS.indexOf('time')]?.trim() ?? '');
   return {
     lat,
     lon,
     accuracyMeters: accuracy !== undefined && accuracy >= 0 ? accuracy : 0,
-    ...(altitude !== undefined && (vAccuracy === undefined || vAccuracy >= 0) ? { altitudeMeters: altitude } : {}),
+    ...(altitude !== undefined && vAccuracy !== undefined && vAccuracy >= 0 ? { altitudeMeters: altitude } : {}),
     ...(speed !== undefined && speed >= 0 ? { speedMps: speed } : {}),
     ...(heading !== undefined && heading >= 0 ? { headingDeg: heading } : {}),
     ...(Number.isFinite(time) ? { timestampMs: time } : {}),
