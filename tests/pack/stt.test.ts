@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createInvoker, createRegistry } from '@capnode/capabilities';
+import { createInvoker, createRegistry, type CommandResult } from '@capnode/capabilities';
 import { findExecutable } from '@capnode/capabilities/node';
 import { createSttCapability, createTtsCapability, MAX_TRANSCRIBE_MS } from '@capnode/capabilities/pack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,12 @@ import { startTestPulse } from '../support/pulse.js';
 import { tempDir } from '../support/testHost.js';
 
 const ready = process.platform === 'linux' && (await findExecutable('espeak-ng')) && (await findExecutable('pocketsphinx_continuous')) && (await findExecutable('ffmpeg'));
+
+/** The audio duration a successful stt result reports. */
+function durationOf(result: CommandResult): number {
+  if (!result.ok) throw new Error(result.error.message);
+  return result.structured?.durationMs as number;
+}
 
 /** Phrases spoken with espeak-ng's default here (en-us+m1 at 175 wpm) and recognized with a grammar of them all. */
 const PHRASES = ['please open the door', 'turn on the kitchen light', 'what time is it', 'the weather is nice today', 'hello world'];
@@ -76,9 +82,9 @@ describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
     const outcome = await invoker.invoke({ command: 'stt.listen', args: { timeoutMs: 30_000, endSilenceMs: 1000, phrases: PHRASES }, transport: 'internal' });
     expect(outcome.result).toMatchObject({ ok: true, structured: { text: 'please open the door' } });
     // Stopped about a second into the trailing silence, not after 21 s of audio.
-    expect((outcome.result as { structured: { durationMs: number } }).structured.durationMs).toBeLessThan(8000);
+    expect(durationOf(outcome.result)).toBeLessThan(8000);
     const all = await createInvoker({ registry: createRegistry([fast]) }).invoke({ command: 'stt.listen', args: { timeoutMs: 8000, endSilenceMs: 0, phrases: PHRASES }, transport: 'internal' });
-    expect((all.result as { structured: { durationMs: number } }).structured.durationMs).toBeGreaterThan(7500);
+    expect(durationOf(all.result)).toBeGreaterThan(7500);
   });
 
   it('transcribe without inputPath records the microphone for at most maxDurationMs', async () => {
