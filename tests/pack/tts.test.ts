@@ -40,6 +40,10 @@ describe.runIf(espeak && process.platform === 'linux')('tts over MCP (espeak-ng)
     await using host = await startPackHost([createTtsCapability()]);
     const result = await host.call('tts.speak', { text: 'hi', provider: 'elevenlabs', voiceId: 'en-us', returnAudio: true });
     expect(result.structured).toMatchObject({ spoken: true, provider: 'espeak-ng', requestedProvider: 'elevenlabs', fellBack: true });
+    expect((await host.call('tts.speak', { text: 'hi', provider: 'espeak', returnAudio: true })).structured).toMatchObject({ provider: 'espeak-ng', requestedProvider: 'espeak', fellBack: false });
+    expect((await host.call('tts.speak', { text: 'hi', provider: 'system', returnAudio: true })).structured).toMatchObject({ provider: 'espeak-ng', fellBack: false });
+    // speech-dispatcher cannot write audio: asking it for audio falls back to espeak-ng.
+    expect((await host.call('tts.speak', { text: 'hi', provider: 'speech-dispatcher', returnAudio: true })).structured).toMatchObject({ provider: 'espeak-ng', fellBack: true });
   });
 
   it('writes outputPath only as a new .wav file inside the configured output directory', async () => {

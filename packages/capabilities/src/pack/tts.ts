@@ -74,17 +74,35 @@ async function locate(name: TtsProviderName, options: PackEnvironment): Promise<
   return found && { name, file: found.file };
 }
 
+/** Other spellings of the local providers; `auto`, `system`, `local` and `default` mean the platform's default. */
+const PROVIDER_ALIASES: Readonly<Record<string, TtsProviderName | 'default'>> = {
+  espeak: 'espeak-ng',
+  'espeak-ng': 'espeak-ng',
+  'speech-dispatcher': 'speech-dispatcher',
+  'spd-say': 'speech-dispatcher',
+  speechd: 'speech-dispatcher',
+  say: 'say',
+  macos: 'say',
+  sapi: 'sapi',
+  windows: 'sapi',
+  auto: 'default',
+  system: 'default',
+  local: 'default',
+  default: 'default',
+};
+
 /** Picks the requested provider when it is local, present and able to do the job; else the first that is. */
 async function chooseProvider(requested: string | undefined, needsFile: boolean, options: PackEnvironment): Promise<{ provider: ResolvedProvider; fellBack: boolean }> {
   const candidates = ttsProvidersFor(platformOf(options)).filter((name) => !needsFile || PROVIDERS[name].writesFiles);
-  const wanted = candidates.find((name) => name === requested);
+  const alias = requested === undefined ? 'default' : PROVIDER_ALIASES[requested.toLowerCase()];
+  const wanted = candidates.find((name) => name === alias);
   if (wanted) {
     const provider = await locate(wanted, options);
     if (provider) return { provider, fellBack: false };
   }
   for (const name of candidates) {
     const provider = await locate(name, options);
-    if (provider) return { provider, fellBack: requested !== undefined && requested !== 'auto' && requested !== 'system' };
+    if (provider) return { provider, fellBack: alias !== 'default' };
   }
   const install = PROVIDERS[ttsProvidersFor(platformOf(options))[0] ?? 'espeak-ng'].install;
   throw new CapabilityError('unavailable', `unavailable here: install ${install}`);
