@@ -263,7 +263,7 @@ export function createSttCapability(options: SttOptions = {}): Capability {
           const ready = !('install' in tools);
           const microphone = options.microphone ? `${options.microphone.format} ${options.microphone.input} (configured)` : platformOf(options) === 'darwin' ? 'avfoundation :0' : platformOf(options) === 'win32' ? 'dshow (first audio device)' : 'pulse default';
           return reply({
-            engines: [{ name: 'pocketsphinx', available: ready, ready, languages: [ready ? 'en-US' : undefined].filter(Boolean), modelDir: options.modelDir ?? DEBIAN_MODEL_DIR, ...(ready ? {} : { install: tools.install }) }],
+            engines: [{ name: 'pocketsphinx', available: ready, ready, languages: ready ? ['en-US'] : [], modelDir: options.modelDir ?? DEBIAN_MODEL_DIR, ...(ready ? {} : { install: tools.install }) }],
             microphone,
             ready,
           });
