@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const source = dirname(fileURLToPath(import.meta.url));
+
+/** Files reached from `entry` through static imports only (`import … from`), not `import()`. */
+function staticGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/^(?:import|export)\s+(?!type\b)[^'"]*?from\s+'(\.[^']+)'/gm)) visit(join(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
+  };
+  visit(entry);
+  return seen;
+}
+
+describe('the voice part of @capnode/capabilities/pack', () => {
+  it('exports its plugins, factories and constants, and lists its plugins in builtinPlugins', async () => {
+    const pack = await import('../pack.js');
+    for (const name of [
+      'clipboardPlugin',
+      'createClipboardCapability',
+      'probeClipboard',
+      'MAX_CLIPBOARD_WRITE_CHARS',
+      'ttsPlugin',
+      'createTtsCapability',
+      'sttPlugin',
+      'createSttCapability',
+      'MAX_TRANSCRIBE_MS',
+      'locationPlugin',
+      'createLocationCapability',
+      'MAX_BASE64_BYTES',
+      'builtinPlugins',
+    ]) {
+      expect(pack, name).toHaveProperty(name);
+    }
+    expect(pack.builtinPlugins.map((entry) => entry.name)).toEqual(expect.arrayContaining(['clipboard', 'tts', 'stt', 'location']));
+  });
+
+  it('loads the backends lazily: no backend module is reached by static imports', () => {
+    const graph = [...staticGraph(join(source, '..', 'pack.ts'))].map((file) => file.slice(source.length + 1));
+    for (const backend of ['clipboardBackend.ts', 'ttsBackend.ts', 'sttEngine.ts', 'locationBackend.ts']) expect(graph, backend).not.toContain(backend);
+  });
+
+  it('each plugin turns its settings section into commands', async () => {
+    const { builtinPlugins } = await import('../pack.js');
+    const context = { settings: {}, log: () => {}, dataDir: '/tmp', signal: new AbortController().signal };
+    const names: string[] = [];
+    for (const { name, plugin } of builtinPlugins) {
+      if (!['clipboard', 'tts', 'stt', 'location'].includes(name)) continue;
+      const made = typeof plugin === 'function' ? await plugin({ ...context, name }) : plugin;
+      for (const capability of Array.isArray(made) ? made : [made]) names.push(...capability.commands.map((command: { name: string }) => command.name));
+    }
+    expect(names.sort()).toEqual(['clipboard.read', 'clipboard.write', 'location.get', 'stt.listen', 'stt.status', 'stt.transcribe', 'tts.speak', 'tts.status']);
+  });
+});
