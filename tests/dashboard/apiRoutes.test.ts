@@ -75,8 +75,8 @@ describe('dashboard approvals', () => {
     await using test = await startTestHost();
     const client = await signIn(test.host, test.home);
     const call = test.call('system.run', { command: ['true'] });
-    const [view] = await eventually(async () => ((await (await client.api('/api/approvals')).json()) as { pending: PendingView[] }).pending.length && ((await (await client.api('/api/approvals')).json()) as { pending: PendingView[] }).pending, { what: 'a pending approval' });
-    expect((await client.api(`/api/approvals/${view!.id}`, { method: 'POST', body: { decision: 'deny', hash: view!.argsHash } })).status).toBe(200);
+    const view = await eventually(async () => ((await (await client.api('/api/approvals')).json()) as { pending: PendingView[] }).pending[0], { what: 'a pending approval' });
+    expect((await client.api(`/api/approvals/${view.id}`, { method: 'POST', body: { decision: 'deny', hash: view.argsHash } })).status).toBe(200);
     const outcome = await call;
     expect(outcome.isError).toBe(true);
     expect(outcome.text).toMatch(/denied/i);
@@ -184,9 +184,10 @@ describe('dashboard activity', () => {
     for (let index = 0; index < 3; index += 1) await test.call('device.info', {});
     await test.call('system.run', { command: ['false'] });
     await test.host.invoker.invoke({ command: 'device.info', args: {}, transport: 'cli' }).catch(() => undefined);
-    const all = await eventually(async () => {
-      const page = (await (await client.api('/api/activity')).json()) as { records: { command: string; time: string; outcome: string; transport: string }[] };
-      return page.records.length >= 5 && page.records;
+    type Row = { command: string; time: string; outcome: string; transport: string };
+    const all: Row[] = await eventually(async () => {
+      const page = (await (await client.api('/api/activity')).json()) as { records: Row[] };
+      return page.records.length >= 5 ? page.records : undefined;
     }, { what: 'five audit records' });
     expect(all[0]!.transport).toBe('cli');
     expect([...all].sort((a, b) => b.time.localeCompare(a.time)).map((record) => record.time)).toEqual(all.map((record) => record.time));
