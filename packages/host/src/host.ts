@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ApprovalBroker, Capability, Invoker, Registry } from '@capnode/capabilities';
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
@@ -275,6 +276,8 @@ export function createHost(options: HostOptions = {}): Host {
       settings,
       approvals,
       firstRun,
+      userHome: env.HOME || homedir(),
+      env,
       signal: adminStreams.signal,
       status: () => host.status() as unknown as Record<string, unknown>,
       rotateToken: () => host.rotateToken(),
