@@ -34,6 +34,14 @@ describe('dashboard MCP servers', () => {
     expect(result.diagnostic.state).toBe('connected');
     expect(result.tools.map((tool) => tool.name)).toContain('everything__echo');
 
+    const perTool = await client.api('/api/servers/everything', { method: 'PATCH', body: { tools: { everything__echo: { approval: 'auto' }, everything__add: { enabled: false, approval: 'ask' } } } });
+    expect(perTool.status).toBe(200);
+    const policy = ((await (await client.api('/api/servers')).json()) as { toolPolicy: unknown }).toolPolicy;
+    expect(policy).toEqual({ profile: 'capnode', excludedTools: ['everything__add'], autoApprove: ['everything__echo'], alwaysAsk: ['everything__add'] });
+    await client.api('/api/servers/everything', { method: 'PATCH', body: { tools: { everything__add: { enabled: true, approval: 'default' } } } });
+    expect(((await (await client.api('/api/servers')).json()) as { toolPolicy: unknown }).toolPolicy).toEqual({ profile: 'capnode', excludedTools: [], autoApprove: ['everything__echo'], alwaysAsk: [] });
+    expect((await client.api('/api/servers/everything', { method: 'PATCH', body: { tools: { echo: { enabled: false } } } })).status).toBe(400);
+    expect((await client.api('/api/servers/everything', { method: 'PATCH', body: { tools: { everything__echo: { approval: 'maybe' } } } })).status).toBe(400);
     expect((await client.api('/api/servers/everything', { method: 'PATCH', body: { enabled: false } })).status).toBe(200);
     const disabled = (await (await client.api('/api/servers')).json()) as { servers: ServerRow[] };
     expect(disabled.servers[0]!.enabled).toBe(false);
