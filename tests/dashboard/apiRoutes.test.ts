@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { formatApprovalSummary } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/poll.js';
-import { startTestHost } from '../support/testHost.js';
+import { createHost } from '@capnode/host';
+import { startTestHost, tempDir } from '../support/testHost.js';
 import { adminToken, eventReader, signIn } from './apiClient.js';
 
 interface PendingView {
@@ -174,6 +176,35 @@ describe('dashboard settings', () => {
     // The MCP token cannot change settings through the admin route.
     const agent = await fetch(new URL('/_capnode/settings', status.mcp.url), { method: 'PATCH', headers: { authorization: `Bearer ${mcpToken(test.home)}`, 'content-type': 'application/json' }, body: '{}' });
     expect(agent.status).toBe(401);
+  });
+});
+
+describe('dashboard settings that cannot apply', () => {
+  it('says which live change failed (MCP port busy) and keeps the host serving the dashboard', async () => {
+    using dir = tempDir();
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      writeFileSync(join(dir.path, 'settings.json'), JSON.stringify({ mcp: { enabled: false, port } }), { mode: 0o600 });
+      await using host = createHost({ home: dir.path, onLog: () => undefined });
+      await host.start();
+      expect(host.status().mcp.state).toBe('disabled');
+      // In process (the tray): no admin listener is needed to sign in.
+      const login = await fetch(host.dashboardLoginUrl(), { redirect: 'manual' });
+      const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+      const origin = new URL(host.status().dashboard.url!).origin;
+      const { csrfToken } = (await (await fetch(`${origin}/api/session`, { headers: { cookie } })).json()) as { csrfToken: string };
+      const response = await fetch(`${origin}/api/settings`, { method: 'PATCH', headers: { cookie, origin, 'x-csrf-token': csrfToken, 'content-type': 'application/json' }, body: JSON.stringify({ mcp: { enabled: true } }) });
+      expect(response.status).toBe(200);
+      const result = (await response.json()) as { applied: string[]; failed: { path: string; message: string }[] };
+      expect(result.applied).toEqual([]);
+      expect(result.failed).toEqual([{ path: 'mcp.enabled', message: expect.stringMatching(/already in use/) }]);
+      expect(host.status().mcp.state).toBe('error');
+      expect((await fetch(`${origin}/api/status`, { headers: { cookie } })).status).toBe(200);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
   });
 });
 

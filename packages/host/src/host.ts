@@ -466,7 +466,13 @@ export function createHost(options: HostOptions = {}): Host {
       return applySettingsPatch(patch, {
         store: settings,
         applyLive: async (changed, next) => {
-          if (changed.includes('mcp.enabled')) await applyMcpEnabled(next.mcp.enabled);
+          if (!changed.includes('mcp.enabled')) return [];
+          try {
+            await applyMcpEnabled(next.mcp.enabled);
+            return [];
+          } catch (error) {
+            return [{ path: 'mcp.enabled', message: (error as Error).message }];
+          }
         },
         needRestart: (changed) => {
           for (const path of changed) restartPaths.add(path);
