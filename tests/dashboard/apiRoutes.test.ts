@@ -179,6 +179,33 @@ describe('dashboard settings', () => {
   });
 });
 
+describe('dashboard exec tester', () => {
+  it('gives the verdict the exec hook would give, over every input: program, argv, cwd, env, shell', async () => {
+    using dir = tempDir();
+    await using test = await startTestHost({ settings: { execApprovals: { mode: 'allowlist', allowlist: ['git status', { pattern: 'ls *', cwd: dir.path }] } } });
+    const client = await signIn(test.host, test.home);
+    const verdict = async (body: Record<string, unknown>) => {
+      const response = await client.api('/api/exec/test', { method: 'POST', body });
+      return { status: response.status, ...((await response.json()) as { decision?: string; reason?: string }) };
+    };
+    expect(await verdict({ command: ['git', 'status'] })).toMatchObject({ status: 200, decision: 'allow' });
+    expect(await verdict({ command: 'git status' })).toMatchObject({ decision: 'allow' });
+    expect(await verdict({ command: ['git', 'status', '--porcelain'] })).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/no allowlist entry/) });
+    // A program named by path never passes for the bare name.
+    expect(await verdict({ command: ['./git', 'status'] })).toMatchObject({ decision: 'deny' });
+    expect(await verdict({ command: 'git status', shell: true })).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/shell/) });
+    expect(await verdict({ command: ['git', 'status'], env: { LD_PRELOAD: '/tmp/x.so' } })).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/LD_PRELOAD/) });
+    // The cwd scope: inside it, yes; elsewhere, no; through a path that does not exist, a field error.
+    expect(await verdict({ command: ['ls', '-l'], cwd: dir.path })).toMatchObject({ decision: 'allow' });
+    expect(await verdict({ command: ['ls', '-l'], cwd: '/' })).toMatchObject({ decision: 'deny' });
+    expect(await verdict({ command: ['ls'], cwd: join(dir.path, 'missing') })).toMatchObject({ status: 400 });
+    expect(await verdict({ command: ['git'], env: { BAD: 1 } })).toMatchObject({ status: 400 });
+    expect(await verdict({ command: [''] })).toMatchObject({ status: 400 });
+    // Nothing ran and nobody was asked.
+    expect(test.asked).toHaveLength(0);
+  });
+});
+
 describe('dashboard settings that cannot apply', () => {
   it('says which live change failed (MCP port busy) and keeps the host serving the dashboard', async () => {
     using dir = tempDir();
