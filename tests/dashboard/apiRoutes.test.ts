@@ -35,13 +35,14 @@ describe('dashboard approvals', () => {
     const events = await client.api('/api/events');
     expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const stream = eventReader(events);
-    expect(await stream.next('status')).toMatchObject({ mcp: { state: 'listening' }, dashboard: { state: 'listening' } });
+    expect(await stream.next('status')).toMatchObject({ mcp: { state: 'listening' }, dashboard: { state: 'listening' }, pendingApprovals: 0 });
     await stream.next('approvals', (data) => (data as { pending: unknown[] }).pending.length === 0);
 
     const call = test.call('system.run', { command: [process.execPath, '-e', 'console.log("ran \\u001b[2Jhere")'] });
     const { pending } = (await stream.next('approvals', (data) => (data as { pending: unknown[] }).pending.length === 1)) as { pending: PendingView[] };
     const view = pending[0]!;
     const [approval] = test.host.approvals.list();
+    expect(await stream.next('status', (data) => (data as { pendingApprovals: number }).pendingApprovals === 1)).toMatchObject({ execApprovals: { pending: 1 } });
     expect(view).toEqual({
       id: approval!.id,
       command: 'system.run',

@@ -278,7 +278,8 @@ export function createHost(options: HostOptions = {}): Host {
       userHome: env.HOME || homedir(),
       env,
       signal: adminStreams.signal,
-      status: () => host.status() as unknown as Record<string, unknown>,
+      // The pending count on its own, as every dashboard page shows it.
+      status: () => ({ ...host.status(), pendingApprovals: approvals.list().length }),
       rotateToken: () => host.rotateToken(),
       patchSettings: (patch) => host.patchSettings(patch),
       restartNeeded: () => liveSettings.restartNeeded(),
