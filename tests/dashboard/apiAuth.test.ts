@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createHost } from '@capnode/host';
@@ -80,6 +81,20 @@ describe('dashboard sign-in', () => {
     const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
     const session = (await (await fetch(new URL('/api/session', fresh.status().dashboard.url), { headers: { cookie } })).json()) as { firstRun: boolean };
     expect(session.firstRun).toBe(true);
+  });
+
+  it('a busy dashboard port is reported in the status and does not stop the host', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      await using test = await startTestHost({ settings: { dashboard: { port } } });
+      expect(test.host.status().dashboard).toEqual({ state: 'error', error: expect.stringContaining(`port ${port} is already in use`) });
+      expect((await test.client.listTools()).tools.length).toBeGreaterThan(0);
+      expect(test.logs.some((line) => line.includes(`port ${port} is already in use`))).toBe(true);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
   });
 
   it('is off with dashboard.enabled false: no listener, and the login route says so', async () => {
