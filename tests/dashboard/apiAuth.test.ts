@@ -28,6 +28,7 @@ describe('dashboard sign-in', () => {
     await using test = await startTestHost();
     const url = await mintLoginUrl(test.host, test.home);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?code=[A-Za-z0-9_-]{43}$/);
+    expect((await fetch(url, { method: 'HEAD', redirect: 'manual' })).status).toBe(405);
     const first = await fetch(url, { redirect: 'manual' });
     expect(first.status).toBe(303);
     expect(first.headers.get('location')).toBe('/');
