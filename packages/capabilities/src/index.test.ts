@@ -109,4 +109,13 @@ describe('@capnode/capabilities entries', () => {
       'hasInvisibleCharacters',
     ]);
   });
+
+  it('the /pack entry lists the built-in plugins (the pack helpers add theirs)', async () => {
+    const entry = await import('./pack.js');
+    expect(Object.keys(entry)).toContain('builtinPlugins');
+    for (const { name, plugin } of entry.builtinPlugins) {
+      expect(typeof name).toBe('string');
+      expect(['function', 'object']).toContain(typeof plugin);
+    }
+  });
 });
