@@ -31,3 +31,9 @@ export type { GatewayConnectionConfig, GatewayOverride, NodeModeState, NodeModeS
 export { GATEWAY_TOKEN_ENV, NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig, nodeModeStatus } from './gatewayMode.js';
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './host.js';
 export { createHost } from './host.js';
+export type { PluginStatus, BuiltinPluginEntry } from './plugins.js';
+export { DEFAULT_PLUGIN_LOAD_TIMEOUT_MS } from './plugins.js';
+export { pluginsDirectory, pluginsDataDirectory, isPackageName, resolvePluginSource } from './pluginsLoad.js';
+export type { UnavailableCommand } from './pluginsAvailability.js';
+export { DEFAULT_AVAILABILITY_TIMEOUT_MS } from './pluginsAvailability.js';
+export { COMMANDS_DOC_COMMAND, formatCommandsMarkdown, stockCommandsMarkdown } from './commandDocs.js';
