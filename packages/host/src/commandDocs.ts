@@ -22,11 +22,16 @@ export function schemaType(schema: Schema | undefined): string {
   const union = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
   if (Array.isArray(union)) return union.map((entry) => schemaType(entry)).join(' | ');
   const type = Array.isArray(schema.type) ? schema.type.join(' | ') : typeof schema.type === 'string' ? schema.type : 'any';
-  if (type === 'array') return `${schemaType(schema.items as Schema | undefined)}[]`;
+  if (type === 'array') {
+    const item = schemaType(schema.items as Schema | undefined);
+    return item.includes(' ') ? `(${item})[]` : `${item}[]`;
+  }
   const bounds: string[] = [];
   const min = schema.minimum ?? schema.exclusiveMinimum ?? schema.minLength ?? schema.minItems;
   const max = schema.maximum ?? schema.exclusiveMaximum ?? schema.maxLength ?? schema.maxItems;
-  if (typeof min === 'number' || typeof max === 'number') bounds.push(`${typeof min === 'number' ? min : ''}–${typeof max === 'number' ? max : ''}`);
+  if (typeof min === 'number' && typeof max === 'number') bounds.push(`${min}–${max}`);
+  else if (typeof max === 'number') bounds.push(`≤ ${max}`);
+  else if (typeof min === 'number') bounds.push(`≥ ${min}`);
   return bounds.length ? `${type} (${bounds.join(', ')})` : type;
 }
 

@@ -65,6 +65,8 @@ export interface HostOptions {
    * as available: what `capnode --list-tools --markdown` documents, whatever this machine has.
    */
   readonly probeAvailability?: boolean;
+  /** How long one command's availability probe may take before the command counts as unavailable. Default 5 s. */
+  readonly availabilityTimeoutMs?: number;
   /** Aborting closes the host. */
   readonly signal?: AbortSignal;
 }
@@ -253,6 +255,7 @@ export function createHost(options: HostOptions = {}): Host {
     ...(options.devPlugins === undefined ? {} : { devPlugins: options.devPlugins }),
     ...(options.pluginLoadTimeoutMs === undefined ? {} : { loadTimeoutMs: options.pluginLoadTimeoutMs }),
     ...(options.probeAvailability === undefined ? {} : { probeAvailability: options.probeAvailability }),
+    ...(options.availabilityTimeoutMs === undefined ? {} : { availabilityTimeoutMs: options.availabilityTimeoutMs }),
   });
 
   const imports = createImportedTools({ settings, invoker, approvals, log, version });

@@ -1,10 +1,11 @@
 import { mkdirSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Capability, LogLevel, PluginContext, PluginExport, Registry } from '@capnode/capabilities';
 import type { AvailabilityGate, UnavailableCommand } from './pluginsAvailability.js';
 import {
   PluginLoadError,
   importPluginModule,
+  isPackageName,
   instantiatePlugin,
   pluginDataName,
   pluginsDataDirectory,
@@ -108,7 +109,7 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
   const ownerOf = (command: string, self: Entry): string | undefined => {
     if (!registry.resolve(command)) return undefined;
     const owner = entries.find((entry) => entry !== self && entry.state === 'loaded' && entry.capabilities.some((capability) => capability.commands.some((c) => c.name.toLowerCase() === command.toLowerCase())));
-    return owner ? `plugin '${owner.name}'` : "the host's built-in commands";
+    return owner ? `plugin '${owner.name}' already defines` : "the host's built-in commands already define";
   };
 
   const contextFor = (entry: Entry): PluginContext => {
@@ -135,7 +136,7 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
       if (seen.has(key)) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}' twice`);
       seen.add(key);
       const owner = ownerOf(command.name, entry);
-      if (owner) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}', which ${owner} already defines; '${entry.name}' was not loaded (rename the command or remove one of them)`);
+      if (owner) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}', which ${owner}; '${entry.name}' was not loaded (rename the command or remove one of them)`);
     }
     const done: Capability[] = [];
     try {
@@ -225,7 +226,10 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
       const entry = newEntry(`builtin:${builtin.name}`, 'builtin', builtin.name);
       entry.builtin = builtin.plugin;
     }
-    for (const source of options.sources ?? []) newEntry(source, source.startsWith('/') || /^[A-Za-z]:[\\/]/.test(source) ? 'file' : 'package', source);
+    for (const source of options.sources ?? []) {
+      const file = isAbsolute(source);
+      newEntry(source, file || !isPackageName(source) ? 'file' : 'package', file ? basename(source).replace(/\.[^.]*$/, '') : source);
+    }
     for (const source of options.devPlugins ?? []) newEntry(source, 'dev', basename(source).replace(/\.[^.]*$/, ''));
     // One at a time, in order: the first plugin to define a command keeps it.
     for (const entry of entries) {
