@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { nodeDeclaration, toInvokeResult } from '@capnode/gateway-bridge';
 import { describe, expect, it } from 'vitest';
 import { cliPath, completion, runCli, spawnCli, startServe, tempHome } from '../cli/helpers.js';
 import { eventually } from '../support/poll.js';
@@ -84,4 +85,18 @@ describe('consent on every transport', () => {
     expect(result.stdout.trim()).toBe('looked {"n":1}');
     expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:/);
   }, 60_000);
+
+  it('gateway: the node declaration leaves unavailable commands out, and a gateway invoke meets consent in the host pipeline', async () => {
+    const unavailable = fileURLToPath(new URL('./fixtures/contextPlugin.mjs', import.meta.url));
+    await using t = await startTestHost({ settings: { plugins: [plugin, unavailable] }, host: { builtinPlugins: false, availabilityTimeoutMs: 200 } });
+    const declared = nodeDeclaration(t.host.registry).commands;
+    expect(declared).toContain('probe.look');
+    expect(declared).toContain('ctx.greet');
+    expect(declared).not.toContain('ctx.gone');
+    // The node transport hands gateway invokes to this invoker with transport 'gateway'.
+    const outcome = await t.host.invoker.invoke({ command: 'probe.look', args: {}, transport: 'gateway', caller: 'gateway-node' });
+    expect(outcome.result).toMatchObject({ ok: false, error: { code: 'consent_required', message: OFF } });
+    // What the node answers the gateway (the gateway helper maps consent_required to PERMISSION_REQUIRED).
+    expect(toInvokeResult('invoke-1', 'node-1', outcome)).toMatchObject({ ok: false, error: { message: OFF } });
+  });
 });
