@@ -5,12 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { startServe, tempHome } from '../cli/helpers.js';
 import { eventually } from '../support/poll.js';
 
-const version = (n: number, extra = '') => `export default (context) => ({
+const version = (n: number, extra = '') => `import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+export default (context) => {
+  context.signal.addEventListener('abort', () => appendFileSync(join(context.dataDir, 'unloaded.txt'), 'v${n}\\n'));
+  return {
   category: 'dev',
   commands: [
     { name: 'dev.version', description: 'Which version of the file is loaded.', execute: () => ({ ok: true, content: [{ type: 'text', text: 'v${n}' }] }) },${extra}
   ],
-});
+  };
+};
 `;
 
 describe('capnode serve --dev-plugin', () => {
@@ -41,6 +46,8 @@ describe('capnode serve --dev-plugin', () => {
       await eventually(async () => (await client.listTools()).tools.some((tool) => tool.name === 'dev.added'), { what: 'dev.added listed' });
       expect(await text('dev.version')).toBe(`v${n}`);
       expect(await text('dev.added')).toBe(`added ${n}`);
+      // Each unload aborted the old version's signal (in its data directory).
+      expect(readFileSync(join(temp.home, 'plugins-data', 'devPlugin', 'unloaded.txt'), 'utf8')).toContain('v1\n');
 
       // A broken save is a diagnostic; the next good one loads again.
       writeFileSync(file, 'export default {{ nope');

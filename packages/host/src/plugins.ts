@@ -114,11 +114,24 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
 
   const contextFor = (entry: Entry): PluginContext => {
     const dataDir = join(pluginsDataDirectory(home), pluginDataName(entry.name));
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const settings = options.pluginSettings()[entry.name] ?? {};
     const prefix = `plugin ${entry.name}: `;
     const pluginLog = (level: LogLevel, message: string) => log(level === 'notice' ? 'info' : level, `${prefix}${String(message)}`);
-    return { name: entry.name, settings, log: pluginLog, dataDir, signal: entry.controller.signal };
+    let created = false;
+    // Created when the plugin first reads it: plugins that keep no files leave nothing behind.
+    return {
+      name: entry.name,
+      settings,
+      log: pluginLog,
+      signal: entry.controller.signal,
+      get dataDir() {
+        if (!created) {
+          mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+          created = true;
+        }
+        return dataDir;
+      },
+    };
   };
 
   /** Probes availability and registers all of the plugin's capabilities, or none (a duplicate refuses the whole plugin). */
