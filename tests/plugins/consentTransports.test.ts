@@ -60,6 +60,30 @@ describe('consent on every transport', () => {
     }
   });
 
+  it('MCP stdio: ask puts the question to a client that elicits; its answer decides', async () => {
+    using temp = tempHome();
+    writeFileSync(join(temp.home, 'settings.json'), JSON.stringify({ plugins: [plugin], consent: { screen: 'ask' } }), { mode: 0o600 });
+    const client = new Client({ name: 'consent-eliciting', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    const questions: string[] = [];
+    let answer = 'allow-once';
+    client.setRequestHandler('elicitation/create', async (request) => {
+      questions.push((request.params as { message: string }).message);
+      return { action: 'accept', content: { decision: answer } };
+    });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp'], env: { ...(process.env as Record<string, string>), CAPNODE_HOME: temp.home, PATH: '/nonexistent-no-notify-send' }, stderr: 'pipe' }));
+    try {
+      expect(textOf(await client.callTool({ name: 'probe.look', arguments: { q: 1 } }))).toBe('looked {"q":1}');
+      expect(questions).toHaveLength(1);
+      expect(questions[0]).toContain('probe.look: probe.look asks for screen access with {"q":1}');
+      expect(questions[0]).toContain('transport: mcp-stdio');
+      answer = 'deny';
+      const denied = await client.callTool({ name: 'probe.look', arguments: { q: 2 } });
+      expect(failureCode(denied)).toBe('denied');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('CLI (capnode --command): off fails with the message; ask waits in capnode approvals until allowed', async () => {
     using temp = tempHome();
     writeFileSync(join(temp.home, 'settings.json'), JSON.stringify({ plugins: [plugin] }), { mode: 0o600 });
