@@ -57,6 +57,8 @@ describe('plugins listed in settings.json', () => {
         plugins: [
           fixture('syntaxError.mjs'),
           fixture('throws.mjs'),
+          fixture('importThrows.mjs'),
+          fixture('selfDuplicate.mjs'),
           fixture('hangs.mjs'),
           fixture('garbage.mjs'),
           fixture('noDefault.mjs'),
@@ -71,6 +73,9 @@ describe('plugins listed in settings.json', () => {
     const byName = Object.fromEntries(t.host.status().plugins.map((plugin) => [plugin.name, plugin]));
     expect(byName.syntaxError).toMatchObject({ state: 'failed', error: expect.stringMatching(/syntax|Unexpected/i) });
     expect(byName.throws).toMatchObject({ state: 'failed', error: 'Error: the plugin refuses to start' });
+    expect(byName.importThrows).toMatchObject({ state: 'failed', error: 'TypeError: broken at import' });
+    expect(byName.selfDuplicate).toMatchObject({ state: 'failed', error: "plugin 'selfDuplicate' defines command 'Twice.X' twice" });
+    expect(t.host.registry.resolve('twice.x')).toBeUndefined();
     expect(byName.hangs).toMatchObject({ state: 'failed', error: expect.stringContaining('did not load within 500 ms') });
     expect(byName.garbage).toMatchObject({ state: 'failed', error: expect.stringContaining("command 'junk.x' has no description") });
     expect(byName.noDefault).toMatchObject({ state: 'failed', error: expect.stringContaining('has no default export') });
