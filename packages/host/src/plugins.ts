@@ -1,4 +1,4 @@
-import { mkdirSync, watch, type FSWatcher } from 'node:fs';
+import { mkdirSync, watch } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Capability, LogLevel, PluginContext, PluginExport, Registry } from '@capnode/capabilities';
 import type { AvailabilityGate, UnavailableCommand } from './pluginsAvailability.js';
@@ -90,13 +90,99 @@ function messageOf(error: unknown): string {
   return (error as Error)?.message ? `${(error as Error).name ?? 'Error'}: ${(error as Error).message}` : String(error);
 }
 
+/** The context a plugin function receives; its data directory is created when first read. */
+function pluginContext(entry: Entry, home: string, settings: Readonly<Record<string, unknown>>, log: PluginManagerOptions['log']): PluginContext {
+  const dataDir = join(pluginsDataDirectory(home), pluginDataName(entry.name));
+  const prefix = `plugin ${entry.name}: `;
+  let created = false;
+  // Created when the plugin first reads it: plugins that keep no files leave nothing behind.
+  return {
+    name: entry.name,
+    settings,
+    log: (level: LogLevel, message: string) => log(level === 'notice' ? 'info' : level, `${prefix}${String(message)}`),
+    signal: entry.controller.signal,
+    get dataDir() {
+      if (!created) {
+        mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+        created = true;
+      }
+      return dataDir;
+    },
+  };
+}
+
+interface RegisterDeps {
+  readonly registry: Registry;
+  readonly availability: AvailabilityGate;
+  readonly entries: readonly Entry[];
+  readonly probe: boolean;
+  readonly timeoutMs?: number;
+}
+
+/** Who already defines `command`: a loaded plugin, or the host itself (as the refusal words it). */
+function ownerOf(command: string, self: Entry, deps: RegisterDeps): string | undefined {
+  if (!deps.registry.resolve(command)) return undefined;
+  const key = command.toLowerCase();
+  const owner = deps.entries.find((entry) => entry !== self && entry.state === 'loaded' && entry.capabilities.some((capability) => capability.commands.some((c) => c.name.toLowerCase() === key)));
+  return owner ? `plugin '${owner.name}' already defines` : "the host's built-in commands already define";
+}
+
+/** Probes availability and registers all of the plugin's capabilities, or none (a duplicate refuses the whole plugin). */
+async function registerPlugin(entry: Entry, capabilities: readonly Capability[], deps: RegisterDeps): Promise<void> {
+  const probed: Capability[] = [];
+  const unavailable: UnavailableCommand[] = [];
+  for (const capability of capabilities) {
+    const result = deps.probe ? await deps.availability.probe(capability, { signal: entry.controller.signal, ...(deps.timeoutMs === undefined ? {} : { timeoutMs: deps.timeoutMs }) }) : { capability, unavailable: [] };
+    probed.push(result.capability);
+    unavailable.push(...result.unavailable);
+  }
+  const seen = new Set<string>();
+  for (const command of probed.flatMap((capability) => capability.commands)) {
+    const key = command.name.toLowerCase();
+    if (seen.has(key)) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}' twice`);
+    seen.add(key);
+    const owner = ownerOf(command.name, entry, deps);
+    if (owner) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}', which ${owner}; '${entry.name}' was not loaded (rename the command or remove one of them)`);
+  }
+  const done: Capability[] = [];
+  try {
+    for (const capability of probed) {
+      deps.registry.register(capability);
+      done.push(capability);
+    }
+  } catch (error) {
+    for (const capability of done) deps.registry.unregister(capability);
+    throw new PluginLoadError(`plugin '${entry.name}' could not be registered: ${(error as Error).message}`);
+  }
+  entry.capabilities = probed;
+  entry.unavailable = unavailable;
+}
+
+/** Watches a dev plugin's file (through its folder: editors replace files, which ends a watch on the file), debounced. */
+function watchDevPlugin(path: string, onChange: () => void, warn: (message: string) => void): { close(): void }[] {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const file = basename(path);
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, changed) => {
+      if (changed !== null && changed.toString() !== file) return;
+      clearTimeout(timer);
+      timer = setTimeout(onChange, DEV_PLUGIN_DEBOUNCE_MS);
+    });
+    watcher.on('error', (error) => warn(`watching ${path} failed: ${error.message}`));
+    return [watcher, { close: () => clearTimeout(timer) }];
+  } catch (error) {
+    warn(`cannot watch ${path}: ${(error as Error).message}`);
+    return [];
+  }
+}
+
 /** Creates the plugin manager and starts loading at once (see {@link PluginManager.ready}). */
 export function createPluginManager(options: PluginManagerOptions): PluginManager {
   const { registry, availability, home, log } = options;
   const pluginsDir = pluginsDirectory(home);
   const loadTimeoutMs = options.loadTimeoutMs ?? DEFAULT_PLUGIN_LOAD_TIMEOUT_MS;
   const entries: Entry[] = [];
-  const watchers: FSWatcher[] = [];
+  const watchers: { close(): void }[] = [];
   let closed = false;
 
   const newEntry = (source: string, kind: Entry['kind'], name: string): Entry => {
@@ -104,66 +190,6 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     entries.push(entry);
     return entry;
   };
-
-  /** Who already defines `command`: a loaded plugin, or the host itself. */
-  const ownerOf = (command: string, self: Entry): string | undefined => {
-    if (!registry.resolve(command)) return undefined;
-    const owner = entries.find((entry) => entry !== self && entry.state === 'loaded' && entry.capabilities.some((capability) => capability.commands.some((c) => c.name.toLowerCase() === command.toLowerCase())));
-    return owner ? `plugin '${owner.name}' already defines` : "the host's built-in commands already define";
-  };
-
-  const contextFor = (entry: Entry): PluginContext => {
-    const dataDir = join(pluginsDataDirectory(home), pluginDataName(entry.name));
-    const settings = options.pluginSettings()[entry.name] ?? {};
-    const prefix = `plugin ${entry.name}: `;
-    const pluginLog = (level: LogLevel, message: string) => log(level === 'notice' ? 'info' : level, `${prefix}${String(message)}`);
-    let created = false;
-    // Created when the plugin first reads it: plugins that keep no files leave nothing behind.
-    return {
-      name: entry.name,
-      settings,
-      log: pluginLog,
-      signal: entry.controller.signal,
-      get dataDir() {
-        if (!created) {
-          mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-          created = true;
-        }
-        return dataDir;
-      },
-    };
-  };
-
-  /** Probes availability and registers all of the plugin's capabilities, or none (a duplicate refuses the whole plugin). */
-  async function register(entry: Entry, capabilities: readonly Capability[]): Promise<void> {
-    const probed: Capability[] = [];
-    const unavailable: UnavailableCommand[] = [];
-    for (const capability of capabilities) {
-      const result = options.probeAvailability === false ? { capability, unavailable: [] } : await availability.probe(capability, { signal: entry.controller.signal, ...(options.availabilityTimeoutMs === undefined ? {} : { timeoutMs: options.availabilityTimeoutMs }) });
-      probed.push(result.capability);
-      unavailable.push(...result.unavailable);
-    }
-    const seen = new Set<string>();
-    for (const command of probed.flatMap((capability) => capability.commands)) {
-      const key = command.name.toLowerCase();
-      if (seen.has(key)) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}' twice`);
-      seen.add(key);
-      const owner = ownerOf(command.name, entry);
-      if (owner) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}', which ${owner}; '${entry.name}' was not loaded (rename the command or remove one of them)`);
-    }
-    const done: Capability[] = [];
-    try {
-      for (const capability of probed) {
-        registry.register(capability);
-        done.push(capability);
-      }
-    } catch (error) {
-      for (const capability of done) registry.unregister(capability);
-      throw new PluginLoadError(`plugin '${entry.name}' could not be registered: ${(error as Error).message}`);
-    }
-    entry.capabilities = probed;
-    entry.unavailable = unavailable;
-  }
 
   async function load(entry: Entry): Promise<void> {
     entry.state = 'loading';
@@ -177,9 +203,9 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
         importing = importPluginModule(resolved.file, entry.kind === 'dev' ? entry.version : undefined);
       }
       const what = `plugin '${entry.name}' (${entry.source})`;
-      const capabilities = await instantiatePlugin(importing, contextFor(entry), what, loadTimeoutMs, () => entry.controller.abort(new Error('the plugin did not load in time')));
+      const capabilities = await instantiatePlugin(importing, pluginContext(entry, home, options.pluginSettings()[entry.name] ?? {}, log), what, loadTimeoutMs, () => entry.controller.abort(new Error('the plugin did not load in time')));
       if (closed) return;
-      await register(entry, capabilities);
+      await registerPlugin(entry, capabilities, { registry, availability, entries, probe: options.probeAvailability !== false, ...(options.availabilityTimeoutMs === undefined ? {} : { timeoutMs: options.availabilityTimeoutMs }) });
       entry.state = 'loaded';
       const commands = entry.capabilities.flatMap((capability) => capability.commands.map((command) => command.name));
       log('debug', `plugin ${entry.name} loaded: ${commands.join(', ') || '(no commands)'}`);
@@ -212,24 +238,6 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     return run;
   }
 
-  function watchDev(entry: Entry): void {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const file = basename(entry.source);
-    try {
-      // The folder, not the file: editors replace the file, which ends a watch on it.
-      const watcher = watch(dirname(entry.source), { persistent: false }, (_event, changed) => {
-        if (changed !== null && changed.toString() !== file) return;
-        clearTimeout(timer);
-        timer = setTimeout(() => void reloadEntry(entry), DEV_PLUGIN_DEBOUNCE_MS);
-      });
-      watcher.on('error', (error) => log('warning', `dev plugin ${entry.name}: watching ${entry.source} failed: ${error.message}`));
-      watchers.push(watcher);
-      watchers.push({ close: () => clearTimeout(timer) } as FSWatcher);
-    } catch (error) {
-      log('warning', `dev plugin ${entry.name}: cannot watch ${entry.source}: ${(error as Error).message}`);
-    }
-  }
-
   const loading = (async () => {
     const builtins = await Promise.resolve(options.builtins ?? []).catch((error: unknown) => {
       log('error', `the built-in plugins could not be loaded: ${messageOf(error)}`);
@@ -248,7 +256,7 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     for (const entry of entries) {
       if (closed) break;
       await load(entry);
-      if (entry.kind === 'dev') watchDev(entry);
+      if (entry.kind === 'dev') watchers.push(...watchDevPlugin(entry.source, () => void reloadEntry(entry), (message) => log('warning', `dev plugin ${entry.name}: ${message}`)));
     }
   })();
 
