@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_ONLY (comma list of http, stdio, cold, client, imported), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
+// BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss), BENCH_RSS_RUNS (default 5), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -29,7 +29,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -48,6 +48,7 @@ const results = {
   coldStart: undefined,
   mcpClient: undefined,
   imported: undefined,
+  pluginsRss: undefined,
   skipped: [],
   targets,
 };
@@ -187,6 +188,27 @@ if (only.has('imported')) {
     console.log('');
     target('imported tool p50 vs built-in (HTTP, 1 conn)', fmt.ratio(imported.latency.ratio), '<= 1.3', imported.latency.ratio <= 1.3);
     target('imported tool throughput vs supergateway (8 conns)', fmt.ratio(imported.throughput.ratio), '>= 1', imported.throughput.ratio >= 1);
+  }
+}
+
+if (only.has('rss')) {
+  console.log('\n== host idle RSS with the capability pack vs without built-in plugins (bench/pluginsRss.mjs; alternating runs; medians) ==');
+  let rss;
+  try {
+    const { benchPluginsRss } = await import('./pluginsRss.mjs');
+    rss = await benchPluginsRss({ runs: num('BENCH_RSS_RUNS', 5), log: (line) => console.log(line) });
+  } catch (error) {
+    rss = { skipped: `plugins RSS: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+  results.pluginsRss = rss;
+  if (rss.skipped) {
+    results.skipped.push(rss.skipped);
+    console.log(rss.skipped);
+    target('idle RSS with the pack vs without', 'not measured', '<= 1.2', false);
+  } else {
+    const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+    console.log(`  with the pack: ${mib(rss.withPack.rss)} (${rss.withPack.plugins} plugins, ${rss.withPack.commands} commands); without: ${mib(rss.without.rss)} (${rss.without.commands} commands)`);
+    target('idle RSS with the pack vs without', fmt.ratio(rss.ratio), '<= 1.2', rss.ratio <= 1.2);
   }
 }
 

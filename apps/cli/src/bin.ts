@@ -28,12 +28,16 @@ const FLAGS: FlagSpec = {
   gateway: 'value',
   'gateway-token': 'value',
   'print-url': 'switch',
+  'dev-plugin': 'value',
+  markdown: 'switch',
 };
 
 /** Flags each command accepts beside --help. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  '': ['json', 'url', 'token', 'list-tools', 'command', 'params', 'version'],
-  serve: ['port', 'host', 'gateway', 'gateway-token'],
+  '': ['json', 'url', 'token', 'list-tools', 'markdown', 'command', 'params', 'version'],
+  serve: ['port', 'host', 'gateway', 'gateway-token', 'dev-plugin'],
+  consent: ['json'],
+  plugins: ['json'],
   mcp: ['gateway', 'gateway-token'],
   gateway: ['json', 'url', 'gateway', 'gateway-token'],
   status: ['json', 'url', 'token'],
@@ -61,6 +65,18 @@ Usage:
   capnode approvals deny <id> [--hash <prefix>]
   capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
   capnode ui [--print-url]                      open the dashboard in the browser (one-time sign-in link)
+  capnode --list-tools --markdown               the stock command surface as Markdown (offline; docs/commands.md)
+
+Consent (screen, camera, microphone, location; each off until turned on):
+  capnode consent list                          each category's mode (off|ask|allow) and the "allow always" grants
+  capnode consent set <category> <mode>         e.g. capnode consent set screen ask
+
+Plugins (settings.json "plugins"; state and diagnostics: capnode status):
+  capnode plugins list                          configured plugins
+  capnode plugins add <absolute path|package>   a module file or folder, or an npm package installed into <config dir>/plugins
+  capnode plugins remove <name>
+  capnode plugins new <name>                    create a plugin project (with a test that runs it in a real host)
+  capnode serve --dev-plugin <path>             load a plugin file and reload it whenever it changes
 
 OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json node.token):
   capnode serve --gateway <ws://host:port>      also connect this machine to the gateway as a node
@@ -110,8 +126,10 @@ async function run(context: Context): Promise<number> {
       }
       if (args.flags.has('list-tools')) {
         if (args.flags.has('command')) throw new CliError('usage', 'use either --list-tools or --command, not both');
+        if (args.flags.has('markdown')) return (await import('./commands/plugins.js')).listToolsMarkdown(context);
         return listTools(context);
       }
+      if (args.flags.has('markdown')) throw new CliError('usage', '--markdown applies to --list-tools');
       if (args.flags.has('command')) return callCommand(context);
       if (args.flags.has('params')) throw new CliError('usage', '--params needs --command <name>');
       context.out(HELP);
@@ -141,6 +159,10 @@ async function run(context: Context): Promise<number> {
       return (await import('./commands/imported.js')).call(context);
     case 'ui':
       return (await import('./commands/ui.js')).ui(context);
+    case 'consent':
+      return (await import('./commands/consent.js')).consent(context);
+    case 'plugins':
+      return (await import('./commands/plugins.js')).plugins(context);
     default:
       throw new CliError('usage', `unknown command '${name}' — see capnode --help`);
   }

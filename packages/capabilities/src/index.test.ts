@@ -25,19 +25,29 @@ describe('@capnode/capabilities entries', () => {
     const entry = await import('./index.js');
     expect(Object.keys(entry).sort()).toEqual([
       'ARGS_HASH_PREFIX_LENGTH',
+      'CONSENT_CATEGORIES',
       'CapabilityError',
       'DEFAULT_EXEC_APPROVAL_POLICY',
       'MAX_ALLOWLIST_ENTRIES',
+      'MAX_CONSENT_GRANTS',
+      'addConsentGrant',
       'addToAllowlist',
       'allowlistEntryCovers',
       'approvalCallerKey',
       'argsHashPrefix',
       'audio',
       'codeLoadingEnvKeys',
+      'consentCategorySchema',
+      'consentGrantSchema',
+      'consentModeSchema',
+      'consentOffError',
+      'consentSettingsSchema',
       'createApprovalBroker',
+      'createConsentHook',
       'createExecApprovalHook',
       'createExecApprovalsCapability',
       'createInvoker',
+      'createMemoryConsentStore',
       'createMemoryExecApprovalStore',
       'createRegistry',
       'defineCapability',
@@ -80,6 +90,7 @@ describe('@capnode/capabilities entries', () => {
       'toCommandResult',
       'toInputJsonSchema',
       'updateExecApprovalPolicy',
+      'z',
     ]);
   });
 
@@ -108,5 +119,14 @@ describe('@capnode/capabilities entries', () => {
       'escapeForDisplay',
       'hasInvisibleCharacters',
     ]);
+  });
+
+  it('the /pack entry lists the built-in plugins (the pack helpers add theirs)', async () => {
+    const entry = await import('./pack.js');
+    expect(Object.keys(entry)).toContain('builtinPlugins');
+    for (const { name, plugin } of entry.builtinPlugins) {
+      expect(typeof name).toBe('string');
+      expect(['function', 'object']).toContain(typeof plugin);
+    }
   });
 });

@@ -20,6 +20,21 @@ export type {
 } from './contract.js';
 export type { PluginContext, PluginExport } from './plugin.js';
 export { definePlugin } from './plugin.js';
+/** The zod every plugin must describe its arguments with (the registry converts its schemas to JSON Schema). */
+export { z } from 'zod';
+export type { ConsentMode, ConsentGrant, ConsentSettings, ConsentStore, ConsentHookOptions } from './consent.js';
+export {
+  CONSENT_CATEGORIES,
+  MAX_CONSENT_GRANTS,
+  consentModeSchema,
+  consentCategorySchema,
+  consentGrantSchema,
+  consentSettingsSchema,
+  consentOffError,
+  addConsentGrant,
+  createConsentHook,
+  createMemoryConsentStore,
+} from './consent.js';
 export { defineCommand, defineCapability } from './contract.js';
 export type { InputJsonSchema, RegisteredCommand, RegistryChange, CommandFilter, Registry } from './registry.js';
 export { createRegistry, toInputJsonSchema } from './registry.js';

@@ -3,6 +3,12 @@
  * plugin API (`PluginExport`). Each backend loads lazily, inside the command that needs it.
  */
 import type { PluginExport } from './plugin.js';
+
+/** One plugin of the capability pack: its name (the `pluginSettings` key) and the plugin itself. */
+export interface BuiltinPlugin {
+  readonly name: string;
+  readonly plugin: PluginExport;
+}
 import { clipboardPlugin } from './pack/clipboard.js';
 import { locationPlugin } from './pack/location.js';
 import { sttPlugin } from './pack/stt.js';
@@ -20,7 +26,7 @@ export type { LocationOptions, LocationErrorCode } from './pack/location.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
 
 /** The pack's plugins, as the host loads them: each name is also its `pluginSettings` section. */
-export const builtinPlugins: readonly { readonly name: string; readonly plugin: PluginExport }[] = [
+export const builtinPlugins: readonly BuiltinPlugin[] = [
   { name: 'clipboard', plugin: clipboardPlugin },
   { name: 'tts', plugin: ttsPlugin },
   { name: 'stt', plugin: sttPlugin },

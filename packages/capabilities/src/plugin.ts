@@ -8,7 +8,7 @@ export interface PluginContext {
   readonly settings: Readonly<Record<string, unknown>>;
   /** Writes to the host log, prefixed with the plugin's name. */
   readonly log: (level: LogLevel, message: string) => void;
-  /** A private directory for the plugin's files, created before the plugin runs. */
+  /** A private directory for the plugin's files (`<config dir>/plugins-data/<name>`), created when first read. */
   readonly dataDir: string;
   /** Aborted when the host closes or the plugin is unloaded (dev reload). */
   readonly signal: AbortSignal;

@@ -20,6 +20,8 @@ import { createHostPipeline } from './pipeline.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
 import { createSettingsStore, type Settings, type SettingsStore } from './settings.js';
+import { createSettingsStore, type SettingsStore } from './settings.js';
+import { createPluginManager, type BuiltinPluginEntry, type PluginStatus } from './plugins.js';
 
 export type HostLogLevel = 'debug' | 'info' | 'warning' | 'error';
 
@@ -51,6 +53,24 @@ export interface HostOptions {
    * says; the token defaults to `CAPNODE_GATEWAY_TOKEN`, then `node.token`.
    */
   readonly gateway?: GatewayOverride;
+  /** Load the plugins listed in settings.json `plugins`. Default true. */
+  readonly plugins?: boolean;
+  /**
+   * The plugins the host ships, loaded first: default the capability pack (`builtinPlugins` of
+   * `@capnode/capabilities/pack`); `false` loads none.
+   */
+  readonly builtinPlugins?: readonly BuiltinPluginEntry[] | false;
+  /** Plugin files to load last and reload whenever they change (`capnode serve --dev-plugin`). */
+  readonly devPlugins?: readonly string[];
+  /** How long a plugin may take to load before it counts as failed. Default 10 s. */
+  readonly pluginLoadTimeoutMs?: number;
+  /**
+   * Probe each plugin command's availability at start (default true). `false` treats every command
+   * as available: what `capnode --list-tools --markdown` documents, whatever this machine has.
+   */
+  readonly probeAvailability?: boolean;
+  /** How long one command's availability probe may take before the command counts as unavailable. Default 5 s. */
+  readonly availabilityTimeoutMs?: number;
   /** Aborting closes the host. */
   readonly signal?: AbortSignal;
 }
@@ -93,6 +113,8 @@ export interface HostStatus {
   readonly audit: AuditStats & { readonly path: string };
   /** The web dashboard's own loopback listener (`dashboard` in settings.json; `capnode ui` opens it). */
   readonly dashboard: DashboardStatus;
+  /** Every plugin (the pack, settings.json `plugins`, dev plugins): loaded or failed with its diagnostic, and its unavailable commands. */
+  readonly plugins: readonly PluginStatus[];
 }
 
 /** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */
@@ -109,6 +131,8 @@ export interface Host {
    * `start()` and `serveStdio()` never wait for them. Resolves at once when re-export is off.
    */
   importsReady(): Promise<void>;
+  /** Resolves once every plugin has loaded or failed (`start()` and `serveStdio()` wait for it); never rejects. */
+  pluginsReady(): Promise<void>;
   /**
    * Starts what settings.json enables, each on its own: the MCP HTTP listener unless `mcp.enabled`
    * is false (state `disabled`), and the gateway node when `node.enabled` or the `gateway` option is
@@ -239,6 +263,19 @@ export function createHost(options: HostOptions = {}): Host {
 
   registry.register(createAppCapability(() => host.status()));
   for (const capability of options.capabilities ?? []) registry.register(capability);
+  const plugins = createPluginManager({
+    registry,
+    availability: pipeline.availability,
+    home: paths.home,
+    pluginSettings: () => settings.get().pluginSettings,
+    log,
+    builtins: options.builtinPlugins === false ? [] : (options.builtinPlugins ?? import('@capnode/capabilities/pack').then((pack) => pack.builtinPlugins)),
+    sources: options.plugins === false ? [] : settings.get().plugins,
+    ...(options.devPlugins === undefined ? {} : { devPlugins: options.devPlugins }),
+    ...(options.pluginLoadTimeoutMs === undefined ? {} : { loadTimeoutMs: options.pluginLoadTimeoutMs }),
+    ...(options.probeAvailability === undefined ? {} : { probeAvailability: options.probeAvailability }),
+    ...(options.availabilityTimeoutMs === undefined ? {} : { availabilityTimeoutMs: options.availabilityTimeoutMs }),
+  });
 
   const imports = createImportedTools({ settings, invoker, approvals, log, version });
   const gateway = createGatewayMode({ paths, invoker, registry, version, log });
@@ -364,6 +401,9 @@ export function createHost(options: HostOptions = {}): Host {
   }
 
   async function startAll(): Promise<HostStatus> {
+    // Clients and the gateway see every plugin's commands from their first listing.
+    await plugins.ready();
+    if (closed) throw new HostError('closed', 'the host was closed while starting');
     const current = settings.get();
     lock ??= acquireHostLock({ runDir: paths.runDir, home: paths.home, instance, address: `${options.host ?? current.mcp.host}:${options.port ?? current.mcp.port}`, onWarning: warn });
     gatewayConfig = resolveGatewayConfig(current, options.gateway, env);
@@ -438,6 +478,7 @@ export function createHost(options: HostOptions = {}): Host {
     approvals,
     settings,
     importsReady: () => imports.ready(),
+    pluginsReady: () => plugins.ready(),
     start() {
       if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
       if (server || nodeAdmin) return Promise.resolve(host.status());
@@ -450,6 +491,7 @@ export function createHost(options: HostOptions = {}): Host {
       if (closed) throw new HostError('closed', 'the host is closed');
       const { serveStdio } = await import('@capnode/mcp-server/stdio');
       const signal = stdioOptions.signal ? AbortSignal.any([stdioOptions.signal, stdioController.signal]) : stdioController.signal;
+      await plugins.ready();
       stdioServing = true;
       imports.start();
       const runFile = join(paths.runDir, `stdio-${process.pid}.json`);
@@ -512,6 +554,7 @@ export function createHost(options: HostOptions = {}): Host {
         mcpClient: imports.status(),
         audit: { path: pipeline.audit.path, ...pipeline.audit.stats() },
         dashboard: dashboard.status(),
+        plugins: plugins.status(),
       };
     },
     close() {
@@ -521,6 +564,7 @@ export function createHost(options: HostOptions = {}): Host {
         stdioController.abort();
         adminStreams.abort();
         await dashboard.close();
+        await plugins.close();
         await approvals.close();
         await stopNotifier();
         if (server) {

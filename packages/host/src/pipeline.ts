@@ -1,5 +1,6 @@
 import {
   createApprovalBroker,
+  createConsentHook,
   createExecApprovalHook,
   createInvoker,
   createRegistry,
@@ -14,6 +15,7 @@ import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { createAuditLog, type AuditLog, type AuditLogOptions } from './audit.js';
 import type { HostPaths } from './paths.js';
 import type { SettingsStore } from './settings.js';
+import { createAvailabilityGate, type AvailabilityGate } from './pluginsAvailability.js';
 
 export type PipelineLogLevel = 'debug' | 'info' | 'warning' | 'error';
 
@@ -37,8 +39,8 @@ export interface HostPipelineOptions {
 
 /**
  * The one invocation pipeline of this machine: the registry, the approval broker, and the invoker
- * with the exec-approval hook and the audit hook (in that order, so the audit sees the approval's
- * outcome). The host serves it on every transport; CLI commands that run calls in their own process
+ * with the availability gate, the consent hook, the exec-approval hook and the audit hook (in that
+ * order, so the audit sees the refusals' outcome). The host serves it on every transport; CLI commands that run calls in their own process
  * (`capnode mcp channel`, direct calls to imported MCP servers) build the same one.
  */
 export interface HostPipeline {
@@ -46,6 +48,8 @@ export interface HostPipeline {
   readonly invoker: Invoker;
   readonly approvals: ApprovalBroker;
   readonly audit: AuditLog;
+  /** Which commands are unavailable here (their backend is missing); they fail with `unavailable` before any consent or approval. */
+  readonly availability: AvailabilityGate;
   /** Denies pending approvals and flushes the audit log. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -62,10 +66,17 @@ export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
     elicitation: () => settings.get().approvals.elicit,
     progressIntervalMs: options.approvalProgressIntervalMs ?? settings.get().approvals.progressIntervalMs,
   });
+  const availability = createAvailabilityGate();
   const audit = createAuditLog({ ...options.audit, path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
   const invoker = createInvoker({
     registry,
-    hooks: [createExecApprovalHook({ store: settings.execApprovals, broker: approvals, ...createNodeExecResolvers() }), audit.hook],
+    // Unavailable commands fail before anyone is asked; consent before exec approval; audit last, so it sees both.
+    hooks: [
+      availability.hook,
+      createConsentHook({ store: settings.consent, broker: approvals }),
+      createExecApprovalHook({ store: settings.execApprovals, broker: approvals, ...createNodeExecResolvers() }),
+      audit.hook,
+    ],
     onInternalError: (error, request) => log('error', `${request.command} failed internally: ${(error as Error)?.stack ?? String(error)}`),
   });
   if (options.builtins !== false) {
@@ -78,6 +89,7 @@ export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
     invoker,
     approvals,
     audit,
+    availability,
     close() {
       closing ??= (async () => {
         await approvals.close();

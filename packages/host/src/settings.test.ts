@@ -33,6 +33,9 @@ describe('settings', () => {
       execApprovals: { mode: 'ask', allowlist: [] },
       approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
       dashboard: { enabled: true, port: 0 },
+      consent: { screen: 'off', camera: 'off', microphone: 'off', location: 'off', allowed: [] },
+      plugins: [],
+      pluginSettings: {},
     });
     expect(loadSettings(path)).toEqual(defaultSettings());
   });
@@ -130,5 +133,16 @@ describe('settings', () => {
       store.reload();
       expect(warnings).toHaveLength(1);
     });
+  });
+
+  it('consent: a bad mode names its path; grants are recorded once', async () => {
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'sometimes' } }));
+    expect(() => loadSettings(path)).toThrow(/consent\.screen/);
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'ask' } }));
+    const store = createSettingsStore(path);
+    await store.consent.grant({ command: 'screen.snapshot', category: 'screen' });
+    await store.consent.grant({ command: 'SCREEN.snapshot', category: 'screen' });
+    expect((await store.consent.get()).allowed).toEqual([{ command: 'screen.snapshot', category: 'screen' }]);
+    expect(JSON.parse(readFileSync(path, 'utf8')).consent.screen).toBe('ask');
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { execApprovalPolicySchema, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
+import { addConsentGrant, consentSettingsSchema, execApprovalPolicySchema, type ConsentStore, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { readConfigFile } from './internal/secureFile.js';
@@ -84,6 +84,16 @@ export const settingsSchema = z.strictObject({
     .prefault({}),
   /** MCP servers whose tools capnode imports (see {@link mcpClientSettingsSchema}); absent means none. */
   mcpClient: mcpClientSettingsSchema.optional(),
+  /**
+   * What commands may see or hear of the user: `screen`, `camera`, `microphone`, `location`, each
+   * `off` (default), `ask` (through the approval broker) or `allow`; `allowed` lists the commands
+   * answered "allow always" while their category was `ask`.
+   */
+  consent: consentSettingsSchema.prefault({}),
+  /** Plugins the host loads: absolute paths of ES module files or folders, or package names installed in `<config dir>/plugins`. */
+  plugins: z.array(z.string().min(1)).max(256).default([]),
+  /** Each plugin's own settings section, by plugin name (`PluginContext.settings`). */
+  pluginSettings: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
 });
 
 /** The validated settings, defaults filled in. */
@@ -152,6 +162,8 @@ export interface SettingsStore {
   reload(): Settings;
   /** The exec approval policy as an {@link ExecApprovalStore} (read from disk on every `get`). */
   readonly execApprovals: ExecApprovalStore;
+  /** The consent decisions as a {@link ConsentStore} (read from disk on every `get`, so `capnode consent set` applies to the next call). */
+  readonly consent: ConsentStore;
   readonly path: string;
 }
 
@@ -182,6 +194,12 @@ export function createSettingsStore(path: string, options: LoadSettingsOptions =
       });
       queue = run.catch(() => undefined);
       return run;
+    },
+    consent: {
+      get: () => store.reload().consent,
+      async grant(grant) {
+        await store.update((settings) => ({ ...settings, consent: addConsentGrant(settings.consent, grant) }));
+      },
     },
     execApprovals: {
       get(): ExecApprovalPolicy {

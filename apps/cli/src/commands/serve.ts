@@ -1,4 +1,5 @@
-import { flag, portFlag } from '../args.js';
+import { resolve } from 'node:path';
+import { flag, flagValues, portFlag } from '../args.js';
 import type { Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
 import type { Host } from '@capnode/host';
@@ -36,11 +37,13 @@ export async function serve(context: Context, version: string): Promise<number> 
   const port = portFlag(context.args);
   const address = flag(context.args, 'host');
   const gateway = gatewayOverride(context);
+  const devPlugins = flagValues(context.args, 'dev-plugin').map((path) => resolve(path));
   let host: Host;
   try {
     host = hostModule.createHost({
       env: context.env,
       version,
+      ...(devPlugins.length ? { devPlugins } : {}),
       ...(port === undefined ? {} : { port }),
       ...(address === undefined ? {} : { host: address }),
       ...(gateway ? { gateway } : {}),
@@ -78,6 +81,10 @@ export async function serve(context: Context, version: string): Promise<number> 
   context.out(`  settings:       ${status.settingsPath}`);
   context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals watch, or list|allow|deny)' : ''}`);
   context.out(`  tools:          ${status.capabilities.commands}   (list them: capnode --list-tools)`);
+  for (const plugin of status.plugins) {
+    if (plugin.state === 'failed') context.out(`  plugin failed:  ${plugin.name} (${plugin.source}): ${plugin.error}`);
+    else if (plugin.kind === 'dev') context.out(`  dev plugin:     ${plugin.name} (${plugin.source}), reloaded when it changes`);
+  }
   const imports = status.mcpClient;
   if (imports.reexport) {
     const count = imports.servers.length;

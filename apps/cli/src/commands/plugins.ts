@@ -1,0 +1,188 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { readRuntimeState } from '@capnode/host/paths';
+import type { Context } from '../context.js';
+import { CliError, hostFailure } from '../errors.js';
+
+const USAGE = 'usage: capnode plugins list | add <absolute path|package> | remove <name> | new <name>';
+
+type HostModule = typeof import('@capnode/host');
+
+async function loadHost(): Promise<HostModule> {
+  return import('@capnode/host');
+}
+
+async function openStore(context: Context, host: HostModule) {
+  try {
+    return host.createSettingsStore(context.paths.settings);
+  } catch (error) {
+    hostFailure(error, host);
+  }
+}
+
+/** `capnode plugins list|add|remove|new`: the plugins settings.json lists (their load state: capnode status). */
+export async function plugins(context: Context): Promise<number> {
+  const [, action, target, extra] = context.args.positionals;
+  if (extra !== undefined) throw new CliError('usage', `unexpected argument '${extra}' — ${USAGE}`);
+  switch (action) {
+    case undefined:
+    case 'list':
+      if (target !== undefined) throw new CliError('usage', `unexpected argument '${target}' — ${USAGE}`);
+      return list(context);
+    case 'add':
+      if (target === undefined) throw new CliError('usage', USAGE);
+      return add(context, target);
+    case 'remove':
+      if (target === undefined) throw new CliError('usage', USAGE);
+      return remove(context, target);
+    case 'new':
+      if (target === undefined) throw new CliError('usage', USAGE);
+      return (await import('./pluginsNew.js')).createPluginProject(context, target);
+    default:
+      throw new CliError('usage', `unknown action '${action}' — ${USAGE}`);
+  }
+}
+
+/** A running host loads plugins at start; say so after a change. */
+function restartHint(context: Context): void {
+  const running = readRuntimeState(context.paths.runtime);
+  if (running?.url) context.err(`capnode: the running host (pid ${running.pid}) loads plugins at start; restart capnode serve to apply this`);
+}
+
+/** Each configured plugin's name and kind as this config directory resolves it (nothing is imported). */
+function describe(host: HostModule, home: string, source: string): { source: string; name?: string; kind?: string; error?: string } {
+  try {
+    const resolved = host.resolvePluginSource(source, host.pluginsDirectory(home));
+    return { source, name: resolved.name, kind: resolved.kind };
+  } catch (error) {
+    return { source, error: (error as Error).message };
+  }
+}
+
+async function list(context: Context): Promise<number> {
+  const host = await loadHost();
+  const store = await openStore(context, host);
+  const rows = store.get().plugins.map((source) => describe(host, context.paths.home, source));
+  if (context.json) {
+    context.out(JSON.stringify({ plugins: rows }, null, 2));
+    return 0;
+  }
+  if (rows.length === 0) {
+    context.out('no plugins configured — add one with: capnode plugins add <absolute path|package>');
+    return 0;
+  }
+  for (const row of rows) context.out(row.error ? `${row.source}  (problem: ${row.error})` : `${row.name}  ${row.kind}  ${row.source}`);
+  context.out('their load state and diagnostics: capnode status');
+  return 0;
+}
+
+/** Runs npm with `args`; its output goes to stderr (stdout stays this command's). */
+function npm(context: Context, args: readonly string[]): Promise<void> {
+  const command = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...context.env } as NodeJS.ProcessEnv, shell: process.platform === 'win32' });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', (error) => reject(new CliError('failure', `cannot run npm (${error.message}); install Node.js with npm, or add the plugin by its absolute path`)));
+    child.on('close', (code) => (code === 0 ? resolvePromise() : reject(new CliError('failure', `npm ${args.join(' ')} failed (exit ${code}):\n${output.trim().slice(-2000)}`))));
+  });
+}
+
+/** The npm prefix plugins install into, created with its own package.json so npm never walks up. */
+function ensurePluginsPrefix(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const manifest = join(dir, 'package.json');
+  if (!existsSync(manifest)) writeFileSync(manifest, `${JSON.stringify({ name: 'capnode-plugins', private: true, description: 'Plugins installed by capnode plugins add', dependencies: {} }, null, 2)}\n`);
+  return manifest;
+}
+
+function dependencies(manifest: string): Record<string, string> {
+  try {
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** `name`, `@scope/name`, `name@range`, `@scope/name@range`: the package name part. */
+function registryName(spec: string, host: HostModule): string | undefined {
+  const at = spec.lastIndexOf('@');
+  const name = at > 0 ? spec.slice(0, at) : spec;
+  return host.isPackageName(name) ? name : undefined;
+}
+
+async function installPackage(context: Context, host: HostModule, spec: string): Promise<string> {
+  const dir = host.pluginsDirectory(context.paths.home);
+  const manifest = ensurePluginsPrefix(dir);
+  const before = dependencies(manifest);
+  context.err(`capnode: installing ${spec} into ${dir} (npm install --prefix)…`);
+  await npm(context, ['install', '--prefix', dir, '--no-audit', '--no-fund', '--save', spec]);
+  const after = dependencies(manifest);
+  const name = Object.keys(after).find((key) => before[key] !== after[key]) ?? registryName(spec, host);
+  if (name === undefined) throw new CliError('failure', `npm installed ${spec}, but which package it is cannot be told from ${manifest}; add it by name: capnode plugins add <name>`);
+  return name;
+}
+
+async function add(context: Context, target: string): Promise<number> {
+  const host = await loadHost();
+  const store = await openStore(context, host);
+  const tarball = /\.(tgz|tar\.gz)$/i.test(target);
+  let source: string;
+  if (!tarball && (isAbsolute(target) || target.startsWith('.') || target.includes('\\') || (target.includes('/') && !target.startsWith('@')))) {
+    if (!isAbsolute(target)) throw new CliError('usage', `a plugin path must be absolute: capnode plugins add ${resolve(target)}`);
+    if (!existsSync(target)) throw new CliError('failure', `${target} does not exist`);
+    source = target;
+  } else {
+    if (tarball && !isAbsolute(target)) throw new CliError('usage', `a tarball path must be absolute: capnode plugins add ${resolve(target)}`);
+    if (tarball && !statSync(target, { throwIfNoEntry: false })?.isFile()) throw new CliError('failure', `${target} does not exist`);
+    if (!tarball && registryName(target, host) === undefined) throw new CliError('usage', `'${target}' is neither an absolute path nor a package name — ${USAGE}`);
+    source = await installPackage(context, host, target);
+  }
+  const described = describe(host, context.paths.home, source);
+  if (described.error) throw new CliError('failure', `${source} cannot be loaded as a plugin: ${described.error}`);
+  const already = store.get().plugins.some((entry) => entry === source || describe(host, context.paths.home, entry).name === described.name);
+  if (!already) {
+    try {
+      await store.update((settings) => ({ ...settings, plugins: [...settings.plugins, source] }));
+    } catch (error) {
+      hostFailure(error, host);
+    }
+  }
+  context.out(`${already ? 'already configured' : 'added'}: plugin ${described.name} (${described.kind}, ${source})`);
+  restartHint(context);
+  return 0;
+}
+
+async function remove(context: Context, name: string): Promise<number> {
+  const host = await loadHost();
+  const store = await openStore(context, host);
+  const configured = store.get().plugins;
+  const matches = configured.filter((entry) => entry === name || describe(host, context.paths.home, entry).name === name);
+  if (matches.length === 0) {
+    const names = configured.map((entry) => describe(host, context.paths.home, entry).name ?? entry);
+    throw new CliError('failure', `no plugin '${name}' is configured${names.length ? ` (configured: ${names.join(', ')})` : ''}`);
+  }
+  try {
+    await store.update((settings) => ({ ...settings, plugins: settings.plugins.filter((entry) => !matches.includes(entry)) }));
+  } catch (error) {
+    hostFailure(error, host);
+  }
+  const dir = host.pluginsDirectory(context.paths.home);
+  for (const entry of matches) {
+    if (!isAbsolute(entry) && host.isPackageName(entry) && existsSync(join(dir, 'node_modules', ...entry.split('/')))) {
+      await npm(context, ['uninstall', '--prefix', dir, '--no-audit', '--no-fund', entry]);
+    }
+  }
+  context.out(`removed: plugin ${name}`);
+  restartHint(context);
+  return 0;
+}
+
+/** `capnode --list-tools --markdown`: the stock host's command surface as Markdown, without a running host. */
+export async function listToolsMarkdown(context: Context): Promise<number> {
+  const host = await loadHost();
+  context.out((await host.stockCommandsMarkdown()).trimEnd());
+  return 0;
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { createApprovalBroker, type PendingApproval } from './approvalBroker.js';
+import { createConsentHook, createMemoryConsentStore, consentSettingsSchema, type ConsentStore } from './consent.js';
+import { defineCapability, defineCommand, type Transport } from './contract.js';
+import type { CommandResult } from './content.js';
+import { createInvoker } from './pipeline.js';
+import { createRegistry } from './registry.js';
+import { z } from 'zod';
+
+function setup(store: ConsentStore & { set?: unknown } = createMemoryConsentStore()) {
+  const ran: unknown[] = [];
+  const broker = createApprovalBroker({ timeoutMs: 60_000, waitMode: () => 'block' });
+  const registry = createRegistry([
+    defineCapability({
+      category: 'screen',
+      commands: [
+        defineCommand({ name: 'screen.snapshot', description: 'snap', consent: 'screen', input: z.object({ label: z.string().optional() }), execute: (args) => (ran.push(args), 'snapped') }),
+        defineCommand({ name: 'plain.echo', description: 'echo', execute: () => 'echo' }),
+      ],
+    }),
+  ]);
+  const invoker = createInvoker({ registry, hooks: [createConsentHook({ store, broker })] });
+  const call = (args: unknown = {}, transport: Transport = 'mcp-http') => invoker.invoke({ command: 'screen.snapshot', args, transport, caller: 'agent' });
+  return { ran, broker, call, invoker, [Symbol.asyncDispose]: () => broker.close() };
+}
+
+function errorOf(result: CommandResult) {
+  if (result.ok) throw new Error('expected a failure');
+  return result.error;
+}
+
+async function nextPending(broker: ReturnType<typeof createApprovalBroker>): Promise<PendingApproval> {
+  for (let i = 0; i < 400; i += 1) {
+    const [first] = broker.list();
+    if (first) return first;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error('no pending approval');
+}
+
+const TRANSPORTS: readonly Transport[] = ['mcp-http', 'mcp-stdio', 'gateway', 'cli', 'internal'];
+
+describe('consent hook', () => {
+  it('every category is off by default', () => {
+    expect(consentSettingsSchema.parse({})).toEqual({ screen: 'off', camera: 'off', microphone: 'off', location: 'off', allowed: [] });
+  });
+
+  it.each(TRANSPORTS)('off refuses consent_required over %s, naming the command that turns it on; nothing runs', async (transport) => {
+    await using t = setup();
+    const error = errorOf((await t.call({}, transport)).result);
+    expect(error.code).toBe('consent_required');
+    expect(error.message).toBe('screen access is off: turn it on with `capnode consent set screen ask` (or allow)');
+    expect(t.ran).toEqual([]);
+    expect(t.broker.list()).toEqual([]);
+  });
+
+  it('commands without consent are untouched', async () => {
+    await using t = setup();
+    expect((await t.invoker.invoke({ command: 'plain.echo', transport: 'gateway' })).result.ok).toBe(true);
+  });
+
+  it('allow runs at once', async () => {
+    await using t = setup(createMemoryConsentStore({ screen: 'allow' }));
+    expect((await t.call({ label: 'x' }, 'gateway')).result.ok).toBe(true);
+    expect(t.ran).toEqual([{ label: 'x' }]);
+  });
+
+  it('ask goes to the broker with the command and its escaped parameters; allow-once runs once', async () => {
+    await using t = setup(createMemoryConsentStore({ screen: 'ask' }));
+    const pending = t.call({ label: 'evil\u001b[2Jline\nnext' }, 'gateway');
+    const approval = await nextPending(t.broker);
+    expect(approval.command).toBe('screen.snapshot');
+    expect(approval.summary).toContain('asks for screen access with {"label":"evil\\u001b[2Jline\\nnext"}');
+    expect(approval.transport).toBe('gateway');
+    t.broker.resolve(approval.id, 'allow-once');
+    expect((await pending).result.ok).toBe(true);
+    // Asked again next time.
+    const again = t.call({}, 'cli');
+    const second = await nextPending(t.broker);
+    t.broker.resolve(second.id, 'deny');
+    expect(errorOf((await again).result).code).toBe('denied');
+    expect(t.ran).toHaveLength(1);
+  });
+
+  it('allow-always records a grant for that command and category; off still wins over it', async () => {
+    const store = createMemoryConsentStore({ screen: 'ask' });
+    await using t = setup(store);
+    const pending = t.call({});
+    t.broker.resolve((await nextPending(t.broker)).id, 'allow-always');
+    expect((await pending).result.ok).toBe(true);
+    expect((await store.get()).allowed).toEqual([{ command: 'screen.snapshot', category: 'screen' }]);
+    expect((await t.call({ label: 'other' })).result.ok).toBe(true);
+    expect(t.broker.list()).toEqual([]);
+    store.set('screen', 'off');
+    expect(errorOf((await t.call({})).result).code).toBe('consent_required');
+  });
+
+  it('a category turned off while its request was pending runs nothing', async () => {
+    const store = createMemoryConsentStore({ screen: 'ask' });
+    await using t = setup(store);
+    const pending = t.call({});
+    const approval = await nextPending(t.broker);
+    store.set('screen', 'off');
+    t.broker.resolve(approval.id, 'allow-once');
+    expect(errorOf((await pending).result).code).toBe('consent_required');
+    expect(t.ran).toEqual([]);
+  });
+
+  it('unreadable consent settings grant nothing', async () => {
+    await using t = setup({ get: () => { throw new Error('bad file'); }, grant: async () => {} });
+    const error = errorOf((await t.call({})).result);
+    expect(error.code).toBe('consent_required');
+    expect(t.ran).toEqual([]);
+  });
+});

@@ -1,0 +1,89 @@
+import { CapabilityError, type Availability, type Capability, type CommandDefinition, type InvocationHook } from '@capnode/capabilities';
+
+/** How long one command's availability probe may take at start before it counts as unavailable. */
+export const DEFAULT_AVAILABILITY_TIMEOUT_MS = 5_000;
+
+/** A command whose backend is missing here, and what to install for it. */
+export interface UnavailableCommand {
+  readonly command: string;
+  readonly install: string;
+}
+
+export interface ProbeOptions {
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The host's record of unavailable commands. {@link AvailabilityGate.probe} runs each command's
+ * `availability` probe once and returns the capability with every unavailable command replaced: it
+ * stays listed locally, is `localOnly` (never declared to a gateway), and fails with `unavailable`
+ * ("unavailable here: install <what>"); the gate's hook refuses it before consent or approval asks anyone.
+ */
+export interface AvailabilityGate {
+  readonly hook: InvocationHook;
+  probe(capability: Capability, options?: ProbeOptions): Promise<{ readonly capability: Capability; readonly unavailable: readonly UnavailableCommand[] }>;
+}
+
+export function unavailableError(install: string): CapabilityError {
+  return new CapabilityError('unavailable', `unavailable here: install ${install}`, { data: { install } });
+}
+
+async function runProbe(definition: CommandDefinition, options: ProbeOptions): Promise<Availability> {
+  const probe = definition.availability;
+  if (!probe) return { available: true };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_AVAILABILITY_TIMEOUT_MS;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<Availability>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new DOMException('availability probe timed out', 'TimeoutError'));
+      resolve({ available: false, install: `the backend of ${definition.name} (its availability check did not answer within ${timeoutMs} ms)` });
+    }, timeoutMs);
+    (timer as { unref?: () => void }).unref?.();
+  });
+  try {
+    const result = await Promise.race([Promise.resolve().then(() => probe({ signal: controller.signal })), deadline]);
+    if (result && typeof result === 'object' && (result.available === true || (result.available === false && typeof result.install === 'string'))) return result;
+    return { available: false, install: `the backend of ${definition.name} (its availability check gave no answer)` };
+  } catch (error) {
+    return { available: false, install: `the backend of ${definition.name} (its availability check failed: ${(error as Error)?.message ?? String(error)})` };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Creates the availability gate installed first in the host pipeline. */
+export function createAvailabilityGate(): AvailabilityGate {
+  const missing = new WeakMap<CommandDefinition, string>();
+  return {
+    hook: {
+      beforeInvoke(invocation) {
+        const install = missing.get(invocation.command.definition);
+        if (install !== undefined) throw unavailableError(install);
+      },
+    },
+    async probe(capability, options = {}) {
+      const results = await Promise.all(capability.commands.map((definition) => runProbe(definition, options)));
+      const unavailable: UnavailableCommand[] = [];
+      const commands = capability.commands.map((definition, index) => {
+        const result = results[index]!;
+        if (result.available) return definition;
+        unavailable.push({ command: definition.name, install: result.install });
+        const wrapped: CommandDefinition = {
+          ...definition,
+          localOnly: true,
+          execute: () => {
+            throw unavailableError(result.install);
+          },
+        };
+        missing.set(wrapped, result.install);
+        return wrapped;
+      });
+      return { capability: unavailable.length === 0 ? capability : { ...capability, commands }, unavailable };
+    },
+  };
+}
