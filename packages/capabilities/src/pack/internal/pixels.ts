@@ -137,9 +137,9 @@ export function downscaleRgb(image: RgbImage, width: number, height: number): Rg
           g += image.data[at + 1]! * w;
           b += image.data[at + 2]! * w;
         }
-        accumulator[x * 3] += r * wy;
-        accumulator[x * 3 + 1] += g * wy;
-        accumulator[x * 3 + 2] += b * wy;
+        accumulator[x * 3] = accumulator[x * 3]! + r * wy;
+        accumulator[x * 3 + 1] = accumulator[x * 3 + 1]! + g * wy;
+        accumulator[x * 3 + 2] = accumulator[x * 3 + 2]! + b * wy;
       }
     }
     const area = sx * sy;

@@ -244,7 +244,7 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
   const socket = address.kind === 'unix' ? net.connect(address.path) : net.connect(address.port, address.host);
   socket.setNoDelay(true);
 
-  let buffer = Buffer.alloc(0);
+  let buffer: Buffer = Buffer.alloc(0);
   let setupWaiter: PendingReply | undefined;
   let setupDone = false;
   let sequence = 0;
