@@ -24,6 +24,8 @@ export interface StartXvfbOptions {
   readonly width?: number;
   /** Default 1080. */
   readonly height?: number;
+  /** Colour depth; default 24. */
+  readonly depth?: 8 | 16 | 24;
 }
 
 /** Whether Xvfb and xsetroot are installed (tests skip with a reason otherwise). */
@@ -39,7 +41,7 @@ function freeDisplayNumber(): number {
 }
 
 /**
- * Starts Xvfb on a free display number with one 24-bit screen (`-screen 0 WxHx24`), waits until it
+ * Starts Xvfb on a free display number with one screen (`-screen 0 WxHx24` by default), waits until it
  * accepts connections (xsetroot succeeds), and returns it. `await using` kills it.
  */
 export async function startXvfb(options: StartXvfbOptions = {}): Promise<Xvfb> {
@@ -50,7 +52,7 @@ export async function startXvfb(options: StartXvfbOptions = {}): Promise<Xvfb> {
   for (let attempt = 0; attempt < 5 && !child; attempt++) {
     const number = freeDisplayNumber();
     display = `:${number}`;
-    const candidate = spawn('Xvfb', [display, '-screen', '0', `${width}x${height}x24`, '-nolisten', 'tcp', '-noreset'], { stdio: 'ignore' });
+    const candidate = spawn('Xvfb', [display, '-screen', '0', `${width}x${height}x${options.depth ?? 24}`, '-nolisten', 'tcp', '-noreset'], { stdio: 'ignore' });
     let exited = false;
     candidate.once('exit', () => (exited = true));
     candidate.once('error', () => (exited = true));
