@@ -5,7 +5,7 @@ import { defineCapability, defineCommand, type Availability, type AvailabilityPr
 import { findExecutable } from '../internal/which.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
-import { parseDisplay } from './internal/x11.js';
+import { parseDisplay } from './internal/x11Display.js';
 import { ffmpegInstallHint } from './internal/ffmpeg.js';
 import type { ScreenBackendContext } from './internal/screenBackend.js';
 
