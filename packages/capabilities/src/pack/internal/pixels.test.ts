@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb } from './pixels.js';
+import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb, x11ImageToScanlines } from './pixels.js';
 import type { X11Image } from './x11.js';
 
 function image(overrides: Partial<X11Image>): X11Image {
@@ -19,6 +19,16 @@ describe('x11ImageToRgb', () => {
     expect([...x11ImageToRgb(white565).data]).toEqual([255, 255, 255]);
     const red565 = image({ ...white565, data: Buffer.from([0x00, 0xf8, 0, 0]) });
     expect([...x11ImageToRgb(red565).data]).toEqual([255, 0, 0]);
+  });
+
+  it('writes PNG scanlines (filter byte, RGB) in one pass, aligned or not, and for other layouts', () => {
+    const rows = [3, 2, 1, 0, 6, 5, 4, 0, 9, 8, 7, 0, 12, 11, 10, 0];
+    const aligned = x11ImageToScanlines(image({ width: 2, height: 2, bytesPerLine: 8, data: Buffer.from(rows) }));
+    expect([...aligned]).toEqual([0, 1, 2, 3, 4, 5, 6, 0, 7, 8, 9, 10, 11, 12]);
+    const unaligned = Buffer.from([0, ...rows]).subarray(1);
+    expect([...x11ImageToScanlines(image({ width: 2, height: 2, bytesPerLine: 8, data: unaligned }))]).toEqual([...aligned]);
+    const bigEndian = image({ width: 1, height: 1, littleEndian: false, data: Buffer.from([0, 1, 2, 3]) });
+    expect([...x11ImageToScanlines(bigEndian)]).toEqual([0, 1, 2, 3]);
   });
 
   it('refuses pixel sizes it cannot decode', () => {

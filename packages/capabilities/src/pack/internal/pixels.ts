@@ -17,17 +17,30 @@ function channel(pixel: number, mask: { shift: number; bits: number }): number {
   return mask.bits >= 8 ? value >>> (mask.bits - 8) : Math.round((value * 255) / ((1 << mask.bits) - 1));
 }
 
+function isBgrx(image: X11Image): boolean {
+  return image.bitsPerPixel === 32 && image.littleEndian && image.redMask === 0xff0000 && image.greenMask === 0xff00 && image.blueMask === 0xff;
+}
+
 /**
- * Decodes a ZPixmap image (TrueColor, 16/24/32 bits per pixel, either byte order) to packed RGB.
- * The common 32-bit little-endian BGRX layout takes a fast path.
+ * Writes the rows of a 32-bit BGRX image as RGB into `out`, each row starting `rowStart(y)`
+ * bytes in; reads whole pixels as 32-bit words when the data is aligned.
  */
-export function x11ImageToRgb(image: X11Image): RgbImage {
+function bgrxRows(image: X11Image, out: Buffer, rowStart: (y: number) => number): void {
   const { width, height, data, bytesPerLine } = image;
-  const out = Buffer.allocUnsafe(width * height * 3);
-  const fast = image.bitsPerPixel === 32 && image.littleEndian && image.redMask === 0xff0000 && image.greenMask === 0xff00 && image.blueMask === 0xff;
-  if (fast) {
-    let o = 0;
-    for (let y = 0; y < height; y++) {
+  const aligned = data.byteOffset % 4 === 0 && bytesPerLine % 4 === 0;
+  const words = aligned ? new Uint32Array(data.buffer, data.byteOffset, (bytesPerLine / 4) * height) : undefined;
+  for (let y = 0; y < height; y++) {
+    let o = rowStart(y);
+    if (words) {
+      let w = y * (bytesPerLine / 4);
+      const end = w + width;
+      for (; w < end; w++) {
+        const pixel = words[w]!;
+        out[o++] = pixel >>> 16;
+        out[o++] = pixel >>> 8;
+        out[o++] = pixel;
+      }
+    } else {
       let i = y * bytesPerLine;
       const end = i + width * 4;
       for (; i < end; i += 4) {
@@ -36,6 +49,38 @@ export function x11ImageToRgb(image: X11Image): RgbImage {
         out[o++] = data[i]!;
       }
     }
+  }
+}
+
+/**
+ * PNG scanlines (filter byte 0, then RGB) straight from a ZPixmap image, in one pass: the fast
+ * path of a full-size PNG screenshot. Other layouts go through {@link x11ImageToRgb}.
+ */
+export function x11ImageToScanlines(image: X11Image): Buffer {
+  const rowBytes = image.width * 3 + 1;
+  const out = Buffer.allocUnsafe(rowBytes * image.height);
+  if (isBgrx(image)) {
+    for (let y = 0; y < image.height; y++) out[y * rowBytes] = 0;
+    bgrxRows(image, out, (y) => y * rowBytes + 1);
+    return out;
+  }
+  const rgb = x11ImageToRgb(image);
+  for (let y = 0; y < image.height; y++) {
+    out[y * rowBytes] = 0;
+    rgb.data.copy(out, y * rowBytes + 1, y * (rowBytes - 1), (y + 1) * (rowBytes - 1));
+  }
+  return out;
+}
+
+/**
+ * Decodes a ZPixmap image (TrueColor, 16/24/32 bits per pixel, either byte order) to packed RGB.
+ * The common 32-bit little-endian BGRX layout takes a fast path.
+ */
+export function x11ImageToRgb(image: X11Image): RgbImage {
+  const { width, height, data, bytesPerLine } = image;
+  const out = Buffer.allocUnsafe(width * height * 3);
+  if (isBgrx(image)) {
+    bgrxRows(image, out, (y) => y * width * 3);
     return { width, height, data: out };
   }
   const bytes = image.bitsPerPixel / 8;

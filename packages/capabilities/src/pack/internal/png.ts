@@ -74,8 +74,18 @@ export function assemblePng(width: number, height: number, idat: Buffer): Buffer
  */
 export async function encodePng(image: RgbImage, options: EncodePngOptions = {}): Promise<Buffer> {
   if (image.data.length !== image.width * image.height * 3) throw new RangeError(`RGB data is ${image.data.length} bytes, expected ${image.width * image.height * 3}.`);
-  const idat = await deflate(pngScanlines(image), { level: options.level ?? 1 });
-  return assemblePng(image.width, image.height, idat);
+  return encodePngScanlines(image.width, image.height, pngScanlines(image), options);
+}
+
+/**
+ * Compresses ready PNG scanlines (see {@link pngScanlines}) and assembles the file. The deflate runs
+ * on the thread pool in large chunks (few thread hops), so the event loop stays free.
+ */
+export async function encodePngScanlines(width: number, height: number, scanlines: Buffer, options: EncodePngOptions = {}): Promise<Buffer> {
+  if (scanlines.length !== height * (width * 3 + 1)) throw new RangeError(`PNG scanlines are ${scanlines.length} bytes, expected ${height * (width * 3 + 1)}.`);
+  const chunkSize = Math.min(32 << 20, Math.max(64 << 10, scanlines.length >> 2));
+  const idat = await deflate(scanlines, { level: options.level ?? 1, chunkSize });
+  return assemblePng(width, height, idat);
 }
 
 /** Width and height from a PNG's IHDR, or `undefined` when `data` is no PNG. */

@@ -2,8 +2,8 @@ import { CapabilityError } from '../../errors.js';
 import { ffmpegHasDevice, requireFfmpeg, runMedia } from './ffmpeg.js';
 import { MAX_MEDIA_BYTES } from './media.js';
 import { pulseServerReachable, type MediaBackendContext } from './mediaContext.js';
-import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb } from './pixels.js';
-import { encodePng, type RgbImage } from './png.js';
+import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb, x11ImageToScanlines } from './pixels.js';
+import { encodePng, encodePngScanlines, type RgbImage } from './png.js';
 import { PULSE_AUDIO_INPUT, x11grabRecordArgs, type ScreenInfo } from './screenArgs.js';
 import { connectX11, type X11Client } from './x11.js';
 import type { CapturedImage, RecordRequest, SnapshotRequest } from './screenTypes.js';
@@ -53,12 +53,18 @@ export async function snapshotX11(display: string, request: SnapshotRequest, ctx
   const client = await open(display, ctx);
   try {
     const screen = pickScreen(await screensOf(client), request.screenIndex);
-    rgb = x11ImageToRgb(await client.getImage(screen));
+    const image = await client.getImage(screen);
+    const size = fitWidth(image.width, image.height, request.maxWidth);
+    if (request.format === 'png' && !request.includePointer && size.width === image.width) {
+      // The common case: a full-size PNG, straight from the pixels to scanlines.
+      void client.close();
+      return { data: await encodePngScanlines(image.width, image.height, x11ImageToScanlines(image)), width: image.width, height: image.height };
+    }
+    rgb = x11ImageToRgb(image);
     if (request.includePointer) {
       const cursor = await client.getCursor().catch(() => undefined);
       if (cursor) drawCursor(rgb, cursor, screen.x, screen.y);
     }
-    const size = fitWidth(rgb.width, rgb.height, request.maxWidth);
     rgb = downscaleRgb(rgb, size.width, size.height);
   } finally {
     // Encoding need not wait for the X server to hang up.
