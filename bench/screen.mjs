@@ -105,7 +105,7 @@ const stats = (samples) => {
  * Measures screen.snapshot (PNG, 1920×1080, MCP HTTP, one call at a time) against each installed
  * screenshot program; `ratio` = capnode p50 / fastest program p50 (target ≤ 1).
  */
-export async function benchScreen({ rounds = 5, callsPerRound = 8, log = () => undefined } = {}) {
+export async function benchScreen({ shots = 30, log = () => undefined } = {}) {
   const missing = ['Xvfb', 'xsetroot', 'ffmpeg'].filter((program) => !has(program));
   if (missing.length) return { skipped: `screen: SKIP, not installed: ${missing.join(', ')} (Debian: xvfb x11-xserver-utils ffmpeg)` };
   for (const file of ['packages/host/dist/index.js', 'packages/capabilities/dist/pack.js']) {
@@ -118,13 +118,14 @@ export async function benchScreen({ rounds = 5, callsPerRound = 8, log = () => u
     host = await startChild(fileURLToPath(import.meta.url), { args: ['--host'], env: { DISPLAY: xvfb.display, XAUTHORITY: '' } });
     const { url, token } = host.info;
     const programs = referencePrograms(xvfb.display, dir);
-    log(`display ${xvfb.display} ${WIDTH}x${HEIGHT}; reference programs: ${programs.map((entry) => entry.name).join(', ') || 'none'}`);
+    log(`display ${xvfb.display} ${WIDTH}x${HEIGHT}, patterned; reference programs: ${programs.map((entry) => entry.name).join(', ') || 'none'}; ${shots} interleaved shots each`);
     for (let i = 0; i < 3; i++) await snapshotOnce(url, token); // warm-up: JIT, first connection
     const capnode = [];
     const references = new Map(programs.map((entry) => [entry.name, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (let i = 0; i < callsPerRound; i++) capnode.push(await snapshotOnce(url, token));
-      for (const entry of programs) for (let i = 0; i < Math.max(2, callsPerRound / 2); i++) references.get(entry.name).push(await runOnce(entry));
+    // One shot each in turn, so a burst of load elsewhere on the machine hits all of them alike.
+    for (let i = 0; i < shots; i++) {
+      capnode.push(await snapshotOnce(url, token));
+      for (const entry of programs) references.get(entry.name).push(await runOnce(entry));
     }
     const programStats = programs.map((entry) => ({ name: entry.name, ...stats(references.get(entry.name)) }));
     const fastest = programStats.reduce((best, entry) => (best === undefined || entry.p50Ms < best.p50Ms ? entry : best), undefined);

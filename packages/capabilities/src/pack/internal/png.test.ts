@@ -57,3 +57,12 @@ describe('image sizes', () => {
     expect(pngSize(Buffer.from('not a png, not at all'))).toBeUndefined();
   });
 });
+
+describe('encodePngScanlinesSync', () => {
+  it('gives the same file as the async encoder, and checks the scanline length', async () => {
+    const { encodePngScanlinesSync } = await import('./png.js');
+    const image = { width: 2, height: 2, data: Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) };
+    expect(encodePngScanlinesSync(2, 2, pngScanlines(image))).toEqual(await encodePng(image));
+    expect(() => encodePngScanlinesSync(2, 2, Buffer.alloc(13))).toThrow(RangeError);
+  });
+});

@@ -88,6 +88,12 @@ export async function encodePngScanlines(width: number, height: number, scanline
   return assemblePng(width, height, idat);
 }
 
+/** {@link encodePngScanlines} in one synchronous deflate call (no thread-pool hop). */
+export function encodePngScanlinesSync(width: number, height: number, scanlines: Buffer, options: EncodePngOptions = {}): Buffer {
+  if (scanlines.length !== height * (width * 3 + 1)) throw new RangeError(`PNG scanlines are ${scanlines.length} bytes, expected ${height * (width * 3 + 1)}.`);
+  return assemblePng(width, height, zlib.deflateSync(scanlines, { level: options.level ?? 1 }));
+}
+
 /** Width and height from a PNG's IHDR, or `undefined` when `data` is no PNG. */
 export function pngSize(data: Buffer): { width: number; height: number } | undefined {
   if (data.length < 24 || !data.subarray(0, 8).equals(SIGNATURE) || data.toString('latin1', 12, 16) !== 'IHDR') return undefined;
