@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_ONLY (comma list of http, stdio, cold, client, imported), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
+// BENCH_ONLY (comma list of http, stdio, cold, client, imported, screen), BENCH_SCREEN_SHOTS (default 30), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -29,7 +29,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,screen').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -48,6 +48,7 @@ const results = {
   coldStart: undefined,
   mcpClient: undefined,
   imported: undefined,
+  screen: undefined,
   skipped: [],
   targets,
 };
@@ -187,6 +188,31 @@ if (only.has('imported')) {
     console.log('');
     target('imported tool p50 vs built-in (HTTP, 1 conn)', fmt.ratio(imported.latency.ratio), '<= 1.3', imported.latency.ratio <= 1.3);
     target('imported tool throughput vs supergateway (8 conns)', fmt.ratio(imported.throughput.ratio), '>= 1', imported.throughput.ratio >= 1);
+  }
+}
+
+if (only.has('screen')) {
+  console.log('\n== screen.snapshot through MCP HTTP vs the fastest screenshot program (bench/screen.mjs; Xvfb 1920x1080; interleaved shots; p50) ==');
+  let screen;
+  try {
+    const { benchScreen } = await import('./screen.mjs');
+    screen = await benchScreen({ shots: num('BENCH_SCREEN_SHOTS', 30), log: (line) => console.log(`  ${line}`) });
+  } catch (error) {
+    screen = { skipped: `screen: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+  results.screen = screen;
+  if (screen.skipped) {
+    results.skipped.push(screen.skipped);
+    console.log(screen.skipped);
+    target('screen.snapshot p50 vs fastest screenshot program', 'not measured', '<= 1', false);
+  } else {
+    console.log('');
+    printTable(
+      ['capture', 'p50 ms', 'p90 ms', 'min ms'],
+      [['capnode screen.snapshot (MCP HTTP, PNG)', fmt.ms(screen.capnode.p50Ms), fmt.ms(screen.capnode.p90Ms), fmt.ms(screen.capnode.minMs)], ...screen.programs.map((p) => [p.name, fmt.ms(p.p50Ms), fmt.ms(p.p90Ms), fmt.ms(p.minMs)])],
+    );
+    console.log('');
+    target(`screen.snapshot p50 vs ${screen.fastest ?? 'no program'}`, fmt.ratio(screen.ratio), '<= 1', screen.ratio <= 1);
   }
 }
 

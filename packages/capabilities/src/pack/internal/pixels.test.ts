@@ -31,6 +31,19 @@ describe('x11ImageToRgb', () => {
     expect([...x11ImageToScanlines(bigEndian)]).toEqual([0, 1, 2, 3]);
   });
 
+  it('gives the same pixels on the four-at-a-time path as byte by byte', () => {
+    const width = 8;
+    const data = Buffer.alloc(width * 4 * 2);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 37 + 11) & 0xff;
+    const fast = x11ImageToRgb(image({ width, height: 2, bytesPerLine: width * 4, data }));
+    const slow = x11ImageToRgb(image({ width, height: 2, bytesPerLine: width * 4, data: Buffer.from([0, ...data]).subarray(1) }));
+    expect([...fast.data]).toEqual([...slow.data]);
+    expect([...fast.data.subarray(0, 3)]).toEqual([data[2], data[1], data[0]]);
+    const scan = x11ImageToScanlines(image({ width, height: 2, bytesPerLine: width * 4, data }));
+    expect([...scan.subarray(1, 1 + width * 3)]).toEqual([...slow.data.subarray(0, width * 3)]);
+    expect(scan[1 + width * 3]).toBe(0);
+  });
+
   it('refuses pixel sizes it cannot decode', () => {
     expect(() => x11ImageToRgb(image({ bitsPerPixel: 8, redMask: 0xe0 }))).toThrow(RangeError);
   });

@@ -29,6 +29,26 @@ function bgrxRows(image: X11Image, out: Buffer, rowStart: (y: number) => number)
   const { width, height, data, bytesPerLine } = image;
   const aligned = data.byteOffset % 4 === 0 && bytesPerLine % 4 === 0;
   const words = aligned ? new Uint32Array(data.buffer, data.byteOffset, (bytesPerLine / 4) * height) : undefined;
+  if (words && width % 4 === 0) {
+    // Four pixels at a time into an aligned row of words (3 stores instead of 12), then one copy.
+    const row = new Uint32Array((width * 3) / 4);
+    const rowBytes = Buffer.from(row.buffer, row.byteOffset, row.byteLength);
+    const stride = bytesPerLine / 4;
+    for (let y = 0; y < height; y++) {
+      let w = y * stride;
+      for (let o = 0; o < row.length; o += 3, w += 4) {
+        const p0 = words[w]!;
+        const p1 = words[w + 1]!;
+        const p2 = words[w + 2]!;
+        const p3 = words[w + 3]!;
+        row[o] = ((p0 >>> 16) & 0xff) | (p0 & 0xff00) | ((p0 & 0xff) << 16) | (((p1 >>> 16) & 0xff) << 24);
+        row[o + 1] = ((p1 >>> 8) & 0xff) | ((p1 & 0xff) << 8) | (p2 & 0xff0000) | (((p2 >>> 8) & 0xff) << 24);
+        row[o + 2] = (p2 & 0xff) | (((p3 >>> 16) & 0xff) << 8) | ((p3 & 0xff00) << 8) | ((p3 & 0xff) << 24);
+      }
+      rowBytes.copy(out, rowStart(y));
+    }
+    return;
+  }
   for (let y = 0; y < height; y++) {
     let o = rowStart(y);
     if (words) {

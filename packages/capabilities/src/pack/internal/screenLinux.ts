@@ -8,8 +8,11 @@ import { PULSE_AUDIO_INPUT, x11grabRecordArgs, type ScreenInfo } from './screenA
 import { connectX11, type X11Client } from './x11.js';
 import type { CapturedImage, RecordRequest, SnapshotRequest } from './screenTypes.js';
 
-async function screensOf(client: X11Client): Promise<ScreenInfo[]> {
-  const monitors = await client.getMonitors().catch(() => undefined);
+async function screensOf(client: X11Client, signal: AbortSignal): Promise<ScreenInfo[]> {
+  const monitors = await client.getMonitors({ signal }).catch((error: unknown) => {
+    if (client.closed) throw error;
+    return undefined;
+  });
   if (!monitors || monitors.length === 0) return [{ index: 0, name: 'screen', primary: true, x: 0, y: 0, width: client.screen.width, height: client.screen.height }];
   return monitors.map((monitor, index) => ({ index, ...monitor, name: monitor.name || `monitor-${index}` }));
 }
@@ -21,18 +24,67 @@ export function pickScreen(screens: readonly ScreenInfo[], index: number): Scree
   return screen;
 }
 
-function open(display: string, ctx: MediaBackendContext): Promise<X11Client> {
-  return connectX11({ display, xauthority: ctx.env.XAUTHORITY, signal: ctx.signal });
+/** How long an idle cached X connection stays open. */
+const IDLE_CLOSE_MS = 30_000;
+
+interface CachedClient {
+  readonly client: Promise<X11Client>;
+  timer?: NodeJS.Timeout;
+}
+
+const clients = new Map<string, CachedClient>();
+
+/**
+ * A connection to `display`, kept for the next screenshot (setup and extension queries cost round
+ * trips) and closed after {@link IDLE_CLOSE_MS} idle; it never keeps the process alive.
+ */
+async function open(display: string, ctx: MediaBackendContext): Promise<X11Client> {
+  const key = `${display}\0${ctx.env.XAUTHORITY ?? ''}`;
+  let cached = clients.get(key);
+  if (cached) {
+    const client = await cached.client.catch(() => undefined);
+    if (client && !client.closed) {
+      touch(key, cached, client);
+      return client;
+    }
+    if (clients.get(key) === cached) clients.delete(key);
+  }
+  const connecting = connectX11({ display, xauthority: ctx.env.XAUTHORITY, signal: ctx.signal });
+  cached = { client: connecting };
+  clients.set(key, cached);
+  try {
+    const client = await connecting;
+    client.unref();
+    touch(key, cached, client);
+    return client;
+  } catch (error) {
+    if (clients.get(key) === cached) clients.delete(key);
+    throw error;
+  }
+}
+
+function touch(key: string, cached: CachedClient, client: X11Client): void {
+  clearTimeout(cached.timer);
+  cached.timer = setTimeout(() => {
+    if (clients.get(key) === cached) clients.delete(key);
+    void client.close();
+  }, IDLE_CLOSE_MS);
+  cached.timer.unref();
+}
+
+/** Closes every cached X connection (tests; a host that stops screenshots). */
+export async function closeX11Connections(): Promise<void> {
+  const all = [...clients.values()];
+  clients.clear();
+  await Promise.all(all.map(async (cached) => {
+    clearTimeout(cached.timer);
+    await (await cached.client.catch(() => undefined))?.close();
+  }));
 }
 
 /** Linux/X11: the display's screens (RandR monitors, else the root window). */
 export async function listX11Screens(display: string, ctx: MediaBackendContext): Promise<ScreenInfo[]> {
-  const client = await open(display, ctx);
-  try {
-    return await screensOf(client);
-  } finally {
-    await client.close();
-  }
+  return screensOf(await open(display, ctx), ctx.signal);
 }
 
 /** JPEG from raw RGB through ffmpeg's mjpeg encoder; quality 0..1. */
@@ -50,8 +102,8 @@ export async function encodeJpegWithFfmpeg(image: RgbImage, quality: number, ctx
  * work into bands or moving the deflate to the thread pool measured slower: each hop waits for
  * the scheduler when the machine is busy.
  */
-export async function fullSizePng(client: X11Client, rect: ScreenInfo): Promise<Buffer> {
-  const image = await client.getImage(rect);
+export async function fullSizePng(client: X11Client, rect: ScreenInfo, signal?: AbortSignal): Promise<Buffer> {
+  const image = await client.getImage(rect, { signal });
   return encodePngScanlinesSync(rect.width, rect.height, x11ImageToScanlines(image));
 }
 
@@ -60,25 +112,19 @@ export async function fullSizePng(client: X11Client, rect: ScreenInfo): Promise<
  * (XFIXES), downscaled in process, encoded as PNG (node:zlib) or JPEG (ffmpeg).
  */
 export async function snapshotX11(display: string, request: SnapshotRequest, ctx: MediaBackendContext): Promise<CapturedImage> {
-  let rgb: RgbImage;
   const client = await open(display, ctx);
-  try {
-    const screen = pickScreen(await screensOf(client), request.screenIndex);
-    const size = fitWidth(screen.width, screen.height, request.maxWidth);
-    if (request.format === 'png' && !request.includePointer && size.width === screen.width) {
-      // The common case: a full-size PNG, straight from the pixels to scanlines.
-      return { data: await fullSizePng(client, screen), width: screen.width, height: screen.height };
-    }
-    rgb = x11ImageToRgb(await client.getImage(screen));
-    if (request.includePointer) {
-      const cursor = await client.getCursor().catch(() => undefined);
-      if (cursor) drawCursor(rgb, cursor, screen.x, screen.y);
-    }
-    rgb = downscaleRgb(rgb, size.width, size.height);
-  } finally {
-    // Encoding need not wait for the X server to hang up.
-    void client.close();
+  const screen = pickScreen(await screensOf(client, ctx.signal), request.screenIndex);
+  const size = fitWidth(screen.width, screen.height, request.maxWidth);
+  if (request.format === 'png' && !request.includePointer && size.width === screen.width) {
+    // The common case: a full-size PNG, straight from the pixels to scanlines.
+    return { data: await fullSizePng(client, screen, ctx.signal), width: screen.width, height: screen.height };
   }
+  let rgb: RgbImage = x11ImageToRgb(await client.getImage(screen, { signal: ctx.signal }));
+  if (request.includePointer) {
+    const cursor = await client.getCursor({ signal: ctx.signal }).catch(() => undefined);
+    if (cursor) drawCursor(rgb, cursor, screen.x, screen.y);
+  }
+  rgb = downscaleRgb(rgb, size.width, size.height);
   const data = request.format === 'png' ? await encodePng(rgb) : await encodeJpegWithFfmpeg(rgb, request.quality, ctx);
   return { data, width: rgb.width, height: rgb.height };
 }

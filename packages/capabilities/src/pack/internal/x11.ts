@@ -156,17 +156,26 @@ export interface X11Cursor {
   readonly argb: Uint32Array;
 }
 
+/** Per-request options: aborting fails the request `cancelled` and closes the connection. */
+export interface X11RequestOptions {
+  readonly signal?: AbortSignal | undefined;
+}
+
 /** A connection to an X server speaking just what screenshots need. */
 export interface X11Client extends AsyncDisposable {
   readonly setup: X11Setup;
   /** The screen `$DISPLAY` names (`:0.<n>`), falling back to the first. */
   readonly screen: X11Screen;
   /** GetImage (ZPixmap, all planes) of a rectangle of the root window. */
-  getImage(rect: { x: number; y: number; width: number; height: number }): Promise<X11Image>;
+  getImage(rect: { x: number; y: number; width: number; height: number }, options?: X11RequestOptions): Promise<X11Image>;
   /** RandR 1.5 monitors; `undefined` when the server has no RandR 1.5. */
-  getMonitors(): Promise<X11Monitor[] | undefined>;
+  getMonitors(options?: X11RequestOptions): Promise<X11Monitor[] | undefined>;
   /** The pointer image; `undefined` when the server has no XFIXES 4. */
-  getCursor(): Promise<X11Cursor | undefined>;
+  getCursor(options?: X11RequestOptions): Promise<X11Cursor | undefined>;
+  /** True once the connection is closed or broken; a cached client is then replaced. */
+  readonly closed: boolean;
+  /** Lets the process exit while the connection is idle (a cached client). */
+  unref(): void;
   close(): Promise<void>;
 }
 
@@ -300,8 +309,8 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
   socket.on('error', (error) => failAll(new CapabilityError('unavailable', `unavailable here: cannot reach the X display ${options.display}: ${error.message}`, { cause: error })));
   socket.on('close', () => failAll(new CapabilityError('failed', `The X display ${options.display} closed the connection.`)));
 
-  const withDeadline = <T>(promise: Promise<T>, what: string): Promise<T> => {
-    if (options.signal?.aborted) return Promise.reject(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
+  const withDeadline = <T>(promise: Promise<T>, what: string, signal: AbortSignal | undefined = options.signal): Promise<T> => {
+    if (signal?.aborted) return Promise.reject(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new CapabilityError('timeout', `The X display ${options.display} did not answer ${what} within ${timeoutMs / 1000} s.`));
@@ -311,16 +320,16 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
         reject(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
         socket.destroy();
       };
-      options.signal?.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       promise.then(
         (value) => {
           clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
+          signal?.removeEventListener('abort', onAbort);
           resolve(value);
         },
         (error: unknown) => {
           clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
+          signal?.removeEventListener('abort', onAbort);
           reject(error);
         },
       );
@@ -350,13 +359,12 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
     throw new CapabilityError('unavailable', `unavailable here: the X display ${options.display} has no screen.`);
   }
 
-  const request = (bytes: Buffer, what: string, expectReply = true): Promise<Buffer> => {
+  const request = (bytes: Buffer, what: string, signal?: AbortSignal): Promise<Buffer> => {
     if (closedError) return Promise.reject(closedError);
     sequence = (sequence + 1) & 0xffff;
     const seq = sequence;
     socket.write(bytes);
-    if (!expectReply) return Promise.resolve(Buffer.alloc(0));
-    return withDeadline(new Promise<Buffer>((resolve, reject) => pending.set(seq, { resolve, reject })), what);
+    return withDeadline(new Promise<Buffer>((resolve, reject) => pending.set(seq, { resolve, reject })), what, signal);
   };
 
   const extensions = new Map<string, Promise<number | undefined>>();
@@ -383,16 +391,22 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
     bytes.writeUInt32LE(wantMinor, 8);
     return bytes;
   };
+  const atomNames = new Map<number, string>();
   const atomName = async (atom: number): Promise<string> => {
     if (atom === 0) return '';
+    const known = atomNames.get(atom);
+    if (known !== undefined) return known;
     const bytes = Buffer.alloc(8);
     bytes.writeUInt8(17, 0);
     bytes.writeUInt16LE(2, 2);
     bytes.writeUInt32LE(atom, 4);
     const reply = await request(bytes, 'GetAtomName');
-    return reply.toString('latin1', 32, 32 + reply.readUInt16LE(8));
+    const name = reply.toString('latin1', 32, 32 + reply.readUInt16LE(8));
+    atomNames.set(atom, name); // Atoms never change meaning while the server runs.
+    return name;
   };
 
+  let randr15: Promise<boolean> | undefined;
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -408,7 +422,11 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
   return {
     setup,
     screen,
-    async getImage(rect) {
+    get closed() {
+      return closed || closedError !== undefined || socket.destroyed;
+    },
+    unref: () => void socket.unref(),
+    async getImage(rect, requestOptions) {
       const bytes = Buffer.alloc(20);
       bytes.writeUInt8(73, 0);
       bytes.writeUInt8(2, 1); // ZPixmap
@@ -419,7 +437,7 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
       bytes.writeUInt16LE(rect.width, 12);
       bytes.writeUInt16LE(rect.height, 14);
       bytes.writeUInt32LE(0xffffffff, 16);
-      const reply = await request(bytes, 'GetImage');
+      const reply = await request(bytes, 'GetImage', requestOptions?.signal);
       const depth = reply.readUInt8(1);
       const visual = screen.visuals.get(reply.readUInt32LE(8)) ?? screen.visuals.get(screen.rootVisual);
       const format = setup.formats.get(depth);
@@ -438,19 +456,21 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
         data,
       };
     },
-    async getMonitors() {
+    async getMonitors(requestOptions) {
       const major = await queryExtension('RANDR');
       if (major === undefined) return undefined;
-      const version = await request(versionRequest(major, 0, 1, 5), 'RRQueryVersion');
-      const [vMajor, vMinor] = [version.readUInt32LE(8), version.readUInt32LE(12)];
-      if (vMajor < 1 || (vMajor === 1 && vMinor < 5)) return undefined;
+      randr15 ??= request(versionRequest(major, 0, 1, 5), 'RRQueryVersion').then((version) => {
+        const [vMajor, vMinor] = [version.readUInt32LE(8), version.readUInt32LE(12)];
+        return vMajor > 1 || (vMajor === 1 && vMinor >= 5);
+      });
+      if (!(await randr15)) return undefined;
       const bytes = Buffer.alloc(12);
       bytes.writeUInt8(major, 0);
       bytes.writeUInt8(42, 1); // RRGetMonitors
       bytes.writeUInt16LE(3, 2);
       bytes.writeUInt32LE(screen.root, 4);
       bytes.writeUInt8(1, 8); // active only
-      const reply = await request(bytes, 'RRGetMonitors');
+      const reply = await request(bytes, 'RRGetMonitors', requestOptions?.signal);
       const count = reply.readUInt32LE(12);
       const raw: { atom: number; primary: boolean; x: number; y: number; width: number; height: number }[] = [];
       let at = 32;
@@ -463,7 +483,7 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
       for (const monitor of raw) monitors.push({ name: await atomName(monitor.atom), primary: monitor.primary, x: monitor.x, y: monitor.y, width: monitor.width, height: monitor.height });
       return monitors;
     },
-    async getCursor() {
+    async getCursor(requestOptions) {
       const major = await queryExtension('XFIXES');
       if (major === undefined) return undefined;
       const version = await request(versionRequest(major, 0, 4, 0), 'XFixesQueryVersion');
@@ -472,7 +492,7 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
       bytes.writeUInt8(major, 0);
       bytes.writeUInt8(4, 1); // XFixesGetCursorImage
       bytes.writeUInt16LE(1, 2);
-      const reply = await request(bytes, 'XFixesGetCursorImage');
+      const reply = await request(bytes, 'XFixesGetCursorImage', requestOptions?.signal);
       const width = reply.readUInt16LE(12);
       const height = reply.readUInt16LE(14);
       const argb = new Uint32Array(width * height);
