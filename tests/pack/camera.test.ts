@@ -79,6 +79,17 @@ describe.skipIf(!ready)('camera commands from a virtual (lavfi) source', () => {
     expect(failureCode(await callRaw(empty, 'camera.snap', {}))).toBe('unavailable');
   });
 
+  it('refuses a photo over the media bound with payload_too_large and how to shrink it', async () => {
+    // Noise does not compress: a 6000×6000 JPEG at the best quality is over 19.6 MB (26,148,864 bytes as base64).
+    const noisy = { id: 'noisy', name: 'Noise', lavfi: 'color=c=gray:s=6000x6000,noise=alls=100:allf=t' };
+    await using host = await startMediaHost([createCameraCapability({ virtualDevices: [noisy], realDevices: false, notify: false })]);
+    const result = await callRaw(host, 'camera.snap', { deviceId: 'noisy', maxWidth: 8192, quality: 1 });
+    expect(failureCode(result)).toBe('payload_too_large');
+    expect(result.content[0]!.text).toMatch(/media limit.*pass a smaller maxWidth or a lower quality/);
+    const small = await callRaw(host, 'camera.snap', { deviceId: 'noisy', maxWidth: 640, quality: 0.5 });
+    expect(small.structuredContent).toMatchObject({ width: 640, height: 640 });
+  }, 90_000);
+
   it('reports unavailable (install ffmpeg) on a PATH without ffmpeg', async () => {
     const capability = camera({ env: { PATH: '/nonexistent' } });
     const snap = capability.commands.find((command) => command.name === 'camera.snap')!;

@@ -74,7 +74,7 @@ async function resolveCamera(ctx: CameraBackendContext, request: { deviceId?: st
 export async function snapCamera(ctx: CameraBackendContext, request: { deviceId?: string | undefined; facing?: 'front' | 'back' | undefined; maxWidth: number; quality: number }): Promise<{ data: Buffer; width: number; height: number; device: CameraDevice }> {
   const ffmpeg = await requireFfmpeg(ctx.env);
   const device = await resolveCamera(ctx, request);
-  const { stdout } = await runMedia({ file: ffmpeg, args: snapArgs(device.source, request), env: ctx.env, signal: ctx.signal, timeoutMs: 30_000, maxOutputBytes: MAX_MEDIA_BYTES + 1, what: 'the camera snapshot' });
+  const { stdout } = await runMedia({ file: ffmpeg, args: snapArgs(device.source, request), env: ctx.env, signal: ctx.signal, timeoutMs: 30_000, maxOutputBytes: MAX_MEDIA_BYTES + 1, what: 'the camera snapshot', shrinkHint: 'the media limit (26,148,864 bytes as base64); pass a smaller maxWidth or a lower quality' });
   const size = jpegSize(stdout);
   if (!size) throw new CapabilityError('failed', 'The camera gave no picture.');
   return { data: stdout, ...size, device };

@@ -20,7 +20,7 @@ describe('ffmpeg helpers', () => {
     const ok = await runMedia({ file: process.execPath, args: ['-e', 'process.stdin.pipe(process.stdout)'], env: process.env, input: Buffer.from([0, 255, 1]), signal: new AbortController().signal, timeoutMs: 10_000, maxOutputBytes: 10, what: 'the echo' });
     expect([...ok.stdout]).toEqual([0, 255, 1]);
     await expect(runMedia({ file: process.execPath, args: ['-e', 'console.error("first\\nbad input"); process.exit(3)'], env: process.env, signal: new AbortController().signal, timeoutMs: 10_000, maxOutputBytes: 10, what: 'the tool' })).rejects.toMatchObject({ code: 'failed', message: 'The tool failed: bad input' });
-    await expect(runMedia({ file: process.execPath, args: ['-e', 'process.stdout.write(Buffer.alloc(100))'], env: process.env, signal: new AbortController().signal, timeoutMs: 10_000, maxOutputBytes: 10, what: 'the tool' })).rejects.toMatchObject({ code: 'payload_too_large' });
+    await expect(runMedia({ file: process.execPath, args: ['-e', 'process.stdout.write(Buffer.alloc(100))'], env: process.env, signal: new AbortController().signal, timeoutMs: 10_000, maxOutputBytes: 11, what: 'the tool', shrinkHint: 'ask for less' })).rejects.toMatchObject({ code: 'payload_too_large', message: 'The tool is larger than 10 bytes; ask for less.' });
   });
 
   it('on cancellation stops the whole process group (SIGTERM, then SIGKILL) and settles only after the exit', async () => {

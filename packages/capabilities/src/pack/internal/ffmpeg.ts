@@ -32,6 +32,8 @@ export interface RunMediaOptions {
   readonly maxOutputBytes: number;
   /** What the program does, for messages ("the screen recording"). */
   readonly what: string;
+  /** Appended to the `payload_too_large` message: how the caller can shrink the output. */
+  readonly shrinkHint?: string;
   /** Resolve whatever the exit code (device listings exit non-zero by design). */
   readonly ignoreExitCode?: boolean;
   /** How long a stopped program has after SIGTERM before SIGKILL. Default 2 s. */
@@ -74,7 +76,8 @@ export function runMedia(options: RunMediaOptions): Promise<MediaRunResult> {
     child.stdout.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > options.maxOutputBytes) {
-        stop(new CapabilityError('payload_too_large', `${capitalize(options.what)} is larger than ${options.maxOutputBytes} bytes.`));
+        const hint = options.shrinkHint ? `; ${options.shrinkHint}` : '';
+        stop(new CapabilityError('payload_too_large', `${capitalize(options.what)} is larger than ${options.maxOutputBytes - 1} bytes${hint}.`, { data: { limit: options.maxOutputBytes - 1 } }));
         return;
       }
       out.push(chunk);

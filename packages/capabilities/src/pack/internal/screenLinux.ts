@@ -92,7 +92,7 @@ export async function encodeJpegWithFfmpeg(image: RgbImage, quality: number, ctx
   const ffmpeg = await requireFfmpeg(ctx.env);
   const q = Math.max(2, Math.min(31, Math.round(31 - quality * 29)));
   const args = ['-hide_banner', '-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${image.width}x${image.height}`, '-i', 'pipe:0', '-frames:v', '1', '-q:v', String(q), '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1'];
-  const result = await runMedia({ file: ffmpeg, args, env: ctx.env, input: image.data, signal: ctx.signal, timeoutMs: 30_000, maxOutputBytes: MAX_MEDIA_BYTES + 1, what: 'the JPEG encoder' });
+  const result = await runMedia({ file: ffmpeg, args, env: ctx.env, input: image.data, signal: ctx.signal, timeoutMs: 30_000, maxOutputBytes: MAX_MEDIA_BYTES + 1, what: 'the screenshot', shrinkHint: 'the media limit (26,148,864 bytes as base64); pass a smaller maxWidth or a lower quality' });
   return result.stdout;
 }
 
