@@ -10,7 +10,7 @@ export interface Xvfb extends AsyncDisposable {
   readonly display: string;
   readonly width: number;
   readonly height: number;
-  /** Environment with DISPLAY set (XAUTHORITY removed: the test server has no auth). */
+  /** Environment with DISPLAY set, and XAUTHORITY only when the server checks a cookie. */
   readonly env: NodeJS.ProcessEnv;
   /** Paints the root window one colour (`xsetroot -solid`), e.g. `#ff8000`. */
   paint(colour: string): void;
@@ -26,6 +26,8 @@ export interface StartXvfbOptions {
   readonly height?: number;
   /** Colour depth; default 24. */
   readonly depth?: 8 | 16 | 24;
+  /** An Xauthority file the server checks (`-auth`): only clients presenting its cookie connect. */
+  readonly authFile?: string;
 }
 
 /** Whether Xvfb and xsetroot are installed (tests skip with a reason otherwise). */
@@ -52,7 +54,7 @@ export async function startXvfb(options: StartXvfbOptions = {}): Promise<Xvfb> {
   for (let attempt = 0; attempt < 5 && !child; attempt++) {
     const number = freeDisplayNumber();
     display = `:${number}`;
-    const candidate = spawn('Xvfb', [display, '-screen', '0', `${width}x${height}x${options.depth ?? 24}`, '-nolisten', 'tcp', '-noreset'], { stdio: 'ignore' });
+    const candidate = spawn('Xvfb', [display, '-screen', '0', `${width}x${height}x${options.depth ?? 24}`, '-nolisten', 'tcp', '-noreset', ...(options.authFile ? ['-auth', options.authFile] : [])], { stdio: 'ignore' });
     let exited = false;
     candidate.once('exit', () => (exited = true));
     candidate.once('error', () => (exited = true));
@@ -62,7 +64,8 @@ export async function startXvfb(options: StartXvfbOptions = {}): Promise<Xvfb> {
   }
   if (!child) throw new Error('Xvfb did not start');
   const env: NodeJS.ProcessEnv = { ...process.env, DISPLAY: display };
-  delete env.XAUTHORITY;
+  if (options.authFile) env.XAUTHORITY = options.authFile;
+  else delete env.XAUTHORITY;
   const run = (args: string[]) => {
     const result = spawnSync('xsetroot', ['-display', display, ...args], { encoding: 'utf8', env });
     if (result.status !== 0) throw new Error(`xsetroot ${args.join(' ')} failed: ${result.stderr}`);

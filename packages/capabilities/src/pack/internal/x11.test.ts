@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasXvfb, startXvfb } from '../../../../../tests/support/xvfb.js';
 import { x11ImageToRgb } from './pixels.js';
@@ -113,6 +117,24 @@ describe.skipIf(!hasXvfb())('connectX11 against Xvfb', () => {
     await using client = await connectX11({ display: xvfb.display });
     await expect(client.getImage({ x: 60, y: 0, width: 10, height: 10 })).rejects.toMatchObject({ code: 'failed', message: expect.stringContaining('BadMatch') });
     expect((await client.getImage({ x: 0, y: 0, width: 4, height: 4 })).width).toBe(4);
+  });
+
+  it('presents the Xauthority cookie of a server that checks one, and is refused without it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capnode-xauth-'));
+    try {
+      const authFile = join(dir, 'Xauthority');
+      const wrongFile = join(dir, 'wrong');
+      // Display number unknown until the server starts: a wildcard-number entry for this host.
+      writeFileSync(authFile, xauthEntry(256, Buffer.from(hostname()), '', 'MIT-MAGIC-COOKIE-1', randomBytes(16)));
+      writeFileSync(wrongFile, xauthEntry(256, Buffer.from(hostname()), '', 'MIT-MAGIC-COOKIE-1', randomBytes(16)));
+      await using xvfb = await startXvfb({ width: 64, height: 48, authFile });
+      await using client = await connectX11({ display: xvfb.display, xauthority: authFile });
+      expect(client.screen.width).toBe(64);
+      await expect(connectX11({ display: xvfb.display, xauthority: wrongFile })).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/refused the connection.*XAUTHORITY/) });
+      await expect(connectX11({ display: xvfb.display, xauthority: join(dir, 'missing') })).rejects.toMatchObject({ code: 'unavailable' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('fails unavailable when nothing listens on the display', async () => {
