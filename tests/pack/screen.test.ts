@@ -1,3 +1,5 @@
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { createScreenCapability, MAX_SCREEN_RECORD_MS, type RecordingNotifier } from '@capnode/capabilities/pack';
@@ -121,6 +123,27 @@ describe.skipIf(!ready)('screen commands on a real Xvfb display', () => {
     expect(probe.durationS).toBeLessThan(3.3);
     expect(progress.length).toBeGreaterThanOrEqual(1);
     expect(notices).toEqual([{ title: 'capnode is recording your screen', body: expect.stringMatching(/^For 3 s, asked by /) }]);
+  });
+
+  it('tells the user through the system.notify backend (notify-send) by default', async () => {
+    using dir = tempDir();
+    // notify-send as a recorder: the desktop's notification daemon is what a test machine lacks.
+    const log = join(dir.path, 'notify.log');
+    writeFileSync(join(dir.path, 'notify-send'), `#!/bin/sh\nprintf '%s\\n' "$@" >> '${log}'\n`);
+    chmodSync(join(dir.path, 'notify-send'), 0o755);
+    const env = { ...xvfb.env, PATH: `${dir.path}:${process.env.PATH}` };
+    await using host = await startMediaHost([createScreenCapability({ env })]);
+    const result = await callRaw(host, 'screen.record', { durationMs: 500, fps: 5 });
+    expect(result.isError).not.toBe(true);
+    const lines = await eventually(() => {
+      try {
+        return readFileSync(log, 'utf8').split('\n');
+      } catch {
+        return undefined;
+      }
+    }, { what: 'the notification' });
+    expect(lines).toEqual(expect.arrayContaining(['--urgency', 'critical', 'capnode is recording your screen']));
+    expect(lines.find((line) => line.startsWith('For '))).toMatch(/^For 1 s, asked by .*mcp-http/);
   });
 
   it('cancels a recording mid-way and leaves no ffmpeg process behind', async () => {
