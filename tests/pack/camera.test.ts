@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PluginContext } from '@capnode/capabilities';
 import { builtinPlugins, cameraPlugin, createCameraCapability, type CameraCapabilityOptions, type RecordingNotifier } from '@capnode/capabilities/pack';
-import { tempDir } from '../support/testHost.js';
-import { callRaw, decodeToRgb, failureCode, ffprobe, hasProgram, rate, startMediaHost } from './screenSupport.js';
+import { startTestHost, tempDir } from '../support/testHost.js';
+import { callRaw, decodeToRgb, failureCode, ffprobe, hasProgram, hostHasConsent, rate, startMediaHost } from './screenSupport.js';
 
 const ready = hasProgram('ffmpeg') && hasProgram('ffprobe');
 
@@ -89,6 +89,13 @@ describe.skipIf(!ready)('camera commands from a virtual (lavfi) source', () => {
     const small = await callRaw(host, 'camera.snap', { deviceId: 'noisy', maxWidth: 640, quality: 0.5 });
     expect(small.structuredContent).toMatchObject({ width: 640, height: 640 });
   }, 90_000);
+
+  // Runs once the host has the consent hook (settings `consent`): camera is off by default.
+  it.skipIf(!hostHasConsent())('refuses camera.snap and camera.clip with consent_required while the camera consent is off', async () => {
+    await using host = await startTestHost({ host: { capabilities: [camera()] } });
+    for (const command of ['camera.snap', 'camera.clip']) expect(failureCode(await callRaw(host, command, { deviceId: 'virtual-test' }))).toBe('consent_required');
+    expect((await callRaw(host, 'camera.list', {})).isError).not.toBe(true);
+  });
 
   it('reports unavailable (install ffmpeg) on a PATH without ffmpeg', async () => {
     const capability = camera({ env: { PATH: '/nonexistent' } });

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { createScreenCapability, MAX_SCREEN_RECORD_MS, type RecordingNotifier } from '@capnode/capabilities/pack';
 import { eventually } from '../support/poll.js';
-import { tempDir } from '../support/testHost.js';
+import { startTestHost, tempDir } from '../support/testHost.js';
 import { hasXvfb, startXvfb, type Xvfb } from '../support/xvfb.js';
-import { callRaw, decodeToRgb, failureCode, ffprobe, hasProgram, processesMatching, rate, startMediaHost } from './screenSupport.js';
+import { callRaw, decodeToRgb, failureCode, ffprobe, hasProgram, hostHasConsent, processesMatching, rate, startMediaHost } from './screenSupport.js';
 
 const ready = hasXvfb() && hasProgram('ffmpeg') && hasProgram('ffprobe');
 const PAINT = '#ff8000';
@@ -92,6 +92,12 @@ describe.skipIf(!ready)('screen commands on a real Xvfb display', () => {
     expect([data[0], data[1]]).toEqual([0xff, 0xd8]);
     const [r, g, b] = pixel(decodeToRgb(data, 1280, 720), 1280, 640, 360);
     expect(Math.abs(r - 255) + Math.abs(g - 128) + Math.abs(b - 0)).toBeLessThan(24);
+  });
+
+  // Runs once the host has the consent hook (settings `consent`): screen is off by default, from every transport.
+  it.skipIf(!hostHasConsent())('refuses screen commands with consent_required while the screen consent is off (the default)', async () => {
+    await using host = await startTestHost({ host: { capabilities: [capability()] } });
+    for (const command of ['screen.snapshot', 'screen.record', 'screen.list']) expect(failureCode(await callRaw(host, command, {}))).toBe('consent_required');
   });
 
   it('refuses a screen that does not exist, and a recording over the 300 s cap', async () => {

@@ -10,13 +10,18 @@ export function hasProgram(name: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
 }
 
+/** Whether the host's settings know `consent` (the plugins work's consent hook is merged). */
+export function hostHasConsent(): boolean {
+  const shape = (settingsSchema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+  return 'consent' in shape;
+}
+
 /**
  * `consent: allow` for the media categories, when the host's settings know `consent` (the consent
  * hook of the plugins work); before that, the key would be refused as unknown, and nothing gates.
  */
 export function consentAllowSettings(): Record<string, unknown> {
-  const shape = (settingsSchema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
-  return 'consent' in shape ? { consent: { screen: 'allow', camera: 'allow', microphone: 'allow' } } : {};
+  return hostHasConsent() ? { consent: { screen: 'allow', camera: 'allow', microphone: 'allow' } } : {};
 }
 
 /** A real host on 127.0.0.1 with `capabilities` registered and media consent allowed, and an SDK v2 client. */
