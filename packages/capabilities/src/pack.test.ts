@@ -28,7 +28,7 @@ describe('@capnode/capabilities/pack', () => {
     const loaded = staticGraph('pack.ts');
     expect(loaded).toContain('pack/screen.ts');
     expect(loaded).toContain('pack/camera.ts');
-    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'builtins/systemNotify.ts']) {
+    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts']) {
       expect(loaded, heavy).not.toContain(heavy);
     }
   });

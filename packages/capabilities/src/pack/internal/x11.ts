@@ -3,6 +3,7 @@ import { hostname, homedir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
 import { CapabilityError } from '../../errors.js';
+import { openX11Wire, type X11Wire } from './x11Wire.js';
 
 export type { X11Address } from './x11Display.js';
 export { parseDisplay } from './x11Display.js';
@@ -193,25 +194,18 @@ function pad4(n: number): number {
   return (n + 3) & ~3;
 }
 
-interface PendingReply {
-  readonly resolve: (reply: Buffer) => void;
-  readonly reject: (error: Error) => void;
-}
-
-const X11_ERROR_NAMES: Record<number, string> = { 1: 'BadRequest', 2: 'BadValue', 3: 'BadWindow', 8: 'BadMatch', 9: 'BadDrawable', 11: 'BadAlloc', 16: 'BadLength', 17: 'BadImplementation' };
-
 async function readCookie(address: X11Address, file: string | undefined): Promise<XauthEntry | undefined> {
-  const path = file ?? join(homedir(), '.Xauthority');
   let content: Buffer;
   try {
-    content = await readFile(path);
+    content = await readFile(file ?? join(homedir(), '.Xauthority'));
   } catch {
     return undefined;
   }
   return pickXauthEntry(parseXauthority(content), address);
 }
 
-function setupRequest(cookie: XauthEntry | undefined): Buffer {
+/** The connection setup request: little-endian, protocol 11.0, with the cookie when there is one. */
+export function setupRequest(cookie: XauthEntry | undefined): Buffer {
   const name = cookie ? Buffer.from(cookie.name, 'latin1') : Buffer.alloc(0);
   const data = cookie?.data ?? Buffer.alloc(0);
   const request = Buffer.alloc(12 + pad4(name.length) + pad4(data.length));
@@ -225,281 +219,208 @@ function setupRequest(cookie: XauthEntry | undefined): Buffer {
   return request;
 }
 
-/**
- * Connects to the X server of `display` over its socket (with the Xauthority cookie when there is
- * one) and completes the setup handshake. Requests are sent one at a time, replies matched by sequence.
- *
- * @throws CapabilityError `unavailable` when the display cannot be reached or refuses the connection.
- */
-export async function connectX11(options: ConnectX11Options): Promise<X11Client> {
-  const address = parseDisplay(options.display);
-  if (!address) throw new CapabilityError('unavailable', `unavailable here: DISPLAY "${options.display}" is not an X11 display name.`);
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const cookie = await readCookie(address, options.xauthority ?? process.env.XAUTHORITY);
-  const socket = address.kind === 'unix' ? net.connect(address.path) : net.connect(address.port, address.host);
-  socket.setNoDelay(true);
+/** GetImage (opcode 73), ZPixmap, all planes, of a rectangle of `drawable`. */
+export function getImageRequest(drawable: number, rect: { x: number; y: number; width: number; height: number }): Buffer {
+  const bytes = Buffer.alloc(20);
+  bytes.writeUInt8(73, 0);
+  bytes.writeUInt8(2, 1); // ZPixmap
+  bytes.writeUInt16LE(5, 2);
+  bytes.writeUInt32LE(drawable, 4);
+  bytes.writeInt16LE(rect.x, 8);
+  bytes.writeInt16LE(rect.y, 10);
+  bytes.writeUInt16LE(rect.width, 12);
+  bytes.writeUInt16LE(rect.height, 14);
+  bytes.writeUInt32LE(0xffffffff, 16);
+  return bytes;
+}
 
-  let buffer: Buffer = Buffer.alloc(0);
-  let setupWaiter: PendingReply | undefined;
-  let setupDone = false;
-  let sequence = 0;
-  let closedError: Error | undefined;
-  const pending = new Map<number, PendingReply>();
+/** Decodes a GetImage reply with the visual and pixmap format it names. */
+export function imageFromReply(reply: Buffer, rect: { width: number; height: number }, setup: X11Setup, screen: X11Screen): X11Image {
+  const depth = reply.readUInt8(1);
+  const visual = screen.visuals.get(reply.readUInt32LE(8)) ?? screen.visuals.get(screen.rootVisual);
+  const format = setup.formats.get(depth);
+  if (!visual || !format) throw new CapabilityError('unsupported', `The X display uses a pixel format capnode cannot decode (depth ${depth}).`);
+  const data = reply.subarray(32);
+  return {
+    width: rect.width,
+    height: rect.height,
+    depth,
+    bitsPerPixel: format.bitsPerPixel,
+    bytesPerLine: data.length / rect.height,
+    littleEndian: setup.imageByteOrder === 0,
+    redMask: visual.redMask,
+    greenMask: visual.greenMask,
+    blueMask: visual.blueMask,
+    data,
+  };
+}
 
-  const failAll = (error: Error) => {
-    closedError ??= error;
-    setupWaiter?.reject(error);
-    setupWaiter = undefined;
-    for (const waiter of pending.values()) waiter.reject(error);
-    pending.clear();
-  };
-  const consume = () => {
-    for (;;) {
-      if (!setupDone) {
-        if (buffer.length < 8) return;
-        const total = 8 + buffer.readUInt16LE(6) * 4;
-        if (buffer.length < total) return;
-        const packet = buffer.subarray(0, total);
-        buffer = buffer.subarray(total);
-        setupDone = true;
-        setupWaiter?.resolve(packet);
-        setupWaiter = undefined;
-        continue;
-      }
-      if (buffer.length < 32) return;
-      const kind = buffer.readUInt8(0);
-      const total = kind === 1 ? 32 + buffer.readUInt32LE(4) * 4 : 32;
-      if (buffer.length < total) return;
-      // Copy out of the receive buffer only when the reply is shorter than what is buffered.
-      const packet = buffer.length === total ? buffer : Buffer.from(buffer.subarray(0, total));
-      buffer = buffer.length === total ? Buffer.alloc(0) : buffer.subarray(total);
-      if (kind > 1) continue; // An event: screenshots select none, but the server may send some.
-      const seq = packet.readUInt16LE(2);
-      const waiter = pending.get(seq);
-      if (!waiter) continue;
-      pending.delete(seq);
-      if (kind === 1) waiter.resolve(packet);
-      else {
-        const code = packet.readUInt8(1);
-        const error = new CapabilityError('failed', `The X server refused a request: ${X11_ERROR_NAMES[code] ?? `error ${code}`} (request ${packet.readUInt8(10)}.${packet.readUInt16LE(8)}).`);
-        (error as { x11Code?: number }).x11Code = code;
-        waiter.reject(error);
-      }
-    }
-  };
-  const chunks: Buffer[] = [];
-  let chunkBytes = 0;
-  let need = 8;
-  socket.on('data', (chunk: Buffer) => {
-    // Large replies (an 8 MB GetImage) arrive in many chunks: gather them and concatenate once.
-    chunks.push(chunk);
-    chunkBytes += chunk.length;
-    if (buffer.length + chunkBytes < need) return;
-    buffer = buffer.length === 0 && chunks.length === 1 ? chunks[0]! : Buffer.concat([buffer, ...chunks]);
-    chunks.length = 0;
-    chunkBytes = 0;
-    consume();
-    need = nextNeed();
-  });
-  const nextNeed = (): number => {
-    if (!setupDone) return buffer.length < 8 ? 8 : 8 + buffer.readUInt16LE(6) * 4;
-    if (buffer.length < 32) return 32;
-    return buffer.readUInt8(0) === 1 ? 32 + buffer.readUInt32LE(4) * 4 : 32;
-  };
-  socket.on('error', (error) => failAll(new CapabilityError('unavailable', `unavailable here: cannot reach the X display ${options.display}: ${error.message}`, { cause: error })));
-  socket.on('close', () => failAll(new CapabilityError('failed', `The X display ${options.display} closed the connection.`)));
+/** QueryExtension (opcode 98). */
+export function queryExtensionRequest(name: string): Buffer {
+  const nameBytes = Buffer.from(name, 'latin1');
+  const bytes = Buffer.alloc(8 + pad4(nameBytes.length));
+  bytes.writeUInt8(98, 0);
+  bytes.writeUInt16LE(bytes.length / 4, 2);
+  bytes.writeUInt16LE(nameBytes.length, 4);
+  nameBytes.copy(bytes, 8);
+  return bytes;
+}
 
-  const withDeadline = <T>(promise: Promise<T>, what: string, signal: AbortSignal | undefined = options.signal): Promise<T> => {
-    if (signal?.aborted) return Promise.reject(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new CapabilityError('timeout', `The X display ${options.display} did not answer ${what} within ${timeoutMs / 1000} s.`));
-        socket.destroy();
-      }, timeoutMs);
-      const onAbort = () => {
-        reject(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
-        socket.destroy();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      promise.then(
-        (value) => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
-    });
-  };
+/** An extension's QueryVersion (minor opcode 0) asking for `wantMajor.wantMinor`. */
+export function versionRequest(major: number, wantMajor: number, wantMinor: number): Buffer {
+  const bytes = Buffer.alloc(12);
+  bytes.writeUInt8(major, 0);
+  bytes.writeUInt8(0, 1);
+  bytes.writeUInt16LE(3, 2);
+  bytes.writeUInt32LE(wantMajor, 4);
+  bytes.writeUInt32LE(wantMinor, 8);
+  return bytes;
+}
 
-  const setupReply = await withDeadline(
-    new Promise<Buffer>((resolve, reject) => {
-      setupWaiter = { resolve, reject };
-      socket.write(setupRequest(cookie));
-    }),
-    'the connection setup',
-  ).catch((error: unknown) => {
-    socket.destroy();
-    throw error;
-  });
-  const status = setupReply.readUInt8(0);
+/** GetAtomName (opcode 17). */
+export function atomNameRequest(atom: number): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeUInt8(17, 0);
+  bytes.writeUInt16LE(2, 2);
+  bytes.writeUInt32LE(atom, 4);
+  return bytes;
+}
+
+/** RRGetMonitors (RandR 1.5, minor 42) of `root`, active monitors only. */
+export function getMonitorsRequest(major: number, root: number): Buffer {
+  const bytes = Buffer.alloc(12);
+  bytes.writeUInt8(major, 0);
+  bytes.writeUInt8(42, 1);
+  bytes.writeUInt16LE(3, 2);
+  bytes.writeUInt32LE(root, 4);
+  bytes.writeUInt8(1, 8);
+  return bytes;
+}
+
+/** The monitors of an RRGetMonitors reply, names still as atoms. */
+export function monitorsFromReply(reply: Buffer): (Omit<X11Monitor, 'name'> & { atom: number })[] {
+  const count = reply.readUInt32LE(12);
+  const monitors: (Omit<X11Monitor, 'name'> & { atom: number })[] = [];
+  let at = 32;
+  for (let i = 0; i < count && at + 24 <= reply.length; i++) {
+    const outputs = reply.readUInt16LE(at + 6);
+    monitors.push({ atom: reply.readUInt32LE(at), primary: reply.readUInt8(at + 4) === 1, x: reply.readInt16LE(at + 8), y: reply.readInt16LE(at + 10), width: reply.readUInt16LE(at + 12), height: reply.readUInt16LE(at + 14) });
+    at += 24 + outputs * 4;
+  }
+  return monitors;
+}
+
+/** XFixesGetCursorImage (minor 4). */
+export function cursorImageRequest(major: number): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt8(major, 0);
+  bytes.writeUInt8(4, 1);
+  bytes.writeUInt16LE(1, 2);
+  return bytes;
+}
+
+export function cursorFromReply(reply: Buffer): X11Cursor {
+  const width = reply.readUInt16LE(12);
+  const height = reply.readUInt16LE(14);
+  const argb = new Uint32Array(width * height);
+  for (let i = 0; i < argb.length; i++) argb[i] = reply.readUInt32LE(32 + i * 4);
+  return { x: reply.readInt16LE(8), y: reply.readInt16LE(10), width, height, xhot: reply.readUInt16LE(16), yhot: reply.readUInt16LE(18), argb };
+}
+
+/** Checks a setup reply and reads the screen `$DISPLAY` names. */
+function acceptSetup(reply: Buffer, address: X11Address, display: string): { setup: X11Setup; screen: X11Screen } {
+  const status = reply.readUInt8(0);
   if (status !== 1) {
-    socket.destroy();
-    const reason = setupReply.toString('latin1', 8, 8 + setupReply.readUInt8(1)).trim() || (status === 2 ? 'authentication required' : 'refused');
-    throw new CapabilityError('unavailable', `unavailable here: the X display ${options.display} refused the connection (${reason}); set XAUTHORITY to the display's cookie file.`);
+    const reason = reply.toString('latin1', 8, 8 + reply.readUInt8(1)).trim() || (status === 2 ? 'authentication required' : 'refused');
+    throw new CapabilityError('unavailable', `unavailable here: the X display ${display} refused the connection (${reason}); set XAUTHORITY to the display's cookie file.`);
   }
-  const setup = parseSetup(setupReply.subarray(8));
+  const setup = parseSetup(reply.subarray(8));
   const screen = setup.screens[address.screen] ?? setup.screens[0];
-  if (!screen) {
-    socket.destroy();
-    throw new CapabilityError('unavailable', `unavailable here: the X display ${options.display} has no screen.`);
-  }
+  if (!screen) throw new CapabilityError('unavailable', `unavailable here: the X display ${display} has no screen.`);
+  return { setup, screen };
+}
 
-  const request = (bytes: Buffer, what: string, signal?: AbortSignal): Promise<Buffer> => {
-    if (closedError) return Promise.reject(closedError);
-    sequence = (sequence + 1) & 0xffff;
-    const seq = sequence;
-    socket.write(bytes);
-    return withDeadline(new Promise<Buffer>((resolve, reject) => pending.set(seq, { resolve, reject })), what, signal);
-  };
-
+/** The client API over a set-up connection; extension opcodes, the RandR version and atom names are cached. */
+function createClient(wire: X11Wire, setup: X11Setup, screen: X11Screen): X11Client {
   const extensions = new Map<string, Promise<number | undefined>>();
-  const queryExtension = (name: string): Promise<number | undefined> => {
+  const extension = (name: string): Promise<number | undefined> => {
     let known = extensions.get(name);
     if (!known) {
-      const nameBytes = Buffer.from(name, 'latin1');
-      const bytes = Buffer.alloc(8 + pad4(nameBytes.length));
-      bytes.writeUInt8(98, 0);
-      bytes.writeUInt16LE(bytes.length / 4, 2);
-      bytes.writeUInt16LE(nameBytes.length, 4);
-      nameBytes.copy(bytes, 8);
-      known = request(bytes, `QueryExtension ${name}`).then((reply) => (reply.readUInt8(8) === 1 ? reply.readUInt8(9) : undefined));
+      known = wire.request(queryExtensionRequest(name), `QueryExtension ${name}`).then((reply) => (reply.readUInt8(8) === 1 ? reply.readUInt8(9) : undefined));
       extensions.set(name, known);
     }
     return known;
-  };
-  const versionRequest = (major: number, minor: number, wantMajor: number, wantMinor: number): Buffer => {
-    const bytes = Buffer.alloc(12);
-    bytes.writeUInt8(major, 0);
-    bytes.writeUInt8(minor, 1);
-    bytes.writeUInt16LE(3, 2);
-    bytes.writeUInt32LE(wantMajor, 4);
-    bytes.writeUInt32LE(wantMinor, 8);
-    return bytes;
   };
   const atomNames = new Map<number, string>();
   const atomName = async (atom: number): Promise<string> => {
     if (atom === 0) return '';
     const known = atomNames.get(atom);
     if (known !== undefined) return known;
-    const bytes = Buffer.alloc(8);
-    bytes.writeUInt8(17, 0);
-    bytes.writeUInt16LE(2, 2);
-    bytes.writeUInt32LE(atom, 4);
-    const reply = await request(bytes, 'GetAtomName');
+    const reply = await wire.request(atomNameRequest(atom), 'GetAtomName');
     const name = reply.toString('latin1', 32, 32 + reply.readUInt16LE(8));
     atomNames.set(atom, name); // Atoms never change meaning while the server runs.
     return name;
   };
-
   let randr15: Promise<boolean> | undefined;
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
-    await new Promise<void>((resolve) => {
-      if (socket.destroyed) return resolve();
-      socket.once('close', () => resolve());
-      socket.end();
-      setTimeout(() => socket.destroy(), 1_000).unref();
-    });
+    await wire.end();
   };
-
   return {
     setup,
     screen,
     get closed() {
-      return closed || closedError !== undefined || socket.destroyed;
+      return closed || wire.broken;
     },
-    unref: () => void socket.unref(),
-    async getImage(rect, requestOptions) {
-      const bytes = Buffer.alloc(20);
-      bytes.writeUInt8(73, 0);
-      bytes.writeUInt8(2, 1); // ZPixmap
-      bytes.writeUInt16LE(5, 2);
-      bytes.writeUInt32LE(screen.root, 4);
-      bytes.writeInt16LE(rect.x, 8);
-      bytes.writeInt16LE(rect.y, 10);
-      bytes.writeUInt16LE(rect.width, 12);
-      bytes.writeUInt16LE(rect.height, 14);
-      bytes.writeUInt32LE(0xffffffff, 16);
-      const reply = await request(bytes, 'GetImage', requestOptions?.signal);
-      const depth = reply.readUInt8(1);
-      const visual = screen.visuals.get(reply.readUInt32LE(8)) ?? screen.visuals.get(screen.rootVisual);
-      const format = setup.formats.get(depth);
-      if (!visual || !format) throw new CapabilityError('unsupported', `The X display uses a pixel format capnode cannot decode (depth ${depth}).`);
-      const data = reply.subarray(32);
-      return {
-        width: rect.width,
-        height: rect.height,
-        depth,
-        bitsPerPixel: format.bitsPerPixel,
-        bytesPerLine: data.length / rect.height,
-        littleEndian: setup.imageByteOrder === 0,
-        redMask: visual.redMask,
-        greenMask: visual.greenMask,
-        blueMask: visual.blueMask,
-        data,
-      };
+    unref: () => wire.unref(),
+    async getImage(rect, options) {
+      return imageFromReply(await wire.request(getImageRequest(screen.root, rect), 'GetImage', options?.signal), rect, setup, screen);
     },
-    async getMonitors(requestOptions) {
-      const major = await queryExtension('RANDR');
+    async getMonitors(options) {
+      const major = await extension('RANDR');
       if (major === undefined) return undefined;
-      randr15 ??= request(versionRequest(major, 0, 1, 5), 'RRQueryVersion').then((version) => {
+      randr15 ??= wire.request(versionRequest(major, 1, 5), 'RRQueryVersion').then((version) => {
         const [vMajor, vMinor] = [version.readUInt32LE(8), version.readUInt32LE(12)];
         return vMajor > 1 || (vMajor === 1 && vMinor >= 5);
       });
       if (!(await randr15)) return undefined;
-      const bytes = Buffer.alloc(12);
-      bytes.writeUInt8(major, 0);
-      bytes.writeUInt8(42, 1); // RRGetMonitors
-      bytes.writeUInt16LE(3, 2);
-      bytes.writeUInt32LE(screen.root, 4);
-      bytes.writeUInt8(1, 8); // active only
-      const reply = await request(bytes, 'RRGetMonitors', requestOptions?.signal);
-      const count = reply.readUInt32LE(12);
-      const raw: { atom: number; primary: boolean; x: number; y: number; width: number; height: number }[] = [];
-      let at = 32;
-      for (let i = 0; i < count; i++) {
-        const outputs = reply.readUInt16LE(at + 6);
-        raw.push({ atom: reply.readUInt32LE(at), primary: reply.readUInt8(at + 4) === 1, x: reply.readInt16LE(at + 8), y: reply.readInt16LE(at + 10), width: reply.readUInt16LE(at + 12), height: reply.readUInt16LE(at + 14) });
-        at += 24 + outputs * 4;
-      }
+      const raw = monitorsFromReply(await wire.request(getMonitorsRequest(major, screen.root), 'RRGetMonitors', options?.signal));
       const monitors: X11Monitor[] = [];
-      for (const monitor of raw) monitors.push({ name: await atomName(monitor.atom), primary: monitor.primary, x: monitor.x, y: monitor.y, width: monitor.width, height: monitor.height });
+      for (const { atom, ...monitor } of raw) monitors.push({ name: await atomName(atom), ...monitor });
       return monitors;
     },
-    async getCursor(requestOptions) {
-      const major = await queryExtension('XFIXES');
+    async getCursor(options) {
+      const major = await extension('XFIXES');
       if (major === undefined) return undefined;
-      const version = await request(versionRequest(major, 0, 4, 0), 'XFixesQueryVersion');
+      const version = await wire.request(versionRequest(major, 4, 0), 'XFixesQueryVersion');
       if (version.readUInt32LE(8) < 1) return undefined;
-      const bytes = Buffer.alloc(4);
-      bytes.writeUInt8(major, 0);
-      bytes.writeUInt8(4, 1); // XFixesGetCursorImage
-      bytes.writeUInt16LE(1, 2);
-      const reply = await request(bytes, 'XFixesGetCursorImage', requestOptions?.signal);
-      const width = reply.readUInt16LE(12);
-      const height = reply.readUInt16LE(14);
-      const argb = new Uint32Array(width * height);
-      for (let i = 0; i < argb.length; i++) argb[i] = reply.readUInt32LE(32 + i * 4);
-      return { x: reply.readInt16LE(8), y: reply.readInt16LE(10), width, height, xhot: reply.readUInt16LE(16), yhot: reply.readUInt16LE(18), argb };
+      return cursorFromReply(await wire.request(cursorImageRequest(major), 'XFixesGetCursorImage', options?.signal));
     },
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * Connects to the X server of `display` over its socket (with the Xauthority cookie when there is
+ * one) and completes the setup handshake. Replies are matched to requests by sequence number, so
+ * requests may overlap.
+ *
+ * @throws CapabilityError `unavailable` when the display cannot be reached or refuses the connection.
+ */
+export async function connectX11(options: ConnectX11Options): Promise<X11Client> {
+  const address = parseDisplay(options.display);
+  if (!address) throw new CapabilityError('unavailable', `unavailable here: DISPLAY "${options.display}" is not an X11 display name.`);
+  const cookie = await readCookie(address, options.xauthority ?? process.env.XAUTHORITY);
+  const socket = address.kind === 'unix' ? net.connect(address.path) : net.connect(address.port, address.host);
+  const wire = openX11Wire(socket, options.display, options.timeoutMs ?? 10_000);
+  try {
+    const { setup, screen } = acceptSetup(await wire.setup(setupRequest(cookie), options.signal), address, options.display);
+    return createClient(wire, setup, screen);
+  } catch (error) {
+    wire.destroy();
+    throw error;
+  }
 }
