@@ -5,7 +5,8 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss), BENCH_RSS_RUNS (default 5), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
+// BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen), BENCH_RSS_RUNS (default 5),
+// BENCH_SCREEN_SHOTS (default 30), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -29,7 +30,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -49,6 +50,7 @@ const results = {
   mcpClient: undefined,
   imported: undefined,
   pluginsRss: undefined,
+  screen: undefined,
   skipped: [],
   targets,
 };
@@ -209,6 +211,31 @@ if (only.has('rss')) {
     const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
     console.log(`  with the pack: ${mib(rss.withPack.rss)} (${rss.withPack.plugins} plugins, ${rss.withPack.commands} commands); without: ${mib(rss.without.rss)} (${rss.without.commands} commands)`);
     target('idle RSS with the pack vs without', fmt.ratio(rss.ratio), '<= 1.2', rss.ratio <= 1.2);
+  }
+}
+
+if (only.has('screen')) {
+  console.log('\n== screen.snapshot through MCP HTTP vs the fastest screenshot program (bench/screen.mjs; Xvfb 1920x1080; interleaved shots; p50) ==');
+  let screen;
+  try {
+    const { benchScreen } = await import('./screen.mjs');
+    screen = await benchScreen({ shots: num('BENCH_SCREEN_SHOTS', 30), log: (line) => console.log(`  ${line}`) });
+  } catch (error) {
+    screen = { skipped: `screen: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+  results.screen = screen;
+  if (screen.skipped) {
+    results.skipped.push(screen.skipped);
+    console.log(screen.skipped);
+    target('screen.snapshot p50 vs fastest screenshot program', 'not measured', '<= 1', false);
+  } else {
+    console.log('');
+    printTable(
+      ['capture', 'p50 ms', 'p90 ms', 'min ms'],
+      [['capnode screen.snapshot (MCP HTTP, PNG)', fmt.ms(screen.capnode.p50Ms), fmt.ms(screen.capnode.p90Ms), fmt.ms(screen.capnode.minMs)], ...screen.programs.map((p) => [p.name, fmt.ms(p.p50Ms), fmt.ms(p.p90Ms), fmt.ms(p.minMs)])],
+    );
+    console.log('');
+    target(`screen.snapshot p50 vs ${screen.fastest ?? 'no program'}`, fmt.ratio(screen.ratio), '<= 1', screen.ratio <= 1);
   }
 }
 

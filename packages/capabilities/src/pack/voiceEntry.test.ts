@@ -33,7 +33,6 @@ describe('the voice part of @capnode/capabilities/pack', () => {
       'MAX_TRANSCRIBE_MS',
       'locationPlugin',
       'createLocationCapability',
-      'MAX_BASE64_BYTES',
       'builtinPlugins',
     ]) {
       expect(pack, name).toHaveProperty(name);

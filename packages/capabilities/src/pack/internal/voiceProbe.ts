@@ -1,5 +1,6 @@
 import { findExecutable } from '../../internal/which.js';
 import { CapabilityError } from '../../errors.js';
+import { MAX_MEDIA_BASE64_BYTES, toBoundedBase64 as toBoundedMediaBase64 } from './media.js';
 
 /** What the voice pack's modules share: where programs are found and which platform's backends apply. */
 export interface PackEnvironment {
@@ -26,18 +27,12 @@ export async function findFirst(names: readonly string[], options: PackEnvironme
   return undefined;
 }
 
-/** The gateway's base64 payload cap (26,148,864 bytes, as OpenClaw's linux-node plugin enforces it). */
-export const MAX_BASE64_BYTES = 26_148_864;
+/** The gateway's base64 payload cap, shared with the media commands. */
+export const MAX_BASE64_BYTES = MAX_MEDIA_BASE64_BYTES;
 
 /** Base64 of `data`, or `payload_too_large` when it would pass the gateway's cap. */
 export function toBoundedBase64(data: Uint8Array, what: string): string {
-  const size = Math.ceil(data.length / 3) * 4;
-  if (size > MAX_BASE64_BYTES) {
-    throw new CapabilityError('payload_too_large', `${what} is ${size} bytes as base64, over the ${MAX_BASE64_BYTES}-byte limit.`, {
-      data: { bytes: size, limit: MAX_BASE64_BYTES },
-    });
-  }
-  return Buffer.from(data).toString('base64');
+  return toBoundedMediaBase64(Buffer.from(data.buffer, data.byteOffset, data.byteLength), what, 'send less');
 }
 
 /** Duration of a PCM WAV file from its header (`fmt ` byte rate and `data` size); `undefined` when not one. */

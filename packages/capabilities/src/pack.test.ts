@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { expectEntryImports } from '../../../tests/support/entrySurface.js';
+
+const sourceDirectory = dirname(fileURLToPath(import.meta.url));
+
+/** Modules loaded when the entry is imported: static imports only (`import(...)` loads later). */
+function staticGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = readFileSync(file, 'utf8');
+    for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'(\.[^']+)'/gm)) visit(join(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
+  };
+  visit(join(sourceDirectory, entry));
+  return new Set([...seen].map((file) => relative(sourceDirectory, file)));
+}
+
+describe('@capnode/capabilities/pack', () => {
+  it('loads no sibling packages: zod and Node built-ins only', () => {
+    expectEntryImports(join(sourceDirectory, 'pack.ts'), (specifier) => specifier === 'zod' || specifier.startsWith('node:'));
+  });
+
+  it('loads the screen and camera backends lazily (X11 client, PNG encoder, pixels, platform backends)', () => {
+    const loaded = staticGraph('pack.ts');
+    expect(loaded).toContain('pack/screen.ts');
+    expect(loaded).toContain('pack/camera.ts');
+    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts']) {
+      expect(loaded, heavy).not.toContain(heavy);
+    }
+  });
+
+  it('exports the screen and camera plugins and builtinPlugins', async () => {
+    const entry = await import('./pack.js');
+    expect(Object.keys(entry).sort()).toEqual(
+      expect.arrayContaining([
+        'DEFAULT_CAMERA_CLIP_MS',
+        'DEFAULT_SCREEN_RECORD_MS',
+        'MAX_CAMERA_CLIP_MS',
+        'MAX_MEDIA_BASE64_BYTES',
+        'MAX_SCREEN_RECORD_MS',
+        'MIN_CAMERA_CLIP_MS',
+        'builtinPlugins',
+        'cameraPlugin',
+        'cameraSettingsSchema',
+        'createCameraCapability',
+        'createScreenCapability',
+        'probeScreen',
+        'screenPlugin',
+      ]),
+    );
+    const names = entry.builtinPlugins.map((plugin) => plugin.name);
+    expect(names).toEqual(expect.arrayContaining(['screen', 'camera']));
+  });
+
+  it('declares consent and availability on the media commands', async () => {
+    const { createScreenCapability, createCameraCapability } = await import('./pack.js');
+    const commands = [...createScreenCapability().commands, ...createCameraCapability().commands];
+    const consent = Object.fromEntries(commands.map((command) => [command.name, command.consent ?? null]));
+    expect(consent).toEqual({
+      'screen.list': 'screen',
+      'screen.snapshot': 'screen',
+      'screen.record': 'screen',
+      'camera.list': null,
+      'camera.snap': 'camera',
+      'camera.clip': 'camera',
+    });
+    for (const command of commands.filter((entry) => entry.name !== 'camera.list')) expect(typeof command.availability, command.name).toBe('function');
+  });
+});
