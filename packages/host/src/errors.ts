@@ -12,8 +12,12 @@ export type HostErrorCode =
   | 'listen_failed'
   /** Gateway node mode could not start (bad gateway URL, unreadable identity file). */
   | 'gateway_failed'
-  /** The host was closed. */
-  | 'closed';
+  /** The host was closed (or the operation was cancelled through its signal). */
+  | 'closed'
+  /** An MCP client's config file is not JSON, or its server section has the wrong shape; the file was not changed. */
+  | 'invalid_config'
+  /** A file changed between showing the change and writing it; nothing was written. */
+  | 'conflict';
 
 /** The one local error class of `@capnode/host`; `message` is meant for the user and names the fix. */
 export class HostError extends Error {

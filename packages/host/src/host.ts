@@ -12,6 +12,7 @@ import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, 
 import { HostError } from './errors.js';
 import { acquireHostLock, type HostLock } from './hostLock.js';
 import { createScrubbedLog, hostSecrets } from './internal/hostLog.js';
+import { createHostLogFile } from './internal/hostLogFile.js';
 import { ensurePrivateDirectory } from './internal/secureFile.js';
 import { createHostPipeline } from './pipeline.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
@@ -48,9 +49,20 @@ export interface HostOptions {
    * says; the token defaults to `CAPNODE_GATEWAY_TOKEN`, then `node.token`.
    */
   readonly gateway?: GatewayOverride;
+  /**
+   * Also append every log line (scrubbed, like `onLog`'s) to `<home>/logs/host.log`, rotated at
+   * {@link HOST_LOG_ROTATE_BYTES} with {@link HOST_LOG_MAX_FILES} files kept; `debug` lines only with
+   * `CAPNODE_DEBUG` set. Default true.
+   */
+  readonly logFile?: boolean;
   /** Aborting closes the host. */
   readonly signal?: AbortSignal;
 }
+
+/** Size at which `logs/host.log` is rotated. */
+export const HOST_LOG_ROTATE_BYTES = 1024 * 1024;
+/** Host log files kept: `host.log` and `host.log.1` … `host.log.4`. */
+export const HOST_LOG_MAX_FILES = 5;
 
 export type McpListenerState = 'disabled' | 'stopped' | 'starting' | 'listening' | 'error';
 
@@ -184,7 +196,14 @@ export function createHost(options: HostOptions = {}): Host {
   const knownSecrets = new Set<string>();
   let settingsForLog: SettingsStore | undefined;
   // Every line is scrubbed of the host's secrets (tokens, gateway token, imported servers' env/headers), then capped.
-  const log = createScrubbedLog(options.onLog ?? defaultLog, () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])]);
+  const sink = options.onLog ?? defaultLog;
+  const logFile = options.logFile === false ? undefined : createHostLogFile(paths.hostLog, { rotateBytes: HOST_LOG_ROTATE_BYTES, maxFiles: HOST_LOG_MAX_FILES });
+  const debugToFile = Boolean(env.CAPNODE_DEBUG);
+  const tee = (level: HostLogLevel, message: string) => {
+    if (logFile && (level !== 'debug' || debugToFile)) logFile.write(level, message);
+    sink(level, message);
+  };
+  const log = createScrubbedLog(tee, () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])]);
   const version = options.version ?? DEFAULT_VERSION;
   const serverInfo = { name: 'capnode', version };
   const started = Date.now();
@@ -433,6 +452,7 @@ export function createHost(options: HostOptions = {}): Host {
         await imports.close();
         await pipeline.close();
         lock?.release();
+        logFile?.close();
       })();
       return closing;
     },

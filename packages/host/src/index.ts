@@ -30,4 +30,27 @@ export { createAppCapability } from './appStatus.js';
 export type { GatewayConnectionConfig, GatewayOverride, NodeModeState, NodeModeStatus } from './gatewayMode.js';
 export { GATEWAY_TOKEN_ENV, NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig, nodeModeStatus } from './gatewayMode.js';
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './host.js';
-export { createHost } from './host.js';
+export { createHost, HOST_LOG_ROTATE_BYTES, HOST_LOG_MAX_FILES } from './host.js';
+export type {
+  ClientId,
+  StdioLaunch,
+  ClientPlatformOptions,
+  ClientConfigOptions,
+  ClientSnippet,
+  ClientTarget,
+  ClientConfigFile,
+  ClientConfigPreview,
+  WriteClientConfigOptions,
+  ClientConfigWrite,
+} from './clientConfigs.js';
+export {
+  CLIENT_IDS,
+  isClientId,
+  clientConfigPath,
+  clientSnippet,
+  mergeClientConfig,
+  previewClientConfig,
+  writeClientConfig,
+  findClientConfigs,
+  listClientTargets,
+} from './clientConfigs.js';
