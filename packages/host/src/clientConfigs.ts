@@ -3,6 +3,10 @@ import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createSecretScrubber } from '@capnode/mcp-client/redact';
 import { HostError } from './errors.js';
+
+// The subpath's callers (the CLI) tell a refused file from other failures without loading the root entry.
+export { HostError, isHostError } from './errors.js';
+export type { HostErrorCode } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { unifiedDiff } from './internal/textDiff.js';
 
@@ -77,7 +81,17 @@ export interface ClientConfigFile {
   readonly state: 'ok' | 'unreadable';
   readonly error?: string;
   /** Every MCP server entry: its name and whether it points at this host's URL or runs `capnode mcp`. */
-  readonly entries: readonly { readonly name: string; readonly pointsHere: boolean; readonly url?: string }[];
+  readonly entries: readonly ClientConfigEntry[];
+}
+
+/** One MCP server entry of a client config file. */
+export interface ClientConfigEntry {
+  readonly name: string;
+  /** Its URL is this host's endpoint, or it runs `capnode mcp`. */
+  readonly pointsHere: boolean;
+  readonly url?: string;
+  /** With a token to compare: whether its `Authorization` header carries it (absent when it has no such header, e.g. VS Code's input prompt). */
+  readonly tokenCurrent?: boolean;
 }
 
 /** What `writeClientConfig` would change: the file, the before and after text, a masked unified diff. */
@@ -377,9 +391,14 @@ function sameEndpoint(a: string, b: string): boolean {
   }
 }
 
-function pointsHere(entry: unknown, url: string | undefined): { pointsHere: boolean; url?: string } {
+function pointsHere(entry: unknown, url: string | undefined, token: string | undefined): Omit<ClientConfigEntry, 'name'> {
   if (!isObject(entry)) return { pointsHere: false };
-  if (typeof entry.url === 'string') return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url };
+  if (typeof entry.url === 'string') {
+    const headers = isObject(entry.headers) ? entry.headers : {};
+    const authorization = Object.entries(headers).find(([key]) => key.toLowerCase() === 'authorization')?.[1];
+    const checkable = token !== undefined && typeof authorization === 'string' && !authorization.includes('${');
+    return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url, ...(checkable ? { tokenCurrent: authorization === `Bearer ${token}` } : {}) };
+  }
   const argv = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].filter((part): part is string => typeof part === 'string');
   const capnode = argv.some((part) => /(?:^|[\\/])capnode(?:\.cmd|\.exe)?$|[\\/]capnode[\\/].*bin\.js$|apps[\\/]cli[\\/]dist[\\/]bin\.js$/.test(part));
   return { pointsHere: capnode && argv.includes('mcp') };
@@ -395,7 +414,7 @@ function entriesOf(id: ClientId, path: string, config: Record<string, unknown>):
  * MCP entries, each marked when it points at `url` (or runs `capnode mcp`). Never throws for a bad
  * file: it is listed as `unreadable`.
  */
-export async function findClientConfigs(options: ClientPlatformOptions & { url?: string; ids?: readonly ClientId[] } = {}): Promise<ClientConfigFile[]> {
+export async function findClientConfigs(options: ClientPlatformOptions & { url?: string; token?: string; ids?: readonly ClientId[] } = {}): Promise<ClientConfigFile[]> {
   const p = platformOf(options);
   const files: ClientConfigFile[] = [];
   for (const id of options.ids ?? CLIENT_IDS) {
@@ -410,7 +429,7 @@ export async function findClientConfigs(options: ClientPlatformOptions & { url?:
       if (text === undefined) continue;
       try {
         const servers = entriesOf(id, path, parseConfig(text, path));
-        const entries = isObject(servers) ? Object.entries(servers).map(([name, entry]) => ({ name, ...pointsHere(entry, options.url) })) : [];
+        const entries = isObject(servers) ? Object.entries(servers).map(([name, entry]) => ({ name, ...pointsHere(entry, options.url, options.token) })) : [];
         files.push({ id, path, state: 'ok', entries });
       } catch (error) {
         files.push({ id, path, state: 'unreadable', error: (error as Error).message, entries: [] });
@@ -422,7 +441,7 @@ export async function findClientConfigs(options: ClientPlatformOptions & { url?:
 
 /** Every client with its snippet, the file `writeClientConfig` writes, and whether it already points at this host. */
 export async function listClientTargets(options: ClientConfigOptions): Promise<ClientTarget[]> {
-  const found = await findClientConfigs({ ...options, url: options.url });
+  const found = await findClientConfigs(options);
   return CLIENT_IDS.map((id) => ({
     id,
     name: NAMES[id],

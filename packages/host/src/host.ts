@@ -203,7 +203,11 @@ export function createHost(options: HostOptions = {}): Host {
     if (logFile && (level !== 'debug' || debugToFile)) logFile.write(level, message);
     sink(level, message);
   };
-  const log = createScrubbedLog(tee, () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])]);
+  const secretsForLog = () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])];
+  const log = createScrubbedLog(tee, secretsForLog);
+  /** Lifecycle lines (started, stopped, failed to start) for the log file only: the CLI prints its own. */
+  const fileLog = createScrubbedLog((level: HostLogLevel, message: string) => logFile?.write(level, message), secretsForLog);
+  let announced = false;
   const version = options.version ?? DEFAULT_VERSION;
   const serverInfo = { name: 'capnode', version };
   const started = Date.now();
@@ -335,6 +339,7 @@ export function createHost(options: HostOptions = {}): Host {
     } catch (error) {
       state = 'error';
       startError = describeListenError(error, address, port);
+      fileLog('error', `MCP listener failed to start: ${startError}`);
       throw new HostError('listen_failed', startError, { cause: error });
     }
     if (closed) {
@@ -348,6 +353,8 @@ export function createHost(options: HostOptions = {}): Host {
     const adminUrl = new URL('/_capnode/', server.url).href;
     await lock?.update({ url: server.url, adminUrl });
     await publish(paths.runtime, { pid: process.pid, instance, kind: 'http', url: server.url, adminUrl, startedAt: new Date(started).toISOString(), version });
+    fileLog('info', `capnode ${version} started (pid ${process.pid}): MCP on ${server.url}`);
+    announced = true;
     return host.status();
   }
 
@@ -383,6 +390,8 @@ export function createHost(options: HostOptions = {}): Host {
       try {
         stdioAdmin = await openAdminOnly(runFile, 'stdio');
         const connection = await serveStdio({ invoker, serverInfo, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
+        fileLog('info', `capnode ${version} serving MCP over stdio (pid ${process.pid})`);
+        announced = true;
         await connection.closed;
       } finally {
         stdioServing = false;
@@ -452,6 +461,7 @@ export function createHost(options: HostOptions = {}): Host {
         await imports.close();
         await pipeline.close();
         lock?.release();
+        if (announced) fileLog('info', `capnode host stopped (pid ${process.pid})`);
         logFile?.close();
       })();
       return closing;

@@ -39,6 +39,7 @@ export type {
   ClientSnippet,
   ClientTarget,
   ClientConfigFile,
+  ClientConfigEntry,
   ClientConfigPreview,
   WriteClientConfigOptions,
   ClientConfigWrite,
