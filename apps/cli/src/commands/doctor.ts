@@ -95,17 +95,21 @@ async function readSettingsView(context: Context): Promise<SettingsView> {
   }
 }
 
+/** How long doctor waits for the host's `tools/list`. */
+const HOST_TIMEOUT_MS = 3000;
+
 async function hostChecks(context: Context, view: SettingsView): Promise<{ checks: Check[]; running: boolean; tools?: number }> {
   const checks: Check[] = [];
   if (!view.valid) checks.push(fail('settings-valid', 'settings.json valid', view.error ?? 'invalid', 'fix the key it names, or delete the file to start from the defaults'));
   const url = mcpUrl(context);
   try {
-    const listed = (await rpcCall(mcpEndpoint(context), 'tools/list', {}, { signal: AbortSignal.timeout(5000) })) as { tools?: unknown[] };
+    const listed = (await rpcCall(mcpEndpoint(context), 'tools/list', {}, { signal: AbortSignal.timeout(HOST_TIMEOUT_MS) })) as { tools?: unknown[] };
     checks.push(ok('host', 'host reachable', `${url} answers (${listed.tools?.length ?? 0} tools)`));
     return { checks, running: true, tools: listed.tools?.length ?? 0 };
   } catch (error) {
     if (isCliError(error) && error.code === 'unreachable') checks.push(warn('host', 'host reachable', `no host answers on ${url}`, 'start it: capnode serve (or the tray)'));
     else if (isCliError(error) && error.code === 'unauthorized') checks.push(fail('host', 'host reachable', `${url} refused the token (HTTP 401)`, 'the token file does not match the running host: run with the CAPNODE_HOME it uses'));
+    else if (isCliError(error) && error.code === 'interrupted') checks.push(fail('host', 'host reachable', `${url} accepted the connection but did not answer within ${HOST_TIMEOUT_MS / 1000} s`, 'a stalled host or another program on that port: see capnode logs, restart the host'));
     else checks.push(fail('host', 'host reachable', `${url}: ${(error as Error).message}`, 'see capnode logs'));
     return { checks, running: false };
   }

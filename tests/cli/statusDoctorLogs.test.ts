@@ -1,0 +1,124 @@
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { completion, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { eventually } from '../support/poll.js';
+
+interface Check {
+  id: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  fix?: string;
+}
+
+async function doctor(home: string, env: Record<string, string>, withText = false): Promise<{ code: number | null; checks: Check[]; text: string }> {
+  const json = await runCli(['doctor', '--json'], home, env);
+  const text = withText ? await runCli(['doctor'], home, env) : undefined;
+  if (text) expect(text.code).toBe(json.code);
+  return { code: json.code, checks: (JSON.parse(json.stdout) as { checks: Check[] }).checks, text: text?.stdout ?? '' };
+}
+
+describe('capnode status, doctor and logs against a real host', () => {
+  it('status prints sections for a terminal, --json the unchanged app.status; logs shows the host log', async () => {
+    using dir = tempHome();
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcpClient: { reexport: true, servers: [{ name: 'broken', command: process.execPath, args: ['-e', 'process.exit(3)'] }] } }), { mode: 0o600 });
+    await using serve = await startServe(dir.home);
+    const json = JSON.parse((await runCli(['status', '--json'], dir.home)).stdout) as { mcp: { url: string; state: string }; node: unknown; mcpClient: unknown };
+    expect(json.mcp).toMatchObject({ url: serve.url, state: 'listening' });
+    expect(Object.keys(json)).toEqual(expect.arrayContaining(['version', 'pid', 'mcp', 'stdio', 'capabilities', 'execApprovals', 'node', 'channel', 'mcpClient', 'audit']));
+
+    const text = await eventually(async () => {
+      const result = await runCli(['status'], dir.home);
+      return result.code === 0 && / {2}broken: failed /.test(result.stdout) && result.stdout;
+    }, slowPoll('status shows the failed server'));
+    expect(text).toMatch(/\nMCP server\n {2}state: +listening on http:\/\/127\.0\.0\.1:\d+\//);
+    for (const section of ['\nGateway node\n', '\nImported MCP servers\n', '\nApprovals\n', '\nAudit log\n']) expect(text).toContain(section);
+    expect(text).toMatch(/ {2}broken: failed \(stdio\) — 0 tools\n {6}error: .*(exited|closed)/);
+    expect(text).toContain('pending:        none');
+    expect(text).not.toContain('{');
+
+    const logs = await runCli(['logs', '-n', '5'], dir.home);
+    expect(logs.code).toBe(0);
+    expect(logs.stdout).toMatch(/^\S+Z info \[\d+\] capnode \S+ started \(pid \d+\): MCP on http:\/\/127\.0\.0\.1:\d+\//m);
+    const token = readFileSync(join(dir.home, 'mcp-token'), 'utf8').trim();
+    expect(readFileSync(join(dir.home, 'logs', 'host.log'), 'utf8')).not.toContain(token);
+  });
+
+  it('logs -f prints appended lines, follows a rotation and ends on SIGINT', async () => {
+    using dir = tempHome();
+    const path = join(dir.home, 'logs', 'host.log');
+    mkdirSync(join(dir.home, 'logs'), { recursive: true });
+    writeFileSync(path, 'one\ntwo\nthree\n');
+    const child = spawnCli(['logs', '-f', '-n', '2'], dir.home);
+    const done = completion(child);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer | string) => (out += String(chunk)));
+    await eventually(() => out === 'two\nthree\n', slowPoll('tail'));
+    appendFileSync(path, 'four\n');
+    await eventually(() => out.includes('four\n'), slowPoll('appended line'));
+    renameSync(path, `${path}.1`);
+    writeFileSync(path, 'five\n');
+    await eventually(() => out.includes('five\n'), slowPoll('line after rotation'));
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code).toBe(130);
+    expect(out).toBe('two\nthree\nfour\nfive\n');
+  });
+
+  it('doctor: ok for a running host, fails on a readable token and a port taken by another program, names client configs', async () => {
+    using dir = tempHome();
+    using user = tempHome();
+    const env = { HOME: user.home, XDG_CONFIG_HOME: join(user.home, '.config'), PATH: process.env.PATH ?? '' };
+
+    // No host: warnings only (exit 0), the port is free, no client points here.
+    const cold = await doctor(dir.home, env, true);
+    expect(cold.code).toBe(0);
+    expect(cold.checks.find((check) => check.id === 'host')).toMatchObject({ status: 'warn', fix: expect.stringContaining('capnode serve') });
+    expect(cold.checks.find((check) => check.id === 'clients')?.status).toBe('warn');
+    expect(cold.checks.filter((check) => check.id.startsWith('backend:')).map((check) => check.id)).toEqual(
+      expect.arrayContaining(['backend:ffmpeg', 'backend:clipboard', 'backend:tts', 'backend:stt', 'backend:notify', 'backend:location']),
+    );
+    expect(cold.text).toMatch(/^(ok {2}|warn|FAIL) {2}/m);
+
+    // The configured port taken by a plain TCP server (not capnode): fail, naming the process.
+    const sockets = new Set<import('node:net').Socket>();
+    const squatter = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+    const port = (squatter.address() as { port: number }).port;
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { port } }), { mode: 0o600 });
+    try {
+      const taken = await doctor(dir.home, env);
+      expect(taken.code).toBe(1);
+      const check = taken.checks.find((entry) => entry.id === 'port')!;
+      expect(check.status).toBe('fail');
+      if (process.platform === 'linux') expect(check.detail).toContain(`pid ${process.pid}`);
+      expect(check.fix).toContain('mcp.port');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
+    writeFileSync(join(dir.home, 'settings.json'), '{}', { mode: 0o600 });
+
+    await using serve = await startServe(dir.home);
+    // A Cursor config pointing here (written by config --write), a Claude Code one pointing elsewhere.
+    expect((await runCli(['config', 'cursor', '--write', '--yes'], dir.home, env)).code).toBe(0);
+    writeFileSync(join(user.home, '.claude.json'), JSON.stringify({ mcpServers: { capnode: { type: 'http', url: 'http://127.0.0.1:1/' } } }));
+    const warm = await doctor(dir.home, env);
+    expect(warm.code).toBe(0);
+    expect(warm.checks.find((check) => check.id === 'host')).toMatchObject({ status: 'ok', detail: expect.stringContaining(serve.url) });
+    expect(warm.checks.find((check) => check.id === 'port')?.status).toBe('ok');
+    expect(warm.checks.find((check) => check.id === 'client:cursor')).toMatchObject({ status: 'ok', detail: expect.stringContaining('this host') });
+    expect(warm.checks.find((check) => check.id === 'client:claude')).toMatchObject({ status: 'warn', fix: 'capnode config claude --write' });
+
+    // A token file others can read: fail with the chmod fix; (the file is the one the host uses).
+    chmodSync(join(dir.home, 'mcp-token'), 0o644);
+    const loose = await doctor(dir.home, env, true);
+    expect(loose.code).toBe(1);
+    expect(loose.checks.find((check) => check.id === 'mcp-token')).toMatchObject({ status: 'fail', fix: `chmod 600 ${join(dir.home, 'mcp-token')}` });
+    expect(loose.text).toContain(`      fix: chmod 600 ${join(dir.home, 'mcp-token')}`);
+  }, 120_000);
+});
