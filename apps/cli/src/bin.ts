@@ -50,6 +50,11 @@ async function run(context: Context): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  // `capnode … | head`: the reader went away; stop quietly instead of an EPIPE stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   let code: number;
   try {
     code = await run(createContext(parseArgs(process.argv.slice(2), FLAG_SPEC)));

@@ -80,15 +80,12 @@ function follow(context: Context, path: string, start: number): Promise<number> 
       clearInterval(timer);
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
-      process.stdout.off('error', onTerm);
       resolve(code);
     };
     const onInt = stop(130);
     const onTerm = stop(0);
     process.once('SIGINT', onInt);
     process.once('SIGTERM', onTerm);
-    // `capnode logs -f | head`: the reader went away.
-    process.stdout.once('error', onTerm);
   });
 }
 
