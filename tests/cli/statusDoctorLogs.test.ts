@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,10 +19,13 @@ async function doctor(home: string, env: Record<string, string>, withText = fals
   return { code: json.code, checks: (JSON.parse(json.stdout) as { checks: Check[] }).checks, text: text?.stdout ?? '' };
 }
 
+/** An imported server's env value: a secret the host must scrub from every log line. */
+const SECRET = 'capnode-test-secret-0123456789abcdef';
+
 describe('capnode status, doctor and logs against a real host', () => {
   it('status prints sections for a terminal, --json the unchanged app.status; logs shows the host log', async () => {
     using dir = tempHome();
-    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcpClient: { reexport: true, servers: [{ name: 'broken', command: process.execPath, args: ['-e', 'process.exit(3)'] }] } }), { mode: 0o600 });
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcpClient: { reexport: true, servers: [{ name: 'broken', command: process.execPath, args: ['-e', 'console.error("key " + process.env.API_KEY); process.exit(3)'], env: { API_KEY: SECRET } }] } }), { mode: 0o600 });
     await using serve = await startServe(dir.home);
     const json = JSON.parse((await runCli(['status', '--json'], dir.home)).stdout) as { mcp: { url: string; state: string }; node: unknown; mcpClient: unknown };
     expect(json.mcp).toMatchObject({ url: serve.url, state: 'listening' });
@@ -42,7 +45,12 @@ describe('capnode status, doctor and logs against a real host', () => {
     expect(logs.code).toBe(0);
     expect(logs.stdout).toMatch(/^\S+Z info \[\d+\] capnode \S+ started \(pid \d+\): MCP on http:\/\/127\.0\.0\.1:\d+\//m);
     const token = readFileSync(join(dir.home, 'mcp-token'), 'utf8').trim();
-    expect(readFileSync(join(dir.home, 'logs', 'host.log'), 'utf8')).not.toContain(token);
+    const file = readFileSync(join(dir.home, 'logs', 'host.log'), 'utf8');
+    expect(file).toMatch(/ (error|warning) \[\d+\] .*broken/);
+    expect(file).not.toContain(token);
+    expect(file).not.toContain(SECRET);
+    expect(statSync(join(dir.home, 'logs', 'host.log')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir.home, 'logs')).mode & 0o777).toBe(0o700);
   });
 
   it('logs -f prints appended lines, follows a rotation and ends on SIGINT', async () => {
@@ -89,7 +97,8 @@ describe('capnode status, doctor and logs against a real host', () => {
     });
     await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
     const port = (squatter.address() as { port: number }).port;
-    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { port } }), { mode: 0o600 });
+    // It also stands in for a gateway: node.url set (node mode off) gets a TCP reachability check.
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { port }, node: { url: `ws://127.0.0.1:${port}` } }), { mode: 0o600 });
     try {
       const taken = await doctor(dir.home, env);
       expect(taken.code).toBe(1);
@@ -97,10 +106,13 @@ describe('capnode status, doctor and logs against a real host', () => {
       expect(check.status).toBe('fail');
       if (process.platform === 'linux') expect(check.detail).toContain(`pid ${process.pid}`);
       expect(check.fix).toContain('mcp.port');
+      expect(taken.checks.find((entry) => entry.id === 'gateway')).toMatchObject({ status: 'ok', detail: `ws://127.0.0.1:${port} accepts connections` });
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
     }
+    const gone = await doctor(dir.home, env);
+    expect(gone.checks.find((entry) => entry.id === 'gateway')).toMatchObject({ status: 'warn', detail: expect.stringContaining('connection refused') });
     writeFileSync(join(dir.home, 'settings.json'), '{}', { mode: 0o600 });
 
     await using serve = await startServe(dir.home);
