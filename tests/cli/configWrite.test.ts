@@ -1,7 +1,25 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempHome } from './helpers.js';
+import { cliPath, runCli, tempHome } from './helpers.js';
+import { eventually } from '../support/poll.js';
+
+/** util-linux `script` runs a command on a pseudo-terminal: the confirmation question is only asked on one. */
+const SCRIPT = '/usr/bin/script';
+
+/** Runs `capnode config <args>` on a terminal, answers the question with `answer`, returns exit code and output. */
+async function onTerminal(args: readonly string[], env: Record<string, string>, answer: string): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, cliPath, 'config', ...args].map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn(SCRIPT, ['-qec', command, '/dev/null'], { env: { ...process.env, ...env }, stdio: 'pipe' });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await eventually(() => output.includes('? [y/N]'), { what: 'the confirmation question', timeoutMs: 20_000, intervalMs: 50 });
+  child.stdin.write(`${answer}\n`);
+  child.stdin.end();
+  return { code: await closed, output };
+}
 
 describe('capnode config <client> --write', () => {
   it('shows the masked diff, keeps a backup and every other entry, and is idempotent', async () => {
@@ -82,5 +100,21 @@ describe('capnode config <client> --write', () => {
     const misplaced = await runCli(['config', 'cursor', '--yes'], dir.home, env);
     expect(misplaced.code).toBe(2);
     expect(misplaced.stderr).toContain('--yes applies to --write only');
+  });
+
+  it.skipIf(!existsSync(SCRIPT))('asks on a terminal: anything but y writes nothing, y writes', async () => {
+    using dir = tempHome();
+    using user = tempHome();
+    const env = { CAPNODE_HOME: dir.home, HOME: user.home };
+    const path = join(user.home, '.cursor', 'mcp.json');
+    const declined = await onTerminal(['cursor', '--write'], env, 'n');
+    expect(declined.code).toBe(1);
+    expect(declined.output).toContain(`create ${path}? [y/N]`);
+    expect(declined.output).toContain('nothing written');
+    expect(existsSync(path)).toBe(false);
+    const accepted = await onTerminal(['cursor', '--write'], env, 'y');
+    expect(accepted.code).toBe(0);
+    expect(accepted.output).toContain(`wrote ${path}`);
+    expect(JSON.parse(readFileSync(path, 'utf8')).mcpServers.capnode.url).toMatch(/^http:\/\/127\.0\.0\.1:8765\/$/);
   });
 });
