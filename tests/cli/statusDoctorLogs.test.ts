@@ -25,7 +25,7 @@ const SECRET = 'capnode-test-secret-0123456789abcdef';
 describe('capnode status, doctor and logs against a real host', () => {
   it('status prints sections for a terminal, --json the unchanged app.status; logs shows the host log', async () => {
     using dir = tempHome();
-    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcpClient: { reexport: true, servers: [{ name: 'broken', command: process.execPath, args: ['-e', 'console.error("key " + process.env.API_KEY); process.exit(3)'], env: { API_KEY: SECRET } }] } }), { mode: 0o600 });
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ approvals: { wait: 'return', notify: false }, mcpClient: { reexport: true, servers: [{ name: 'broken', command: process.execPath, args: ['-e', 'console.error("key " + process.env.API_KEY); process.exit(3)'], env: { API_KEY: SECRET } }] } }), { mode: 0o600 });
     await using serve = await startServe(dir.home);
     const json = JSON.parse((await runCli(['status', '--json'], dir.home)).stdout) as { mcp: { url: string; state: string }; node: unknown; mcpClient: unknown };
     expect(json.mcp).toMatchObject({ url: serve.url, state: 'listening' });
@@ -39,14 +39,21 @@ describe('capnode status, doctor and logs against a real host', () => {
     for (const section of ['\nGateway node\n', '\nImported MCP servers\n', '\nApprovals\n', '\nAudit log\n']) expect(text).toContain(section);
     expect(text).toMatch(/ {2}broken: failed \(stdio\) — 0 tools\n {6}error: .*(exited|closed)/);
     expect(text).toContain('pending:        none');
+
+    // A call that needs approval (mode ask, wait return) leaves a pending request: status lists it.
+    const call = await runCli(['--command', 'system.run', '--params', '{"command":["echo","status-check"]}'], dir.home);
+    expect(call.code).toBe(1);
+    const pending = await runCli(['status'], dir.home);
+    expect(pending.stdout).toMatch(/pending: +1 +\(answer: capnode approvals watch\)\n {2}[a-z2-7]{10} {2}echo status-check {2}\(denied in \d+ s\)/);
     expect(text).not.toContain('{');
 
-    const logs = await runCli(['logs', '-n', '5'], dir.home);
+    const logs = await runCli(['logs', '-n', '200'], dir.home);
     expect(logs.code).toBe(0);
     expect(logs.stdout).toMatch(/^\S+Z info \[\d+\] capnode \S+ started \(pid \d+\): MCP on http:\/\/127\.0\.0\.1:\d+\//m);
     const token = readFileSync(join(dir.home, 'mcp-token'), 'utf8').trim();
     const file = readFileSync(join(dir.home, 'logs', 'host.log'), 'utf8');
     expect(file).toMatch(/ (error|warning) \[\d+\] .*broken/);
+    expect(logs.stdout).toContain('echo status-check');
     expect(file).not.toContain(token);
     expect(file).not.toContain(SECRET);
     expect(statSync(join(dir.home, 'logs', 'host.log')).mode & 0o777).toBe(0o600);
