@@ -156,4 +156,12 @@ describe('findClientConfigs / listClientTargets', () => {
       ['vscode', false],
     ]);
   });
+
+  it('every call stops on an aborted signal before touching a file', async () => {
+    const user = home();
+    const signal = AbortSignal.abort();
+    await expect(writeClientConfig('cursor', { ...options(user), signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(listClientTargets({ ...options(user), signal })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(readdirSync(user)).toEqual([]);
+  });
 });

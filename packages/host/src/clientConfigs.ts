@@ -328,8 +328,9 @@ async function resolveTarget(path: string): Promise<string> {
   }
 }
 
+/** Throws the signal's reason (an `AbortError` by default) once it is aborted, as Node's own APIs do. */
 function aborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new HostError('closed', 'cancelled', { cause: signal.reason });
+  signal?.throwIfAborted();
 }
 
 /**
@@ -414,11 +415,12 @@ function entriesOf(id: ClientId, path: string, config: Record<string, unknown>):
  * MCP entries, each marked when it points at `url` (or runs `capnode mcp`). Never throws for a bad
  * file: it is listed as `unreadable`.
  */
-export async function findClientConfigs(options: ClientPlatformOptions & { url?: string; token?: string; ids?: readonly ClientId[] } = {}): Promise<ClientConfigFile[]> {
+export async function findClientConfigs(options: ClientPlatformOptions & { url?: string; token?: string; ids?: readonly ClientId[]; signal?: AbortSignal } = {}): Promise<ClientConfigFile[]> {
   const p = platformOf(options);
   const files: ClientConfigFile[] = [];
   for (const id of options.ids ?? CLIENT_IDS) {
     for (const path of candidateFiles(id, p)) {
+      aborted(options.signal);
       let text: string | undefined;
       try {
         text = await readIfExists(path);

@@ -12,7 +12,7 @@ export type HostErrorCode =
   | 'listen_failed'
   /** Gateway node mode could not start (bad gateway URL, unreadable identity file). */
   | 'gateway_failed'
-  /** The host was closed (or the operation was cancelled through its signal). */
+  /** The host was closed. */
   | 'closed'
   /** An MCP client's config file is not JSON, or its server section has the wrong shape; the file was not changed. */
   | 'invalid_config'
