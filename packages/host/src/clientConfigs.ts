@@ -56,7 +56,7 @@ export interface ClientSnippet {
   readonly name: string;
   /** The JSON object a user merges into the config file (`mcpServers` or, for VS Code, `servers` + `inputs`). */
   readonly snippet: Record<string, unknown>;
-  /** Lines for people: where the snippet goes, what it does. */
+  /** Lines for people: where the snippet goes, what it does (with `command`: the first line introduces it). */
   readonly instructions: readonly string[];
   /** A command that configures the client instead (Claude Code: `claude mcp add …`), as argv. */
   readonly command?: readonly string[];
@@ -224,7 +224,7 @@ export function clientSnippet(id: ClientId, options: ClientConfigOptions): Clien
         name: NAMES[id],
         snippet: { mcpServers: { [name]: entry } },
         command: ['claude', 'mcp', 'add', '--transport', 'http', name, options.url, '--header', `Authorization: Bearer ${options.token}`],
-        instructions: [`Claude Code: run the command once, or put this in .mcp.json (project) or ${path} (keep the token out of version control)`],
+        instructions: ['Claude Code: run this command once', `or put this in .mcp.json (project) or ${path} (keep the token out of version control)`],
       };
     case 'claude-desktop':
       return {

@@ -95,8 +95,8 @@ export async function config(context: Context): Promise<number> {
     context.out(json);
     return 0;
   }
-  const lines = [...snippet.instructions.map((line) => `# ${line}`)];
-  if (snippet.command) lines.unshift(`# ${snippet.name}: run this once`, snippet.command.map(shellQuote).join(' '), '');
+  const lines = snippet.instructions.map((line) => `# ${line}`);
+  if (snippet.command) lines.splice(1, 0, snippet.command.map(shellQuote).join(' '), '');
   lines.push('', json);
   if (client === 'claude-desktop') lines.push('', `# HTTP alternative (clients that accept a URL): ${url} with header Authorization: Bearer ${options.token}`);
   lines.push('', `# or let capnode merge it into the file (diff first, backup kept): capnode config ${client} --write`);
