@@ -161,7 +161,7 @@ export const COMMANDS: readonly CommandRow[] = [
   },
   {
     name: 'config',
-    summary: 'a ready MCP client config for this host, or merged into the client's file with --write',
+    summary: "a ready MCP client config for this host, or merged into the client's file with --write",
     section: 'main',
     usage: [
       [`capnode config ${CONFIG_CLIENTS.join('|')}`, 'print a ready MCP client config'],
