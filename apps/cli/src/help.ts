@@ -3,7 +3,11 @@ import { COMMANDS, FLAGS, SECTIONS, type CommandRow, type FlagInfo, type Section
 const WIDTH = 46;
 
 function usageLines(lines: readonly UsageLine[]): string[] {
-  return lines.map(([syntax, what]) => (what ? `  ${syntax.padEnd(WIDTH)}${syntax.length >= WIDTH ? ' ' : ''}${what}` : `  ${syntax}`));
+  // A syntax too long for the column gets its description on the next line, aligned.
+  return lines.flatMap(([syntax, what]) => {
+    if (!what) return [`  ${syntax}`];
+    return syntax.length < WIDTH - 1 ? [`  ${syntax.padEnd(WIDTH)}${what}`] : [`  ${syntax}`, `  ${' '.repeat(WIDTH)}${what}`];
+  });
 }
 
 const GLOBAL_OPTIONS = [
