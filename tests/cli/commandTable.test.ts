@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempHome } from './helpers.js';
+import { cliPath, runCli, tempHome } from './helpers.js';
 
 describe('capnode help from the command table', () => {
   it('capnode --help is the overview; help <command> and <command> --help print that command', async () => {
@@ -44,5 +46,14 @@ describe('capnode help from the command table', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/^capnode: no capnode host on http:\/\/127\.0\.0\.1:9\//);
     expect(result.stderr).not.toContain('unexpected error');
+  });
+
+  it('the built command modules hold no copy of CliError: they import the one in dist/bin.js', () => {
+    const dir = join(dirname(cliPath), 'commands');
+    const files = readdirSync(dir).filter((name) => name.endsWith('.mjs'));
+    const importers = files.filter((name) => readFileSync(join(dir, name), 'utf8').includes('from "../bin.js"'));
+    expect(importers.length).toBeGreaterThan(0);
+    for (const name of files) expect(readFileSync(join(dir, name), 'utf8'), name).not.toMatch(/class CliError|capnode\.CliError/);
+    expect(readFileSync(cliPath, 'utf8')).toMatch(/class CliError/);
   });
 });
