@@ -48,5 +48,15 @@ export default defineConfig([
     outExtension: () => ({ js: '.mjs' }),
     splitting: true,
     clean: true,
+    esbuildPlugins: [
+      {
+        // One error module for both bundles: the commands import CliError from dist/bin.js (already
+        // loaded: it imported them), so a CliError thrown here is the class bin.js catches.
+        name: 'shared-errors',
+        setup(build) {
+          build.onResolve({ filter: /^\.\.?\/errors\.js$/ }, () => ({ path: '../bin.js', external: true }));
+        },
+      },
+    ],
   },
 ]);

@@ -15,11 +15,11 @@ export interface ParsedArgs {
   readonly rest: readonly string[];
 }
 
-const SHORT: Readonly<Record<string, string>> = { h: 'help', V: 'version', c: 'command', p: 'params' };
+const SHORT: Readonly<Record<string, string>> = { h: 'help', V: 'version', c: 'command', p: 'params', f: 'follow', n: 'lines', y: 'yes' };
 
 /**
  * Parses `argv` against `spec`: `--name value`, `--name=value`, switches, the short aliases
- * `-h -V -c -p`, and `--` to end flags. Unknown flags and missing values are usage errors that
+ * `-h -V -c -p -f -n -y`, and `--` to end flags. Unknown flags and missing values are usage errors that
  * suggest the closest known flag.
  */
 export function parseArgs(argv: readonly string[], spec: FlagSpec): ParsedArgs {

@@ -15,7 +15,11 @@ export type HostErrorCode =
   /** A part of the host that is not running was asked for (the dashboard when it is off or failed to start). */
   | 'unavailable'
   /** The host was closed. */
-  | 'closed';
+  | 'closed'
+  /** An MCP client's config file is not JSON, or its server section has the wrong shape; the file was not changed. */
+  | 'invalid_config'
+  /** A file changed between showing the change and writing it; nothing was written. */
+  | 'conflict';
 
 /** The one local error class of `@capnode/host`; `message` is meant for the user and names the fix. */
 export class HostError extends Error {

@@ -15,6 +15,7 @@ import { createGatewayMode, resolveGatewayConfig, type GatewayConnectionConfig, 
 import { HostError } from './errors.js';
 import { acquireHostLock, type HostLock } from './hostLock.js';
 import { createScrubbedLog, hostSecrets } from './internal/hostLog.js';
+import { createHostLogFile } from './internal/hostLogFile.js';
 import { ensurePrivateDirectory } from './internal/secureFile.js';
 import { createHostPipeline } from './pipeline.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
@@ -71,9 +72,20 @@ export interface HostOptions {
   readonly probeAvailability?: boolean;
   /** How long one command's availability probe may take before the command counts as unavailable. Default 5 s. */
   readonly availabilityTimeoutMs?: number;
+  /**
+   * Also append every log line (scrubbed, like `onLog`'s) to `<home>/logs/host.log`, rotated at
+   * {@link HOST_LOG_ROTATE_BYTES} with {@link HOST_LOG_MAX_FILES} files kept; `debug` lines only with
+   * `CAPNODE_DEBUG` set. Default true.
+   */
+  readonly logFile?: boolean;
   /** Aborting closes the host. */
   readonly signal?: AbortSignal;
 }
+
+/** Size at which `logs/host.log` is rotated. */
+export const HOST_LOG_ROTATE_BYTES = 1024 * 1024;
+/** Host log files kept: `host.log` and `host.log.1` … `host.log.4`. */
+export const HOST_LOG_MAX_FILES = 5;
 
 export type McpListenerState = 'disabled' | 'stopped' | 'starting' | 'listening' | 'error';
 
@@ -225,7 +237,18 @@ export function createHost(options: HostOptions = {}): Host {
   const knownSecrets = new Set<string>();
   let settingsForLog: SettingsStore | undefined;
   // Every line is scrubbed of the host's secrets (tokens, gateway token, imported servers' env/headers), then capped.
-  const log = createScrubbedLog(options.onLog ?? defaultLog, () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])]);
+  const sink = options.onLog ?? defaultLog;
+  const logFile = options.logFile === false ? undefined : createHostLogFile(paths.hostLog, { rotateBytes: HOST_LOG_ROTATE_BYTES, maxFiles: HOST_LOG_MAX_FILES });
+  const debugToFile = Boolean(env.CAPNODE_DEBUG);
+  const tee = (level: HostLogLevel, message: string) => {
+    if (logFile && (level !== 'debug' || debugToFile)) logFile.write(level, message);
+    sink(level, message);
+  };
+  const secretsForLog = () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])];
+  const log = createScrubbedLog(tee, secretsForLog);
+  /** Lifecycle lines (started, stopped, failed to start) for the log file only: the CLI prints its own. */
+  const fileLog = createScrubbedLog((level: HostLogLevel, message: string) => logFile?.write(level, message), secretsForLog);
+  let announced = false;
   const version = options.version ?? DEFAULT_VERSION;
   const serverInfo = { name: 'capnode', version };
   const started = Date.now();
@@ -446,6 +469,7 @@ export function createHost(options: HostOptions = {}): Host {
     } catch (error) {
       state = 'error';
       startError = describeListenError(error, address, port);
+      fileLog('error', `MCP listener failed to start: ${startError}`);
       throw new HostError('listen_failed', startError, { cause: error });
     }
     if (closed) {
@@ -459,6 +483,8 @@ export function createHost(options: HostOptions = {}): Host {
     const adminUrl = new URL('/_capnode/', server.url).href;
     await lock?.update({ url: server.url, adminUrl });
     await publish(paths.runtime, { pid: process.pid, instance, kind: 'http', url: server.url, adminUrl, startedAt: new Date(started).toISOString(), version, ...dashboardUrl() });
+    fileLog('info', `capnode ${version} started (pid ${process.pid}): MCP on ${server.url}`);
+    announced = true;
     return host.status();
   }
 
@@ -499,6 +525,8 @@ export function createHost(options: HostOptions = {}): Host {
         await dashboard.start();
         stdioAdmin = await openAdminOnly(runFile, 'stdio');
         const connection = await serveStdio({ invoker, serverInfo, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
+        fileLog('info', `capnode ${version} serving MCP over stdio (pid ${process.pid})`);
+        announced = true;
         await connection.closed;
       } finally {
         stdioServing = false;
@@ -585,6 +613,8 @@ export function createHost(options: HostOptions = {}): Host {
         await imports.close();
         await pipeline.close();
         lock?.release();
+        if (announced) fileLog('info', `capnode host stopped (pid ${process.pid})`);
+        logFile?.close();
       })();
       return closing;
     },

@@ -43,3 +43,28 @@ export { pluginsDirectory, pluginsDataDirectory, isPackageName, resolvePluginSou
 export type { UnavailableCommand } from './pluginsAvailability.js';
 export { DEFAULT_AVAILABILITY_TIMEOUT_MS } from './pluginsAvailability.js';
 export { COMMANDS_DOC_COMMAND, formatCommandsMarkdown, stockCommandsMarkdown } from './commandDocs.js';
+export { createHost, HOST_LOG_ROTATE_BYTES, HOST_LOG_MAX_FILES } from './host.js';
+export type {
+  ClientId,
+  StdioLaunch,
+  ClientPlatformOptions,
+  ClientConfigOptions,
+  ClientSnippet,
+  ClientTarget,
+  ClientConfigFile,
+  ClientConfigEntry,
+  ClientConfigPreview,
+  WriteClientConfigOptions,
+  ClientConfigWrite,
+} from './clientConfigs.js';
+export {
+  CLIENT_IDS,
+  isClientId,
+  clientConfigPath,
+  clientSnippet,
+  mergeClientConfig,
+  previewClientConfig,
+  writeClientConfig,
+  findClientConfigs,
+  listClientTargets,
+} from './clientConfigs.js';

@@ -27,6 +27,8 @@ export interface HostPaths {
   readonly runDir: string;
   /** One JSON line per invocation, without argument values. */
   readonly auditLog: string;
+  /** The host's log lines (scrubbed of secrets, rotated by size); `capnode logs` reads it. */
+  readonly hostLog: string;
 }
 
 export interface ResolveHomeOptions {
@@ -66,6 +68,7 @@ export function hostPaths(home: string = resolveHome()): HostPaths {
     runtime: join(home, 'host.json'),
     runDir: join(home, 'run'),
     auditLog: join(home, 'audit.log'),
+    hostLog: join(home, 'logs', 'host.log'),
   };
 }
 

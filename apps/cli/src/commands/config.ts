@@ -1,81 +1,105 @@
 import { realpathSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
+import type { ClientConfigOptions, ClientId, StdioLaunch } from '@capnode/host/clients';
 import { flag } from '../args.js';
 import { mcpUrl, type Context } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, hostFailure } from '../errors.js';
 import { ensureToken } from './token.js';
 
-const CLIENTS = ['claude', 'claude-desktop', 'cursor', 'vscode'] as const;
-type Client = (typeof CLIENTS)[number];
+type ClientsModule = typeof import('@capnode/host/clients');
 
 function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-function stdioLaunch(context: Context): { command: string; args: string[]; env?: Record<string, string> } {
+/** How Claude Desktop starts this CLI: this Node and this script (resolved), with the config directory it uses. */
+function stdioLaunch(context: Context): StdioLaunch {
   const script = process.argv[1] ? realpathSync(process.argv[1]) : 'capnode';
   const home = context.env.CAPNODE_HOME;
   return { command: process.execPath, args: [script, 'mcp'], ...(home ? { env: { CAPNODE_HOME: home } } : {}) };
 }
 
+async function confirm(question: string): Promise<boolean> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(question)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
 /**
- * `capnode config <client>`: a ready MCP client config for this host. Human mode explains where the
- * snippet goes; `--json` prints only the JSON so it can be piped.
+ * `capnode config <client> --write [--yes]`: shows the unified diff (secrets masked), asks on a
+ * terminal, then merges the entry into the client's file (atomic, backup kept, other entries and
+ * unknown keys untouched). A file that is not JSON is refused and left alone.
+ */
+async function write(context: Context, clients: ClientsModule, id: ClientId, options: ClientConfigOptions): Promise<number> {
+  let preview;
+  try {
+    preview = await clients.previewClientConfig(id, options);
+  } catch (error) {
+    hostFailure(error, clients);
+  }
+  if (!preview.changed) {
+    if (context.json) context.out(JSON.stringify({ path: preview.path, changed: false }, null, 2));
+    else context.out(`${preview.path} already has this entry; nothing to do`);
+    return 0;
+  }
+  if (!context.json) context.out(preview.diff.trimEnd());
+  if (!context.args.flags.has('yes')) {
+    if (!process.stdin.isTTY || !process.stderr.isTTY) {
+      throw new CliError('usage', `not writing ${preview.path} without confirmation: run this on a terminal, or add --yes`);
+    }
+    if (!(await confirm(`${preview.created ? 'create' : 'update'} ${preview.path}? [y/N] `))) {
+      context.err('capnode: nothing written');
+      return 1;
+    }
+  }
+  let written;
+  try {
+    written = await clients.writeClientConfig(id, { ...options, expected: preview.before });
+  } catch (error) {
+    hostFailure(error, clients);
+  }
+  if (context.json) context.out(JSON.stringify({ path: written.path, changed: written.changed, ...(written.backup ? { backup: written.backup } : {}), diff: preview.diff }, null, 2));
+  else context.out(`wrote ${written.path}${written.backup ? ` (previous file kept as ${written.backup})` : ''}; restart the client to pick it up`);
+  return 0;
+}
+
+/**
+ * `capnode config <client> [--write]`: a ready MCP client config for this host. Human mode explains
+ * where the snippet goes; `--json` prints only the JSON so it can be piped. The snippets come from
+ * `@capnode/host/clients`, the same module the dashboard uses.
  */
 export async function config(context: Context): Promise<number> {
-  const client = context.args.positionals[1] as Client | undefined;
-  if (!client || !CLIENTS.includes(client)) {
-    throw new CliError('usage', `usage: capnode config ${CLIENTS.join('|')}${client ? ` (unknown client '${client}')` : ''}`);
+  const clients: ClientsModule = await import('@capnode/host/clients');
+  const id = context.args.positionals[1];
+  if (!clients.isClientId(id)) {
+    throw new CliError('usage', `usage: capnode config ${clients.CLIENT_IDS.join('|')} [--write]${id ? ` (unknown client '${id}')` : ''}`);
   }
-  const name = flag(context.args, 'name') ?? 'capnode';
+  if (context.args.positionals.length > 2) throw new CliError('usage', `unexpected argument '${context.args.positionals[2]}' — usage: capnode config ${id} [--write]`);
+  if (context.args.flags.has('yes') && !context.args.flags.has('write')) throw new CliError('usage', '--yes applies to --write only');
+  const client: ClientId = id;
   const url = mcpUrl(context);
-  const bearer = async () => `Bearer ${await ensureToken(context)}`;
-  const print = (intro: string[], snippet: unknown, outro: string[] = []) => {
-    const json = JSON.stringify(snippet, null, 2);
-    if (context.json) {
-      context.out(json);
-      return;
-    }
-    context.out([...intro, '', json, ...(outro.length ? ['', ...outro] : [])].join('\n'));
+  const options: ClientConfigOptions = {
+    url,
+    token: await ensureToken(context),
+    serverName: flag(context.args, 'name') ?? 'capnode',
+    env: context.env,
+    ...(client === 'claude-desktop' ? { launch: stdioLaunch(context) } : {}),
   };
-
-  switch (client) {
-    case 'claude': {
-      const authorization = await bearer();
-      const command = ['claude', 'mcp', 'add', '--transport', 'http', name, url, '--header', `Authorization: ${authorization}`].map(shellQuote).join(' ');
-      if (!context.json) context.out(`# Claude Code: run this once\n${command}\n\n# or put this in .mcp.json (project) or ~/.claude.json (keep the token out of version control)`);
-      print([], { mcpServers: { [name]: { type: 'http', url, headers: { Authorization: authorization } } } });
-      return 0;
-    }
-    case 'claude-desktop': {
-      const authorization = await bearer();
-      print(
-        [
-          '# Claude Desktop: merge into claude_desktop_config.json',
-          '#   macOS:   ~/Library/Application Support/Claude/claude_desktop_config.json',
-          '#   Windows: %APPDATA%\\Claude\\claude_desktop_config.json',
-          '# Claude Desktop starts local servers over stdio, so this runs `capnode mcp`: the same',
-          '# capabilities, settings and exec approvals as the HTTP host, no token needed.',
-        ],
-        { mcpServers: { [name]: stdioLaunch(context) } },
-        [`# HTTP alternative (clients that accept a URL): ${url} with header Authorization: ${authorization}`],
-      );
-      return 0;
-    }
-    case 'cursor': {
-      const authorization = await bearer();
-      print(['# Cursor: merge into ~/.cursor/mcp.json (or .cursor/mcp.json in a project you do not commit)'], {
-        mcpServers: { [name]: { url, headers: { Authorization: authorization } } },
-      });
-      return 0;
-    }
-    case 'vscode':
-      print(
-        ['# VS Code: put this in .vscode/mcp.json; VS Code asks for the token once and stores it securely,', '# so the file holds no secret. Paste the token from: capnode token show'],
-        {
-          servers: { [name]: { type: 'http', url, headers: { Authorization: `Bearer \${input:${name}-token}` } } },
-          inputs: [{ type: 'promptString', id: `${name}-token`, description: 'capnode MCP token (capnode token show)', password: true }],
-        },
-      );
-      return 0;
+  if (context.args.flags.has('write')) return write(context, clients, client, options);
+  const snippet = clients.clientSnippet(client, options);
+  const json = JSON.stringify(snippet.snippet, null, 2);
+  if (context.json) {
+    context.out(json);
+    return 0;
   }
+  const lines = snippet.instructions.map((line) => `# ${line}`);
+  if (snippet.command) lines.splice(1, 0, snippet.command.map(shellQuote).join(' '), '');
+  lines.push('', json);
+  if (client === 'claude-desktop') lines.push('', `# HTTP alternative (clients that accept a URL): ${url} with header Authorization: Bearer ${options.token}`);
+  lines.push('', `# or let capnode merge it into the file (diff first, backup kept): capnode config ${client} --write`);
+  context.out(lines.join('\n'));
+  return 0;
 }

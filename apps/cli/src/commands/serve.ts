@@ -118,6 +118,15 @@ export async function serve(context: Context, version: string): Promise<number> 
   });
 }
 
+/** `capnode mcp` and `capnode mcp channel`. */
+export async function mcp(context: Context, version: string): Promise<number> {
+  const { args } = context;
+  if (args.positionals[1] === 'channel') return (await import('./gateway.js')).channel(context, version);
+  if (args.positionals.length > 1) throw new CliError('usage', `unknown mcp subcommand '${args.positionals[1]}' — capnode mcp, or capnode mcp channel`);
+  if (args.flags.has('gateway') || args.flags.has('gateway-token')) throw new CliError('usage', '--gateway applies to capnode mcp channel (and capnode serve)');
+  return serveStdio(context, version);
+}
+
 /**
  * `capnode mcp`: serves MCP over stdio for a client that spawns the CLI. stdout carries protocol
  * messages only; logs go to stderr.

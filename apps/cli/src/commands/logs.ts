@@ -1,0 +1,106 @@
+import { closeSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { flag } from '../args.js';
+import type { Context } from '../context.js';
+import { CliError } from '../errors.js';
+
+/** How often `logs -f` looks for new lines. */
+const FOLLOW_INTERVAL_MS = 200;
+/** Most bytes read back for the tail (a rotated log holds at most 1 MiB). */
+const TAIL_BYTES = 2 * 1024 * 1024;
+
+function linesFlag(context: Context): number {
+  const raw = flag(context.args, 'lines');
+  if (raw === undefined) return 50;
+  if (!/^\d+$/.test(raw)) throw new CliError('usage', `-n/--lines must be a number of lines, got '${raw}'`);
+  return Number(raw);
+}
+
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes `from`…`to` of `path` as text ('' when it went away meanwhile). */
+function readRange(path: string, from: number, to: number): string {
+  if (to <= from) return '';
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const buffer = Buffer.alloc(to - from);
+    const read = readSync(fd, buffer, 0, buffer.length, from);
+    return buffer.subarray(0, read).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The last `count` lines of `path` and the offset after them. */
+function tail(path: string, count: number): { text: string; end: number } {
+  const stats = statOf(path);
+  if (!stats) return { text: '', end: 0 };
+  const text = readRange(path, Math.max(0, stats.size - TAIL_BYTES), stats.size);
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return { text: count === 0 ? '' : lines.slice(-count).join('\n'), end: stats.size };
+}
+
+/** Prints lines appended to `path` until SIGINT/SIGTERM; starts over when the file is rotated. */
+function follow(context: Context, path: string, start: number): Promise<number> {
+  return new Promise((resolve) => {
+    let offset = start;
+    let inode = statOf(path)?.ino;
+    let partial = '';
+    const poll = () => {
+      const stats = statOf(path);
+      if (!stats) return;
+      if (stats.ino !== inode || stats.size < offset) {
+        // Rotated (host.log became host.log.1) or truncated: read the new file from its start.
+        inode = stats.ino;
+        offset = 0;
+      }
+      const chunk = partial + readRange(path, offset, stats.size);
+      offset = stats.size;
+      const end = chunk.lastIndexOf('\n');
+      if (end === -1) {
+        partial = chunk;
+        return;
+      }
+      partial = chunk.slice(end + 1);
+      process.stdout.write(chunk.slice(0, end + 1));
+    };
+    const timer = setInterval(poll, FOLLOW_INTERVAL_MS);
+    const stop = (code: number) => () => {
+      clearInterval(timer);
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(code);
+    };
+    const onInt = stop(130);
+    const onTerm = stop(0);
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+  });
+}
+
+/** `capnode logs [-f] [-n N]`: the tail of `<config dir>/logs/host.log`; `-f` follows it (also across rotation) until Ctrl-C. */
+export async function logs(context: Context): Promise<number> {
+  if (context.args.positionals.length > 1) throw new CliError('usage', `unexpected argument '${context.args.positionals[1]}' — usage: capnode logs [-f] [-n N]`);
+  const path = context.paths.hostLog;
+  const count = linesFlag(context);
+  const following = context.args.flags.has('follow');
+  const exists = statOf(path) !== undefined;
+  if (!exists) {
+    context.err(`capnode: no host log yet at ${path} — the host writes it once it runs (capnode serve)${following ? '; waiting for it' : ''}`);
+    if (!following) return 0;
+  }
+  const { text, end } = tail(path, count);
+  if (text) context.out(text);
+  return following ? follow(context, path, end) : 0;
+}

@@ -1,0 +1,59 @@
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface HostLogFileOptions {
+  /** Rotate when the file reaches this size. */
+  readonly rotateBytes: number;
+  /** Files kept in all: `host.log` and `host.log.1` … `host.log.<maxFiles - 1>`. */
+  readonly maxFiles: number;
+}
+
+/**
+ * A host log sink that appends `<ISO time> <level> [pid] <message>` lines to `path` (0600, in a 0700
+ * directory), rotating by size. Lines arrive already scrubbed of secrets. Writes are synchronous
+ * (host log lines are rare: approvals, warnings, errors) so nothing is lost at exit; after the
+ * first write error (a full or read-only disk) the file is left alone and the host keeps running.
+ */
+export function createHostLogFile(path: string, options: HostLogFileOptions): { write(level: string, message: string): void; close(): void } {
+  let fd: number | undefined;
+  let size = 0;
+  let broken = false;
+  const open = () => {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    fd = openSync(path, 'a', 0o600);
+    size = fstatSync(fd).size;
+  };
+  const rotate = () => {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+    rmSync(`${path}.${options.maxFiles - 1}`, { force: true });
+    for (let i = options.maxFiles - 2; i >= 1; i--) {
+      try {
+        renameSync(`${path}.${i}`, `${path}.${i + 1}`);
+      } catch {
+        // Not there yet.
+      }
+    }
+    renameSync(path, `${path}.1`);
+  };
+  return {
+    write(level, message) {
+      if (broken) return;
+      try {
+        if (fd === undefined) open();
+        const line = Buffer.from(`${new Date().toISOString()} ${level} [${process.pid}] ${message.replace(/\r?\n/g, '\n    ')}\n`, 'utf8');
+        if (size > 0 && size + line.length > options.rotateBytes) {
+          rotate();
+          open();
+        }
+        size += writeSync(fd!, line);
+      } catch {
+        broken = true;
+      }
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
+}
