@@ -21,7 +21,6 @@ import { createHostPipeline } from './pipeline.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
 import { createSettingsStore, type Settings, type SettingsStore } from './settings.js';
-import { createSettingsStore, type SettingsStore } from './settings.js';
 import { createPluginManager, type BuiltinPluginEntry, type PluginStatus } from './plugins.js';
 
 export type HostLogLevel = 'debug' | 'info' | 'warning' | 'error';

@@ -36,7 +36,6 @@ export type { DashboardErrorCode, FieldError } from './dashboard/reply.js';
 export type { PendingView } from './dashboard/routes/approvals.js';
 export { DASHBOARD_SESSION_COOKIE, DASHBOARD_LOGIN_CODE_TTL_MS, DASHBOARD_SESSION_IDLE_MS } from './dashboard/sessions.js';
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './host.js';
-export { createHost } from './host.js';
 export type { PluginStatus, BuiltinPluginEntry } from './plugins.js';
 export { DEFAULT_PLUGIN_LOAD_TIMEOUT_MS } from './plugins.js';
 export { pluginsDirectory, pluginsDataDirectory, isPackageName, resolvePluginSource } from './pluginsLoad.js';

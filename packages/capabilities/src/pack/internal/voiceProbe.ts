@@ -1,5 +1,4 @@
 import { findExecutable } from '../../internal/which.js';
-import { CapabilityError } from '../../errors.js';
 import { MAX_MEDIA_BASE64_BYTES, toBoundedBase64 as toBoundedMediaBase64 } from './media.js';
 
 /** What the voice pack's modules share: where programs are found and which platform's backends apply. */
