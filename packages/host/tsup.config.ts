@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/paths.ts', 'src/settings.ts'],
+  entry: ['src/index.ts', 'src/paths.ts', 'src/settings.ts', 'src/service.ts'],
   format: ['esm'],
   dts: true,
   clean: true,

@@ -27,6 +27,8 @@ const FLAGS: FlagSpec = {
   cwd: 'value',
   gateway: 'value',
   'gateway-token': 'value',
+  'dry-run': 'switch',
+  tray: 'switch',
 };
 
 /** Flags each command accepts beside --help. */
@@ -42,6 +44,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   servers: ['json', 'command', 'args', 'url', 'env', 'header', 'transport', 'cwd', 'no-browser'],
   tools: ['json', 'url', 'token', 'all'],
   call: ['json', 'url', 'token', 'params'],
+  service: ['json', 'dry-run', 'tray'],
 };
 
 const HELP = `capnode — expose this machine's capabilities to AI agents over MCP
@@ -58,6 +61,8 @@ Usage:
   capnode approvals allow <id> [--always] [--hash <prefix>]   allow once, or always (adds to the allowlist)
   capnode approvals deny <id> [--hash <prefix>]
   capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
+  capnode service install [--tray] [--dry-run]  start the host (or the tray) at login: systemd user unit, launchd agent, logon task
+  capnode service uninstall | status            remove it / show whether it is installed and running
 
 OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json node.token):
   capnode serve --gateway <ws://host:port>      also connect this machine to the gateway as a node
@@ -136,6 +141,8 @@ async function run(context: Context): Promise<number> {
       return (await import('./commands/imported.js')).tools(context);
     case 'call':
       return (await import('./commands/imported.js')).call(context);
+    case 'service':
+      return (await import('./commands/service.js')).service(context);
     default:
       throw new CliError('usage', `unknown command '${name}' — see capnode --help`);
   }

@@ -30,4 +30,6 @@ export { createAppCapability } from './appStatus.js';
 export type { GatewayConnectionConfig, GatewayOverride, NodeModeState, NodeModeStatus } from './gatewayMode.js';
 export { GATEWAY_TOKEN_ENV, NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig, nodeModeStatus } from './gatewayMode.js';
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './host.js';
+export type { ServicePlatform, ServiceOptions, LaunchdOptions, WindowsTaskOptions, ServiceLocationOptions, ServiceFile } from './service.js';
+export { SYSTEMD_UNIT_NAME, LAUNCHD_LABEL, WINDOWS_TASK_NAME, systemdQuote, systemdUnit, xmlEscape, launchdPlist, windowsQuoteArg, windowsLogonTask, servicePath, serviceFile } from './service.js';
 export { createHost } from './host.js';
