@@ -122,7 +122,7 @@ export function createAttachedLink(paths: HostPaths): TrayHostLink {
   return {
     mode: 'attached',
     paths,
-    status: (signal) => adminRequest<TrayHostStatus>(requireTarget(paths), 'status', signal ? { signal } : {}),
+    status: async (signal) => adminRequest<TrayHostStatus>(requireTarget(paths), 'status', signal ? { signal } : {}),
     watchApprovals(onChange) {
       const stop = followApprovalEvents(() => discoverAdminTarget(paths), onChange);
       stops.add(stop);
@@ -134,7 +134,7 @@ export function createAttachedLink(paths: HostPaths): TrayHostLink {
     async patchSettings(patch, signal) {
       await adminRequest(requireTarget(paths), 'settings', { method: 'PATCH', body: patch, ...(signal ? { signal } : {}) });
     },
-    loginUrl: (signal) => requestLoginUrl(requireTarget(paths), signal),
+    loginUrl: async (signal) => requestLoginUrl(requireTarget(paths), signal),
     mcpToken: () => readMcpToken(paths),
     async close() {
       for (const stop of stops) stop();
