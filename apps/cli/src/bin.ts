@@ -29,6 +29,7 @@ const FLAGS: FlagSpec = {
   'gateway-token': 'value',
   'dry-run': 'switch',
   tray: 'switch',
+  'print-url': 'switch',
 };
 
 /** Flags each command accepts beside --help. */
@@ -45,6 +46,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   tools: ['json', 'url', 'token', 'all'],
   call: ['json', 'url', 'token', 'params'],
   service: ['json', 'dry-run', 'tray'],
+  ui: ['url', 'print-url'],
 };
 
 const HELP = `capnode — expose this machine's capabilities to AI agents over MCP
@@ -63,6 +65,7 @@ Usage:
   capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
   capnode service install [--tray] [--dry-run]  start the host (or the tray) at login: systemd user unit, launchd agent, logon task
   capnode service uninstall | status            remove it / show whether it is installed and running
+  capnode ui [--print-url]                      open the dashboard in the browser (one-time sign-in link)
 
 OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json node.token):
   capnode serve --gateway <ws://host:port>      also connect this machine to the gateway as a node
@@ -143,6 +146,8 @@ async function run(context: Context): Promise<number> {
       return (await import('./commands/imported.js')).call(context);
     case 'service':
       return (await import('./commands/service.js')).service(context);
+    case 'ui':
+      return (await import('./commands/ui.js')).ui(context);
     default:
       throw new CliError('usage', `unknown command '${name}' — see capnode --help`);
   }
