@@ -62,7 +62,7 @@ export async function startTestDisplay(): Promise<TestDisplay> {
     const display = `:${number}`;
     const tmp = join(dir, 'tmp');
     spawnSync('mkdir', ['-p', tmp]);
-    const env = { ...process.env, DISPLAY: display, DBUS_SESSION_BUS_ADDRESS: busAddress, NO_AT_BRIDGE: '1', TMPDIR: tmp };
+    const env: NodeJS.ProcessEnv = { ...process.env, DISPLAY: display, DBUS_SESSION_BUS_ADDRESS: busAddress, NO_AT_BRIDGE: '1', TMPDIR: tmp };
     delete env.WAYLAND_DISPLAY;
     let closing: Promise<void> | undefined;
     const close = () => {

@@ -77,3 +77,33 @@ describe('the tray running the host in process', () => {
     await test[Symbol.asyncDispose]();
   });
 });
+
+describe('pause / resume and gateway node mode through the real settings routes', () => {
+  it('attached: pause stops the MCP listener, the tray finds the admin-only listener and resumes it; a bad patch is refused with the field', { timeout: 60_000 }, async () => {
+    await using test = await startTestHost({ clientName: 'tray-pause' });
+    const link = createAttachedLink(hostPaths(test.home));
+    await link.patchSettings({ mcp: { enabled: false } });
+    await eventually(() => test.host.status().mcp.state === 'disabled', { what: 'the listener paused', ...slow });
+    expect((await link.status()).mcp.state).toBe('disabled');
+    await link.patchSettings({ mcp: { enabled: true } });
+    await eventually(() => test.host.status().mcp.state === 'listening', { what: 'the listener resumed', ...slow });
+    expect((await link.status()).mcp.state).toBe('listening');
+    const refused = await link.patchSettings({ node: { enabled: 'yes' } }).catch((error: unknown) => error);
+    expect(isTrayError(refused) && refused.code).toBe('request_failed');
+    expect((refused as Error).message).toMatch(/HTTP 400.*node\.enabled/);
+    const login = await link.loginUrl();
+    expect(login).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?code=/);
+    await link.close();
+  });
+
+  it('in process: pause and resume through the host object, while no listener runs', { timeout: 60_000 }, async () => {
+    await using test = await startTestHost({ clientName: 'tray-pause-in-process' });
+    const link = createInProcessLink(test.host);
+    await link.patchSettings({ mcp: { enabled: false } });
+    expect((await link.status()).mcp.state).toBe('disabled');
+    await link.patchSettings({ mcp: { enabled: true } });
+    await eventually(async () => (await link.status()).mcp.state === 'listening', { what: 'the listener resumed', ...slow });
+    await expect(link.patchSettings({ mcp: { port: -1 } })).rejects.toMatchObject({ code: 'request_failed' });
+    expect(await link.loginUrl()).toMatch(/\/login\?code=/);
+  });
+});

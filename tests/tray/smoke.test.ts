@@ -46,7 +46,7 @@ describe.runIf(process.platform === 'linux')('capnode-tray smoke run under Xvfb 
     const tray = startTrayProcess(['--in-process'], { ...display.env, CAPNODE_HOME: home.path, XDG_CACHE_HOME: join(home.path, 'cache') });
     try {
       const name = await findTrayMenu(display.busAddress, slow);
-      const runtime = await eventually(() => existsSync(join(home.path, 'host.json')) && (JSON.parse(readFileSync(join(home.path, 'host.json'), 'utf8')) as { url: string }), { what: 'host.json', ...slow });
+      const runtime = await eventually(() => (existsSync(join(home.path, 'host.json')) ? (JSON.parse(readFileSync(join(home.path, 'host.json'), 'utf8')) as { url: string }) : undefined), { what: 'host.json', ...slow });
       await eventually(async () => (await labels(display, name)).includes(`capnode: MCP on ${runtime.url}`), { what: 'the status line', ...slow });
       expect(tray.stderr()).toContain('running the host in this process');
 
@@ -97,7 +97,7 @@ describe.runIf(process.platform === 'linux')('capnode-tray smoke run under Xvfb 
   it('without a display the tray says why and what to do, and exits 1', { timeout: 30_000 }, async () => {
     using home = tempDir('capnode-tray-nodisplay-');
     writeFileSync(join(home.path, 'settings.json'), JSON.stringify({ mcp: { port: 0 } }), { mode: 0o600 });
-    const env = { ...display.env, CAPNODE_HOME: home.path, XDG_CACHE_HOME: join(home.path, 'cache') };
+    const env: NodeJS.ProcessEnv = { ...display.env, CAPNODE_HOME: home.path, XDG_CACHE_HOME: join(home.path, 'cache') };
     delete env.DISPLAY;
     const tray = startTrayProcess(['--in-process'], env);
     expect(await tray.exited).toBe(1);

@@ -17,11 +17,14 @@ export interface TrayActionDeps {
   readonly quit: () => void;
 }
 
-/** The one-time login URL, asking the dashboard to land on `page` after login (`next=/approvals`; a dashboard that ignores it lands on its home page). */
+/**
+ * The one-time login URL with the dashboard page as its fragment (`#/approvals`): the login's 303
+ * to `/` carries no fragment, so the browser keeps this one (RFC 9110 §10.2.2) and lands on the page.
+ */
 export function dashboardPageUrl(loginUrl: string, page: 'approvals' | undefined): string {
   if (!page) return loginUrl;
   const url = new URL(loginUrl);
-  url.searchParams.set('next', `/${page}`);
+  url.hash = `/${page}`;
   return url.href;
 }
 

@@ -1,4 +1,4 @@
-import { readRuntimeState, readTokenFile, type HostPaths } from '@capnode/host/paths';
+import { listRuntimeStates, readTokenFile, type HostPaths } from '@capnode/host/paths';
 import { TrayError } from './errors.js';
 
 /** Deadline of one admin request (not of the approval event stream). */
@@ -12,11 +12,13 @@ export interface AdminTarget {
 }
 
 /**
- * The admin routes of the host running on `paths` (from `host.json`, re-read on every call, so a
- * host restarted on another port is found), with the admin token; `undefined` when no host runs.
+ * The admin routes of the host running on `paths`, with the admin token; `undefined` when no host
+ * runs. Read again on every call, so a host restarted on another port is found: `host.json` while
+ * the MCP listener runs, else the host's admin-only listener (`run/node-<pid>.json`, published while
+ * the MCP server is paused or off). Stdio hosts (one per MCP client) are not attached to.
  */
 export function discoverAdminTarget(paths: HostPaths): AdminTarget | undefined {
-  const running = readRuntimeState(paths.runtime);
+  const running = listRuntimeStates(paths).find((state) => state.kind === 'http' || state.kind === 'node');
   if (!running) return undefined;
   return { url: running.adminUrl, token: readAdminToken(paths) };
 }
@@ -32,9 +34,11 @@ function readAdminToken(paths: HostPaths): string | undefined {
 /** The `error` of an admin or dashboard error body (`{ error: string }` or `{ error: { message } }`). */
 function errorText(body: unknown): string | undefined {
   const error = (body as { error?: unknown } | null)?.error;
-  if (typeof error === 'string') return error;
-  const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' ? message : undefined;
+  const message = typeof error === 'string' ? error : (error as { message?: unknown } | null)?.message;
+  if (typeof message !== 'string') return undefined;
+  const fields = (body as { fields?: unknown }).fields ?? (error as { fields?: unknown } | null)?.fields;
+  const named = Array.isArray(fields) ? fields.filter((field): field is { path: string; message: string } => typeof field?.path === 'string' && typeof field?.message === 'string') : [];
+  return named.length > 0 ? `${message} (${named.map((field) => `${field.path}: ${field.message}`).join('; ')})` : message;
 }
 
 /**

@@ -1,7 +1,8 @@
 /** capnode-tray: the tray / menu-bar icon of the capnode host. */
 import { createRequire } from 'node:module';
 import { createHost, isHostError, type Host } from '@capnode/host';
-import { hostPaths, readRuntimeState, resolveHome } from '@capnode/host/paths';
+import { hostPaths, resolveHome } from '@capnode/host/paths';
+import { discoverAdminTarget } from './adminClient.js';
 import { isTrayError } from './errors.js';
 import { createAttachedLink, createInProcessLink, type TrayHostLink } from './hostLink.js';
 import { startTray } from './tray.js';
@@ -46,7 +47,7 @@ async function startOwnHost(): Promise<Host | 'locked'> {
 
 async function chooseLink(mode: 'auto' | 'attach' | 'in-process'): Promise<TrayHostLink> {
   const paths = hostPaths(resolveHome());
-  if (mode === 'attach' || (mode === 'auto' && readRuntimeState(paths.runtime))) return createAttachedLink(paths);
+  if (mode === 'attach' || (mode === 'auto' && discoverAdminTarget(paths))) return createAttachedLink(paths);
   const host = await startOwnHost();
   if (host !== 'locked') return createInProcessLink(host);
   if (mode === 'in-process') throw new Error(`another capnode host holds ${paths.home}; quit it, or start the tray without --in-process to attach to it`);

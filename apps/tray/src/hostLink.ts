@@ -106,7 +106,7 @@ export function followApprovalEvents(target: () => AdminTarget | undefined, onCh
 
 function requireTarget(paths: HostPaths): AdminTarget {
   const target = discoverAdminTarget(paths);
-  if (!target) throw new TrayError('host_unreachable', `no capnode host runs for ${paths.home} (no live host.json) — start one with: capnode serve, or start the tray without --attach`);
+  if (!target) throw new TrayError('host_unreachable', `no capnode host runs for ${paths.home} (no live host.json or run/node-*.json) — start one with: capnode serve, or start the tray without --attach`);
   return target;
 }
 
@@ -143,26 +143,9 @@ export function createAttachedLink(paths: HostPaths): TrayHostLink {
   };
 }
 
-/** The admin routes of an in-process host: on its MCP listener, else on its admin-only listener (gateway node without MCP). */
-function ownAdminTarget(host: Host): AdminTarget | undefined {
-  const status = host.status();
-  const base = status.mcp.url ? new URL('/_capnode/', status.mcp.url).href : status.admin?.url;
-  if (!base) return undefined;
-  let token: string | undefined;
-  try {
-    token = readTokenFile(host.paths.adminToken);
-  } catch {
-    token = undefined;
-  }
-  return { url: base, token };
-}
-
-/** A host method the dashboard work adds (validated partial settings, applied live); used when present. */
-type PatchSettingsMethod = (patch: unknown) => Promise<unknown>;
-
 /**
- * A link to a host this process runs: status and approvals straight from the host object;
- * settings through the host's own `patchSettings` when it has one, else through its admin route.
+ * A link to a host this process runs: status, approvals, settings and the dashboard login straight
+ * from the host object (no HTTP, so "Resume MCP server" works while the listener is stopped).
  */
 export function createInProcessLink(host: Host): TrayHostLink {
   return {
@@ -173,20 +156,16 @@ export function createInProcessLink(host: Host): TrayHostLink {
       onChange(host.approvals.list());
       return host.approvals.subscribe(() => onChange(host.approvals.list()));
     },
-    async patchSettings(patch, signal) {
-      const direct = (host as unknown as { patchSettings?: PatchSettingsMethod }).patchSettings;
-      if (typeof direct === 'function') {
-        await direct.call(host, patch);
-        return;
-      }
-      const target = ownAdminTarget(host);
-      if (!target) throw new TrayError('host_unreachable', 'the host has no admin listener right now (MCP paused and no gateway node); restart the tray to resume');
-      await adminRequest(target, 'settings', { method: 'PATCH', body: patch, ...(signal ? { signal } : {}) });
+    async patchSettings(patch) {
+      const result = await host.patchSettings(patch);
+      if (!result.ok) throw new TrayError('request_failed', `${result.message}${result.fields.length > 0 ? ` (${result.fields.map((field) => `${field.path}: ${field.message}`).join('; ')})` : ''}`);
     },
-    async loginUrl(signal) {
-      const target = ownAdminTarget(host);
-      if (!target) throw new TrayError('host_unreachable', 'the host has no admin listener right now; resume the MCP server first');
-      return requestLoginUrl(target, signal);
+    async loginUrl() {
+      try {
+        return host.dashboardLoginUrl();
+      } catch (error) {
+        throw new TrayError('request_failed', (error as Error).message, { cause: error });
+      }
     },
     mcpToken: () => readMcpToken(host.paths),
     close: () => host.close(),

@@ -148,7 +148,7 @@ describe('runTrayAction', () => {
     await runTrayAction({ type: 'open-dashboard' }, deps);
     await runTrayAction({ type: 'open-dashboard', page: 'approvals' }, deps);
     expect(link.logins).toBe(2);
-    expect(desktop.opened).toEqual(['http://127.0.0.1:9999/login?code=abc', 'http://127.0.0.1:9999/login?code=abc&next=%2Fapprovals']);
+    expect(desktop.opened).toEqual(['http://127.0.0.1:9999/login?code=abc', 'http://127.0.0.1:9999/login?code=abc#/approvals']);
     expect(dashboardPageUrl('http://127.0.0.1:1/login?code=x', undefined)).toBe('http://127.0.0.1:1/login?code=x');
   });
 

@@ -20,7 +20,7 @@ export interface TrayState {
   readonly mode: 'in-process' | 'attached';
   /** `connecting` until the first status arrives; `unreachable` while the attached host does not answer. */
   readonly connection: 'connecting' | 'connected' | 'unreachable';
-  readonly status?: TrayHostStatus;
+  readonly status?: TrayHostStatus | undefined;
   /** Pending exec approvals (from the approval event stream). */
   readonly pendingApprovals: number;
   /** Whether a token file exists to copy. */
