@@ -130,6 +130,8 @@ export async function notifyApproval(approval: PendingApproval, options: Desktop
     // Waits while the notification is up (at most until the approval expires).
     const result = await runTool(notifySend, args, { ...options, timeoutMs: (seconds + 5) * 1000 });
     if (result.code === 0) return result.stdout.trim() === 'open' ? 'open' : 'shown';
+    // Killed at the approval's expiry: it was shown, nobody chose the action.
+    if (result.code === null) return 'shown';
     // An older notify-send without --action, or no daemon: fall through to the plain notification.
   }
   await showDesktopNotification({ title, body, urgency: 'critical', env, ...(options.signal ? { signal: options.signal } : {}) });

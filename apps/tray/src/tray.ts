@@ -23,8 +23,11 @@ export interface TrayOptions {
   readonly statusIntervalMs?: number;
   /** Clipboard and browser; default the platform tools (`writeClipboard`, `openInBrowser`). */
   readonly desktop?: TrayDesktop;
-  /** Shows the notification of a new pending approval; `'open'` when the person asked to see it. Default `notifyApproval`. */
-  readonly notify?: (approval: PendingApproval) => Promise<'open' | 'shown'>;
+  /**
+   * Shows the notification of a new pending approval; `'open'` when the person asked to see it.
+   * `signal` aborts when the approval is answered elsewhere or the tray closes. Default `notifyApproval`.
+   */
+  readonly notify?: (approval: PendingApproval, signal: AbortSignal) => Promise<'open' | 'shown'>;
   readonly onLog?: (level: TrayLogLevel, message: string) => void;
   /** Aborting closes the tray. */
   readonly signal?: AbortSignal;
@@ -65,7 +68,7 @@ export async function startTray(options: TrayOptions): Promise<Tray> {
   const log = options.onLog ?? defaultLog;
   const link = options.link;
   const desktop: TrayDesktop = options.desktop ?? { writeClipboard: (text) => writeClipboard(text, { env }), openInBrowser: (url) => openInBrowser(url, { env }) };
-  const notify = options.notify ?? ((approval: PendingApproval) => notifyApproval(approval, { env }));
+  const notify = options.notify ?? ((approval: PendingApproval, signal: AbortSignal) => notifyApproval(approval, { env, signal }));
   let state: TrayState = { mode: link.mode, connection: 'connecting', pendingApprovals: 0, hasToken: link.mcpToken() !== undefined };
   let helper: TrayHelper;
   try {
@@ -106,17 +109,23 @@ export async function startTray(options: TrayOptions): Promise<Tray> {
   const poll = setInterval(() => void refresh(), options.statusIntervalMs ?? 2_000);
   poll.unref?.();
 
-  const notified = new Set<string>();
+  /** The notification of each pending approval, aborted (notify-send ends) once it is answered or the tray closes. */
+  const notified = new Map<string, AbortController>();
   const openApprovals = () => void tray.click('approvals');
   const stopApprovals = link.watchApprovals((pending) => {
     const ids = new Set(pending.map((approval) => approval.id));
-    for (const id of notified) if (!ids.has(id)) notified.delete(id);
+    for (const [id, controller] of notified) {
+      if (ids.has(id)) continue;
+      controller.abort();
+      notified.delete(id);
+    }
     for (const approval of pending) {
-      if (notified.has(approval.id)) continue;
-      notified.add(approval.id);
-      notify(approval).then(
+      if (notified.has(approval.id) || closing) continue;
+      const controller = new AbortController();
+      notified.set(approval.id, controller);
+      notify(approval, controller.signal).then(
         (answer) => answer === 'open' && !closing && openApprovals(),
-        (error: unknown) => log('info', `no desktop notification for approval ${approval.id}: ${(error as Error).message}`),
+        (error: unknown) => controller.signal.aborted || log('info', `no desktop notification for approval ${approval.id}: ${(error as Error).message}`),
       );
     }
     update({ pendingApprovals: pending.length });
@@ -152,6 +161,7 @@ export async function startTray(options: TrayOptions): Promise<Tray> {
         clearInterval(poll);
         clearTimeout(errorTimer);
         stopApprovals();
+        for (const controller of notified.values()) controller.abort();
         await helper.close();
         await link.close();
         resolveClosed();
