@@ -70,12 +70,23 @@ function checkEnv(env: Readonly<Record<string, string>> = {}): [string, string][
 
 /**
  * One word of a systemd unit line, double-quoted: `\` and `"` escaped, `%` doubled (specifiers);
- * with `command`, `$` doubled too (ExecStart expands `$VAR`).
+ * with `command`, `$` doubled too (ExecStart expands `$VAR` in its arguments).
  */
 export function systemdQuote(value: string, options: { readonly command?: boolean } = {}): string {
   let escaped = refuseControl(value, 'a systemd value').replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%');
   if (options.command) escaped = escaped.replace(/\$/g, '$$$$');
   return `"${escaped}"`;
+}
+
+/**
+ * The `ExecStart=` words: systemd refuses quotes and backslashes in the executable's path ("special
+ * characters") and does not expand `$` there, so such a program runs through `/usr/bin/env`, as an
+ * argument (where every character can be escaped).
+ */
+function execStart(command: readonly string[]): string {
+  const [program, ...args] = command as [string, ...string[]];
+  const words = /["'\\]/.test(program) ? ['/usr/bin/env', program, ...args] : [program, ...args];
+  return [systemdQuote(words[0]!), ...words.slice(1).map((word) => systemdQuote(word, { command: true }))].join(' ');
 }
 
 /** A systemd user unit that runs `command` at login and restarts it after a failure. */
@@ -90,7 +101,7 @@ export function systemdUnit(options: ServiceOptions): string {
     '',
     '[Service]',
     'Type=simple',
-    `ExecStart=${options.command.map((part) => systemdQuote(part, { command: true })).join(' ')}`,
+    `ExecStart=${execStart(options.command)}`,
     ...env.map(([name, value]) => `Environment=${systemdQuote(`${name}=${value}`)}`),
     'Restart=on-failure',
     'RestartSec=5',
