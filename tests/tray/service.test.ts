@@ -9,8 +9,8 @@ const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const cli = join(root, 'apps/cli/dist/bin.js');
 const trayBin = join(root, 'apps/tray/dist/bin.js');
 const hasSystemdAnalyze = spawnSync('sh', ['-c', 'command -v systemd-analyze']).status === 0;
-/** True when `systemctl --user` reaches a real user manager: then the "present" case must not touch it. */
-const userManagerRuns = spawnSync('sh', ['-c', 'command -v systemctl && systemctl --user is-system-running'], { encoding: 'utf8' }).stdout.trim().split('\n').length > 1 && spawnSync('systemctl', ['--user', 'is-system-running']).status !== 1;
+/** True when `systemctl --user` reaches a real user manager: then the real-systemctl case must not touch it. */
+const userManagerRuns = /^(running|degraded|starting|initializing|maintenance|stopping)/.test(spawnSync('systemctl', ['--user', 'is-system-running'], { encoding: 'utf8' }).stdout ?? '');
 
 interface Run {
   readonly code: number | null;

@@ -37,9 +37,12 @@ describe('@capnode/host entries', () => {
       'HOME_ENV',
       'HOST_LOCK_FILE',
       'HostError',
+      'LAUNCHD_LABEL',
       'NODE_IDENTITY_FILE',
       'OPERATOR_IDENTITY_FILE',
       'SECRET_MASK',
+      'SYSTEMD_UNIT_NAME',
+      'WINDOWS_TASK_NAME',
       'acquireHostLock',
       'addMcpServers',
       'createAdminHandler',
@@ -54,6 +57,7 @@ describe('@capnode/host entries', () => {
       'formatUrl',
       'hostPaths',
       'isHostError',
+      'launchdPlist',
       'listRuntimeStates',
       'loadSettings',
       'mcpClientSettingsSchema',
@@ -67,8 +71,15 @@ describe('@capnode/host entries', () => {
       'resolveGatewayConfig',
       'resolveHome',
       'resolveMcpClientSettings',
+      'serviceFile',
+      'servicePath',
       'setMcpReexport',
       'settingsSchema',
+      'systemdQuote',
+      'systemdUnit',
+      'windowsLogonTask',
+      'windowsQuoteArg',
+      'xmlEscape',
     ]);
   });
 
@@ -86,6 +97,12 @@ describe('@capnode/host entries', () => {
       'readTokenFile',
       'resolveHome',
     ]);
+  });
+
+  it('the /service entry loads only node:path and exports exactly the login-service generators', async () => {
+    expectImports('service.ts', (specifier) => specifier === 'node:path');
+    const entry = await import('./service.js');
+    expect(Object.keys(entry).sort()).toEqual(['LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
   });
 
   it('the /settings entry exports exactly the documented runtime API', async () => {
