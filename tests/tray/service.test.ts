@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/testHost.js';
@@ -127,11 +127,15 @@ describe.runIf(process.platform === 'linux')('capnode service on Linux (systemd 
     const missing = await capnode(['service', 'install', '--tray', '--dry-run'], { HOME: home.path, PATH: `${bin}:/usr/bin:/bin` });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('capnode-tray is not on PATH — install the tray first (npm install -g @capnode/tray)');
-    symlinkSync(trayBin, join(bin, 'capnode-tray'));
-    chmodSync(trayBin, 0o755);
+    // As npm links a global bin: PATH entry → the package's executable .js file.
+    const script = join(home.path, 'lib', 'node_modules', '@capnode', 'tray', 'dist', 'bin.js');
+    mkdirSync(dirname(script), { recursive: true });
+    copyFileSync(trayBin, script);
+    chmodSync(script, 0o755);
+    symlinkSync(script, join(bin, 'capnode-tray'));
     const run = await capnode(['service', 'install', '--tray', '--dry-run'], { HOME: home.path, PATH: `${bin}:/usr/bin:/bin` });
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`ExecStart="${process.execPath}" "${trayBin}"`);
+    expect(run.stdout).toContain(`ExecStart="${process.execPath}" "${script}"`);
     expect(run.stdout).toContain('WantedBy=graphical-session.target');
     expect(run.stdout).toContain('Description=capnode tray');
   });
