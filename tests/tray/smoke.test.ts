@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -70,6 +71,13 @@ describe.runIf(process.platform === 'linux')('capnode-tray smoke run under Xvfb 
       await clickMenuItem(display.busAddress, name, 'Copy MCP URL');
       await eventually(async () => (await readClipboard(display.env).catch(() => '')) === runtime.url, { what: 'the URL on the clipboard', ...slow });
 
+      // Pause and resume through the menu: the real listener stops and starts again.
+      await clickMenuItem(display.busAddress, name, 'Pause MCP server');
+      await eventually(async () => (await labels(display, name)).includes('capnode: MCP server paused'), { what: 'paused', ...slow });
+      await expect(fetch(runtime.url)).rejects.toThrow();
+      await clickMenuItem(display.busAddress, name, 'Resume MCP server');
+      await eventually(async () => (await labels(display, name)).some((label) => label.startsWith('capnode: MCP on http://127.0.0.1:')), { what: 'resumed', ...slow });
+
       await clickMenuItem(display.busAddress, name, 'Quit');
       expect(await tray.exited).toBe(0);
       expect(existsSync(join(home.path, 'host.json'))).toBe(false);
@@ -91,6 +99,26 @@ describe.runIf(process.platform === 'linux')('capnode-tray smoke run under Xvfb 
       expect(test.host.status().mcp.state).toBe('listening');
     } finally {
       tray.child.kill('SIGKILL');
+    }
+  });
+
+  it('the MCP port is taken: the tray still starts, shows the error icon and the reason, and quits cleanly', { timeout: 60_000 }, async () => {
+    using home = tempDir('capnode-tray-busy-');
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, '127.0.0.1', done));
+    const port = (busy.address() as AddressInfo).port;
+    writeFileSync(join(home.path, 'settings.json'), JSON.stringify({ mcp: { port } }), { mode: 0o600 });
+    const tray = startTrayProcess(['--in-process'], { ...display.env, CAPNODE_HOME: home.path, XDG_CACHE_HOME: join(home.path, 'cache') });
+    try {
+      const name = await findTrayMenu(display.busAddress, slow);
+      await eventually(async () => (await labels(display, name)).some((label) => label.startsWith(`capnode: MCP error — port ${port} on 127.0.0.1 is already in use`)), { what: 'the listen error', ...slow });
+      await eventually(async () => readFileSync(await trayIconFile(display.busAddress, name)).equals(icons.error), { what: 'the error icon', ...slow });
+      expect((await menuItems(display.busAddress, name)).find((item) => item.label === 'Copy MCP URL')?.enabled).toBe(false);
+      await clickMenuItem(display.busAddress, name, 'Quit');
+      expect(await tray.exited).toBe(0);
+    } finally {
+      tray.child.kill('SIGKILL');
+      busy.close();
     }
   });
 
