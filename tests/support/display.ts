@@ -52,8 +52,10 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Starts Xvfb on a free display and a D-Bus session bus in a temporary directory. */
+/** Starts Xvfb on a free display and a D-Bus session bus in a temporary directory; names the Debian packages when a tool is missing. */
 export async function startTestDisplay(): Promise<TestDisplay> {
+  const missing = missingDisplayTools();
+  if (missing) throw new Error(`cannot start a test display: ${missing}`);
   const dir = mkdtempSync(join(tmpdir(), 'capnode-display-'));
   const xvfb = spawn('Xvfb', ['-displayfd', '3', '-nolisten', 'tcp', '-screen', '0', '800x600x24'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
   const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'bus')}`], { stdio: ['ignore', 'pipe', 'ignore'] });
