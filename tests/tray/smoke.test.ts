@@ -4,6 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createHost } from '@capnode/host';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTrayIcons } from '../../apps/tray/src/icons.js';
 import { startTestDisplay, type TestDisplay } from '../support/display.js';
@@ -97,6 +98,24 @@ describe.runIf(process.platform === 'linux')('capnode-tray smoke run under Xvfb 
       await clickMenuItem(display.busAddress, name, 'Quit');
       expect(await tray.exited).toBe(0);
       expect(test.host.status().mcp.state).toBe('listening');
+    } finally {
+      tray.child.kill('SIGKILL');
+    }
+  });
+
+  it('--attach before any host runs: error icon and "host not reachable", then the host that starts is picked up', { timeout: 60_000 }, async () => {
+    using home = tempDir('capnode-tray-wait-');
+    const tray = startTrayProcess(['--attach'], { ...display.env, CAPNODE_HOME: home.path, XDG_CACHE_HOME: join(home.path, 'cache') });
+    try {
+      const name = await findTrayMenu(display.busAddress, slow);
+      await eventually(async () => (await labels(display, name)).includes('capnode: host not reachable'), { what: 'not reachable', ...slow });
+      await eventually(async () => readFileSync(await trayIconFile(display.busAddress, name)).equals(icons.error), { what: 'the error icon', ...slow });
+      await using host = createHost({ home: home.path, port: 0, onLog: () => {} });
+      const url = (await host.start()).mcp.url!;
+      await eventually(async () => (await labels(display, name)).includes(`capnode: MCP on ${url}`), { what: 'the host picked up', ...slow });
+      await eventually(async () => readFileSync(await trayIconFile(display.busAddress, name)).equals(icons.ok), { what: 'the ok icon', ...slow });
+      await clickMenuItem(display.busAddress, name, 'Quit');
+      expect(await tray.exited).toBe(0);
     } finally {
       tray.child.kill('SIGKILL');
     }

@@ -11,7 +11,7 @@ const HELP = `capnode-tray — the capnode host as a tray / menu-bar icon
 
 Usage:
   capnode-tray               attach to the running host of this config directory, else run one in this process
-  capnode-tray --attach      only attach (fail when no host runs)
+  capnode-tray --attach      only attach: never start a host (the icon shows the error until one runs)
   capnode-tray --in-process  always run the host in this process
   capnode-tray --help | --version
 
