@@ -126,6 +126,7 @@ describe('Windows logon task', () => {
     expect(xml).toContain('<ExecutionTimeLimit>PT0S</ExecutionTimeLimit>');
     expect(xml).toContain('<Command>C:\\Program Files\\nodejs\\node.exe</Command><Arguments>&quot;C:\\Users\\A &amp; B\\capnode\\bin.js&quot; serve</Arguments>');
     expect(() => windowsLogonTask({ command: ['node.exe'] })).toThrow(/absolute path/);
+    expect(() => windowsLogonTask({ command: ['C:\\node.exe', 'C:\\100%USERNAME%\\bin.js'] })).toThrow(/Task Scheduler would expand/);
   });
 });
 

@@ -164,9 +164,15 @@ export function windowsQuoteArg(value: string): string {
   return `${quoted}${'\\'.repeat(backslashes * 2)}"`;
 }
 
-/** A Task Scheduler task (XML, schema 1.2) that runs `command` at the user's logon, without a time limit, restarting after failures. */
+/**
+ * A Task Scheduler task (XML, schema 1.2) that runs `command` at the user's logon, without a time
+ * limit, restarting after failures. Task Scheduler expands `%VAR%` in the command and its arguments
+ * and has no escape for `%`, so a `%` in them is refused.
+ */
 export function windowsLogonTask(options: WindowsTaskOptions): string {
   checkCommand(options.command, win32.isAbsolute);
+  const percent = options.command.find((part) => part.includes('%'));
+  if (percent !== undefined) throw new TypeError(`'${percent}' contains %, which Task Scheduler would expand as an environment variable`);
   const [program, ...args] = options.command;
   const user = options.userId === undefined ? '' : `<UserId>${xmlEscape(options.userId)}</UserId>`;
   return [
