@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,6 +13,8 @@ import { startTestHost, tempDir } from '../support/testHost.js';
 
 const serverScript = fileURLToPath(new URL('./fixtures/notificationServer.py', import.meta.url));
 const python = '/usr/bin/python3';
+/** The recording notification server needs Debian's python3-dbus and python3-gi. */
+const hasNotificationServer = spawnSync(python, ['-c', 'import dbus, gi'], { stdio: 'ignore' }).status === 0;
 const slow = { timeoutMs: 20_000 };
 
 interface Shown {
@@ -35,7 +37,7 @@ async function startNotificationServer(env: NodeJS.ProcessEnv, click: string): P
   return { shown, child };
 }
 
-describe.runIf(process.platform === 'linux' && existsSync(python))('a new pending approval raises a desktop notification that leads to it', () => {
+describe.runIf(process.platform === 'linux' && hasNotificationServer)('a new pending approval raises a desktop notification that leads to it', () => {
   let display: TestDisplay;
   beforeAll(async () => {
     display = await startTestDisplay();
@@ -86,7 +88,7 @@ describe.runIf(process.platform === 'linux' && existsSync(python))('a new pendin
   });
 });
 
-describe.runIf(process.platform === 'linux' && existsSync(python))('a notification nobody answers', () => {
+describe.runIf(process.platform === 'linux' && hasNotificationServer)('a notification nobody answers', () => {
   it('ends its notify-send when the approval is answered elsewhere, and Quit does not wait for it', { timeout: 60_000 }, async () => {
     await using display = await startTestDisplay();
     using bin = tempDir('capnode-tray-bin-');
