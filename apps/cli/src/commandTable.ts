@@ -47,6 +47,8 @@ export const FLAGS = {
   'print-url': { kind: 'switch', help: 'print the one-time dashboard sign-in link instead of opening a browser' },
   'dev-plugin': { kind: 'value', value: 'path', help: 'load this plugin file and reload it whenever it changes (repeatable)' },
   markdown: { kind: 'switch', help: 'with --list-tools: the stock command surface as Markdown (offline)' },
+  'dry-run': { kind: 'switch', help: 'print the file it would write, change nothing' },
+  tray: { kind: 'switch', help: 'start the tray (capnode-tray) at login instead of capnode serve' },
 } as const satisfies Record<string, FlagInfo>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -215,6 +217,18 @@ export const COMMANDS: readonly CommandRow[] = [
     flags: ['json'],
     subcommands: ['list', 'add', 'remove', 'new'],
     run: async (context) => (await import('./commands/plugins.js')).plugins(context),
+  },
+  {
+    name: 'service',
+    summary: 'start the host (or the tray) at login: systemd user unit, launchd agent, logon task',
+    section: 'main',
+    usage: [
+      ['capnode service install [--tray] [--dry-run]', 'start the host (or the tray) at login: systemd user unit, launchd agent, logon task'],
+      ['capnode service uninstall | status', 'remove it / show whether it is installed and running'],
+    ],
+    flags: ['json', 'dry-run', 'tray'],
+    subcommands: ['install', 'uninstall', 'status'],
+    run: async (context) => (await import('./commands/service.js')).service(context),
   },
   {
     name: 'doctor',

@@ -43,9 +43,12 @@ describe('@capnode/host entries', () => {
       'HOST_LOG_MAX_FILES',
       'HOST_LOG_ROTATE_BYTES',
       'HostError',
+      'LAUNCHD_LABEL',
       'NODE_IDENTITY_FILE',
       'OPERATOR_IDENTITY_FILE',
       'SECRET_MASK',
+      'SYSTEMD_UNIT_NAME',
+      'WINDOWS_TASK_NAME',
       'acquireHostLock',
       'addMcpServers',
       'clientConfigPath',
@@ -67,6 +70,7 @@ describe('@capnode/host entries', () => {
       'isHostError',
       'isPackageName',
       'listClientTargets',
+      'launchdPlist',
       'listRuntimeStates',
       'loadSettings',
       'mcpClientSettingsSchema',
@@ -89,6 +93,15 @@ describe('@capnode/host entries', () => {
       'settingsSchema',
       'stockCommandsMarkdown',
       'writeClientConfig',
+      'serviceFile',
+      'servicePath',
+      'setMcpReexport',
+      'settingsSchema',
+      'systemdQuote',
+      'systemdUnit',
+      'windowsLogonTask',
+      'windowsQuoteArg',
+      'xmlEscape',
     ]);
   });
 
@@ -106,6 +119,12 @@ describe('@capnode/host entries', () => {
       'readTokenFile',
       'resolveHome',
     ]);
+  });
+
+  it('the /service entry loads only node:path and exports exactly the login-service generators', async () => {
+    expectImports('service.ts', (specifier) => specifier === 'node:path');
+    const entry = await import('./service.js');
+    expect(Object.keys(entry).sort()).toEqual(['LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
   });
 
   it('the /settings entry exports exactly the documented runtime API', async () => {

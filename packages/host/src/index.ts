@@ -67,3 +67,5 @@ export {
   findClientConfigs,
   listClientTargets,
 } from './clientConfigs.js';
+export type { ServicePlatform, ServiceOptions, LaunchdOptions, WindowsTaskOptions, ServiceLocationOptions, ServiceFile } from './service.js';
+export { SYSTEMD_UNIT_NAME, LAUNCHD_LABEL, WINDOWS_TASK_NAME, systemdQuote, systemdUnit, xmlEscape, launchdPlist, windowsQuoteArg, windowsLogonTask, servicePath, serviceFile } from './service.js';

@@ -1,0 +1,18 @@
+export type { TrayErrorCode } from './errors.js';
+export { TrayError, isTrayError } from './errors.js';
+export type { TrayIconState, TrayHostStatus, TrayState, TrayItemKey, TrayMenuItem, TrayMenu, TrayAction } from './menu.js';
+export { TRAY_ITEM_KEYS, trayIcon, statusLine, buildTrayMenu, trayActionFor } from './menu.js';
+export type { TrayDesktop, TrayActionDeps } from './actions.js';
+export { runTrayAction, dashboardPageUrl } from './actions.js';
+export type { TrayIconImages, TrayHelperOptions, TrayHelper } from './trayHelper.js';
+export { startTrayHelper } from './trayHelper.js';
+export { bundledTrayHelper, runnableTrayHelper, trayHelperCacheDir } from './helperBinary.js';
+export { trayAssetsDir, loadTrayIcons } from './icons.js';
+export type { AdminTarget, ServerSentEvent } from './adminClient.js';
+export { ADMIN_REQUEST_TIMEOUT_MS, discoverAdminTarget, adminRequest, readServerSentEvents } from './adminClient.js';
+export type { SettingsPatch, TrayHostLink } from './hostLink.js';
+export { createAttachedLink, createInProcessLink, followApprovalEvents } from './hostLink.js';
+export type { DesktopOptions } from './desktop.js';
+export { writeClipboard, openInBrowser, notifyApproval, approvalNotificationText } from './desktop.js';
+export type { TrayLogLevel, TrayOptions, Tray } from './tray.js';
+export { startTray } from './tray.js';
