@@ -13,6 +13,10 @@ import type { BackoffOptions } from './backoff.js';
 import { createGatewayClient, type GatewayClient, type GatewayClientStatus, type GatewayDeclaration, type GatewayLogLevel } from './client.js';
 import { isGatewayError } from './errors.js';
 import type { DeviceIdentity, DeviceTokenStore } from './identity.js';
+import { serveExecApprovalsRoute } from './internal/execApprovalsSnapshot.js';
+import { gatewayCaps } from './internal/gatewayCaps.js';
+import { gatewayErrorCode } from './internal/gatewayCodes.js';
+import { fingerprintArgs } from './internal/invokeFingerprint.js';
 import { createInvokeLedger, type InvokeLedgerStats } from './invokeLedger.js';
 import type { GatewaySocketFactory } from './socket.js';
 
@@ -20,14 +24,14 @@ import type { GatewaySocketFactory } from './socket.js';
 export const NODE_BUSY_MESSAGE = 'node busy, retry';
 
 /**
- * What a node declares to the gateway: every registry command except `localOnly` ones, and their
- * categories as caps, in registration order.
+ * What a node declares to the gateway: every registry command except `localOnly` ones, and as caps
+ * the OpenClaw families of their categories (camera, computer, location, screen, browser, canvas,
+ * talk — `tts`/`stt` count as talk), in registration order. Categories without a family (system,
+ * device, clipboard, …) send no cap; a category whose commands were all withheld sends none.
  */
 export function nodeDeclaration(registry: Registry): GatewayDeclaration {
   const commands = registry.commands({ excludeLocalOnly: true });
-  const caps: string[] = [];
-  for (const command of commands) if (!caps.includes(command.category)) caps.push(command.category);
-  return { caps, commands: commands.map((command) => command.name) };
+  return { caps: gatewayCaps(commands.map((command) => command.category)), commands: commands.map((command) => command.name) };
 }
 
 function sameDeclaration(a: GatewayDeclaration, b: GatewayDeclaration): boolean {
@@ -126,15 +130,20 @@ export interface GatewayNode {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-function upperCode(code: string): string {
-  return code.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-}
-
-/** The `node.invoke.result` params for an outcome of the pipeline. */
+/**
+ * The `node.invoke.result` params for an outcome of the pipeline. Failure codes in the gateway's
+ * spelling: a command's own `data.code` (e.g. `LOCATION_DISABLED`) passes through, `consent_required`
+ * is `PERMISSION_REQUIRED`, `unavailable` `UNAVAILABLE`, `payload_too_large` `PAYLOAD_TOO_LARGE`,
+ * any other code upper-cased.
+ */
 export function toInvokeResult(id: string, nodeId: string, outcome: InvocationOutcome): NodeInvokeResultParams {
   const { result } = outcome;
-  if (!result.ok) return { id, nodeId, ok: false, error: { code: upperCode(result.error.code), message: result.error.message } };
+  if (!result.ok) return { id, nodeId, ok: false, error: { code: gatewayErrorCode(result.error), message: result.error.message } };
   return { id, nodeId, ok: true, payload: result.structured ?? { content: result.content } };
+}
+
+function execApprovalsRouteCommand(name: string | undefined): 'system.execApprovals.get' | 'system.execApprovals.set' | undefined {
+  return name === 'system.execApprovals.get' || name === 'system.execApprovals.set' ? name : undefined;
 }
 
 /**
@@ -299,7 +308,8 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
     }
     let fingerprint: string;
     try {
-      fingerprint = `${(registry.resolve(request.command)?.name ?? request.command).toLowerCase()}\n${await argumentsHash(args.args)}`;
+      const name = registry.resolve(request.command)?.name ?? request.command;
+      fingerprint = `${name.toLowerCase()}\n${await argumentsHash(fingerprintArgs(name, args.args))}`;
     } catch {
       await sendResult(errorResult(request.id, nodeId, 'INVALID_REQUEST', 'params cannot be read as JSON'));
       return;
@@ -310,17 +320,21 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
       key: request.idempotencyKey ?? `invoke:${request.id}`,
       fingerprint,
       run: async (signal) => {
-        const outcome = await invoker.invoke(
-          {
-            command: request.command,
-            args: args.args,
-            transport: 'gateway',
-            requestId: request.id,
-            caller: `gateway ${options.url}`,
-            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-          },
-          { signal: AbortSignal.any([signal, lifetime.signal]) },
-        );
+        const invoke = (command: string, commandArgs: unknown) =>
+          invoker.invoke(
+            {
+              command,
+              args: commandArgs,
+              transport: 'gateway',
+              requestId: request.id,
+              caller: `gateway ${options.url}`,
+              ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+            },
+            { signal: AbortSignal.any([signal, lifetime.signal]) },
+          );
+        // The gateway's exec approvals route expects the snapshot shape, not capnode's { mode, allowlist }.
+        const route = execApprovalsRouteCommand(registry.resolve(request.command)?.name);
+        const outcome = route ? await serveExecApprovalsRoute(route, args.args, invoke) : await invoke(request.command, args.args);
         return toInvokeResult(request.id, nodeId, outcome);
       },
     });

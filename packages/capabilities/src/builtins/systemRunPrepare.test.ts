@@ -79,9 +79,9 @@ describe('system.run.prepare', () => {
     expect(ok(await ctx.call('system.run.prepare', agentPrepare(['true']))).execPolicy).toEqual(execPolicy);
   });
 
-  it('defaults the cwd to the home directory and refuses a missing cwd, a bad env or an empty argv', async () => {
+  it('keeps a call without cwd without one and refuses a missing cwd, a bad env or an empty argv', async () => {
     await using ctx = setup({ mode: 'full' });
-    expect(ok(await ctx.call('system.run.prepare', agentPrepare(['true']))).plan.cwd).toBe(await realpath(os.homedir()));
+    expect(ok(await ctx.call('system.run.prepare', agentPrepare(['true']))).plan).not.toHaveProperty('cwd');
     expect(failure(await ctx.call('system.run.prepare', agentPrepare(['true'], { cwd: path.join(tmp, 'missing') }))).code).toBe('invalid_arguments');
     expect(failure(await ctx.call('system.run.prepare', agentPrepare(['true'], { env: { 'A=B': 'x' } }))).code).toBe('invalid_arguments');
     expect(failure(await ctx.call('system.run.prepare', agentPrepare([''])))).toMatchObject({ code: 'invalid_arguments' });

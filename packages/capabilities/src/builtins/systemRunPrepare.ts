@@ -45,7 +45,7 @@ export function execPolicyForMode(mode: ExecApprovalMode): { readonly security: 
 /**
  * `system.run.prepare`: the first half of OpenClaw's node exec (`exec host=node`). It checks the
  * command (argv, cwd, env) without running or asking anything and returns the plan `system.run`
- * then runs exactly: `{ plan: { argv, cwd (real path), commandText, commandPreview?, agentId?,
+ * then runs exactly: `{ plan: { argv, cwd? (real path, when the call gave one), commandText, commandPreview?, agentId?,
  * sessionKey? }, execPolicy: { security, ask } (this machine's mode), allowAlwaysCoverage }`.
  *
  * `allowAlwaysCoverage` is always `{ complete: false, patterns: [] }`: an "allow always" given at the
@@ -62,11 +62,13 @@ export function createSystemRunPrepareCommand(options: SystemRunPrepareOptions =
     async execute(args) {
       const exec = describeExecArgs({ command: args.command, ...(args.cwd ? { cwd: args.cwd } : {}), ...(args.env ? { env: args.env } : {}) });
       if (exec.target.shell) throw new CapabilityError('invalid_arguments', 'system.run.prepare takes an argv array.');
-      const cwd = await resolveWorkingDirectory(exec.cwd, options.defaultCwd ?? os.homedir());
+      // A call without cwd stays without one (it runs in the default directory): allowlist entries
+      // without a cwd scope cover exactly those calls.
+      const cwd = exec.cwd === undefined ? undefined : await resolveWorkingDirectory(exec.cwd, options.defaultCwd ?? os.homedir());
       const rawCommand = args.rawCommand?.trim();
       const plan = {
         argv: [...exec.target.argv],
-        cwd,
+        ...(cwd === undefined ? {} : { cwd }),
         commandText: exec.commandLine,
         ...(rawCommand && rawCommand !== exec.commandLine ? { commandPreview: rawCommand } : {}),
         ...(args.agentId ? { agentId: args.agentId } : {}),
