@@ -197,4 +197,16 @@ describe('gateway client against a faulty gateway', () => {
     expect(() => createGatewayClient(clientOptions('http://127.0.0.1:1'))).toThrow(/ws: or wss:/);
     expect(() => createGatewayClient(clientOptions('ws://user:pw@127.0.0.1:1'))).toThrow(/not in the URL/);
   });
+
+  it('a 1012 service restart close of an open connection reconnects at the restart interval, not the backoff', async () => {
+    await using gateway = await startFakeGateway();
+    // Backoff that would wait a minute: the restart interval (500 ms) must win.
+    await using client = createGatewayClient(clientOptions(gateway.url, { backoff: { initialMs: 60_000, maxMs: 60_000 } }));
+    await client.ready({ timeoutMs: 10_000 });
+    (await gateway.connection(0)).socket.close(1012, 'service restart');
+    await eventually(() => client.status().state === 'waiting');
+    expect(client.status().nextRetryAt! - Date.now()).toBeLessThanOrEqual(500);
+    await gateway.connection(1, 10_000);
+    await eventually(() => client.status().state === 'connected');
+  });
 });

@@ -15,10 +15,11 @@ import {
   type GatewayRole,
   type HelloOk,
 } from '@capnode/protocol/gateway';
-import { backoffDelay, type BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from './backoff.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import type { DeviceIdentity, DeviceTokenStore } from './identity.js';
 import { classifyConnectError } from './internal/connectErrors.js';
+import { createReconnectPolicy, type ReconnectCause } from './internal/reconnectPolicy.js';
 import { utf8Length } from './internal/utf8.js';
 import type { GatewaySocket, GatewaySocketFactory } from './socket.js';
 
@@ -165,7 +166,6 @@ interface Connection {
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
-const MAX_RETRY_AFTER_MS = 5 * 60_000;
 const MAX_TIMER_MS = 2_147_483_647;
 const CLOSE_GRACE_MS = 2_000;
 
@@ -206,7 +206,8 @@ function toError(value: unknown): Error {
  * Creates a gateway client and starts connecting: challenge → signed `connect` → `hello-ok`.
  *
  * It reconnects after any loss with backoff (1 s doubling to 30 s, with jitter; a retryable refusal's
- * `retryAfterMs` is honoured), considers the connection dead after 2 × `tickIntervalMs` without a
+ * `retryAfterMs` is honoured; after a `1012 service restart` close it retries every 500 ms for 30 s, so
+ * it is back within about a second of a restarted gateway), considers the connection dead after 2 × `tickIntervalMs` without a
  * `tick`, presents the device token from `hello-ok` on later connects, keeps frames within 64 KiB
  * before the handshake and `policy.maxPayload` after it, and drops malformed frames without failing.
  * A refused token or protocol version stops it with an actionable {@link GatewayError}
@@ -240,7 +241,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   };
 
   let state: GatewayConnectionState = 'connecting';
-  let attempt = 0;
+  const reconnectPolicy = createReconnectPolicy({ backoff: options.backoff, random });
   let current: Connection | undefined;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let nextRetryAt: number | undefined;
@@ -262,7 +263,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       url,
       role,
       ...(options.identity ? { deviceId: options.identity.deviceId } : {}),
-      attempt,
+      attempt: reconnectPolicy.attempt,
       ...(hello && connectedAt !== undefined ? { connectedAt, server: { version: hello.server.version, connId: hello.server.connId }, scopes: hello.auth.scopes } : {}),
       ...(state === 'waiting' && nextRetryAt !== undefined ? { nextRetryAt } : {}),
       ...(lastError
@@ -332,13 +333,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     if (connection.tickTimer) clearTimeout(connection.tickTimer);
   };
 
-  const scheduleReconnect = (failure: GatewayError | undefined, immediate: boolean) => {
+  const scheduleReconnect = (cause: ReconnectCause) => {
     if (state === 'closed' || state === 'failed') return;
-    let delay: number;
-    if (immediate) delay = 0;
-    else if (failure?.retryAfterMs !== undefined) delay = Math.min(Math.max(failure.retryAfterMs, 0), MAX_RETRY_AFTER_MS);
-    else delay = backoffDelay(attempt, options.backoff, random);
-    if (!immediate) attempt += 1;
+    const delay = reconnectPolicy.nextDelay(cause);
     state = 'waiting';
     nextRetryAt = Date.now() + delay;
     if (delay > 0) log('info', `reconnecting to ${url} in ${Math.round(delay / 100) / 10} s`);
@@ -395,7 +392,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     connection.hello = hello;
     connection.maxPayload = hello.policy.maxPayload;
     connectedAt = Date.now();
-    attempt = 0;
+    reconnectPolicy.connected();
     lastError = undefined;
     pairingRequestId = undefined;
     state = 'connected';
@@ -569,7 +566,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     } else if (!failure && wasOpen) {
       lastError ??= new GatewayError('unavailable', `the connection to ${url} closed (${code}${reason ? ` ${reason}` : ''})`, { retryable: true });
     }
-    scheduleReconnect(failure, connection.immediate === true);
+    scheduleReconnect({ failure, immediate: connection.immediate === true, closeCode: code, wasOpen });
   };
 
   function connect(): void {
@@ -598,7 +595,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       socket = options.createSocket(url, handlers);
     } catch (error) {
       lastError = new GatewayError('unavailable', `could not open a socket to ${url}: ${toError(error).message}`, { retryable: true, cause: error });
-      scheduleReconnect(lastError, false);
+      scheduleReconnect({ failure: lastError });
       return;
     }
     let markEnded!: () => void;
