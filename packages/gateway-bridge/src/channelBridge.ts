@@ -1,5 +1,6 @@
 import type { GatewayEventFrame, HelloOk } from '@capnode/protocol/gateway';
-import { createGatewayClient, type GatewayClient, type GatewayClientInfo, type GatewayClientOptions, type GatewayLogLevel } from './client.js';
+import { createGatewayClient } from './client.js';
+import type { GatewayClient, GatewayClientInfo, GatewayClientOptions, GatewayLogLevel } from './clientContract.js';
 import { GatewayError } from './errors.js';
 
 /** Events kept for polling; older ones are dropped (a poll then reports a `gap`). */

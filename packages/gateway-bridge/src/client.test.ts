@@ -1,6 +1,7 @@
 import { GATEWAY_PRE_CONNECT_MAX_BYTES } from '@capnode/protocol/gateway';
 import { describe, expect, it } from 'vitest';
-import { createGatewayClient, type GatewayClientOptions } from './client.js';
+import { createGatewayClient } from './client.js';
+import type { GatewayClientOptions } from './clientContract.js';
 import { isGatewayError } from './errors.js';
 import { createMemoryDeviceTokenStore } from './identity.js';
 import { startFakeGateway } from './internal/fakeGateway.js';

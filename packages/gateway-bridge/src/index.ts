@@ -14,7 +14,7 @@ export type {
   GatewayClientOptions,
   GatewayRequestOptions,
   GatewayClient,
-} from './client.js';
+} from './clientContract.js';
 export { createGatewayClient } from './client.js';
 export type { InvokeAdmission, InvokeSubmission, InvokeTicket, InvokeLedgerOptions, InvokeLedgerStats, InvokeLedger } from './invokeLedger.js';
 export { createInvokeLedger } from './invokeLedger.js';

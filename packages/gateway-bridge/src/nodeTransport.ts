@@ -10,7 +10,8 @@ import {
   type NodeInvokeResultParams,
 } from '@capnode/protocol/gateway';
 import type { BackoffOptions } from './backoff.js';
-import { createGatewayClient, type GatewayClient, type GatewayClientStatus, type GatewayDeclaration, type GatewayLogLevel } from './client.js';
+import { createGatewayClient } from './client.js';
+import type { GatewayClient, GatewayClientStatus, GatewayDeclaration, GatewayLogLevel } from './clientContract.js';
 import { isGatewayError } from './errors.js';
 import type { DeviceIdentity, DeviceTokenStore } from './identity.js';
 import { serveExecApprovalsRoute } from './internal/execApprovalsSnapshot.js';
