@@ -37,6 +37,6 @@ export type {
   ChannelNotification,
   ChannelBridgeOptions,
   ChannelBridge,
-} from './channelBridge.js';
+} from './channelContract.js';
 export { CHANNEL_QUEUE_LIMIT, PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS, createChannelBridge, toConversation, firstText, messageAttachments } from './channelBridge.js';
 export { CHANNEL_TOOL_NAMES, createChannelCapability } from './channelTools.js';

@@ -7,7 +7,8 @@ import { createGatewayClient } from './client.js';
 import type { GatewayClient, GatewayClientOptions } from './clientContract.js';
 import { loadOrCreateDeviceIdentity } from './deviceIdentityFile.js';
 import { GatewayError } from './errors.js';
-import { createChannelBridge, type ChannelBridge, type ChannelBridgeOptions } from './channelBridge.js';
+import { createChannelBridge } from './channelBridge.js';
+import type { ChannelBridge, ChannelBridgeOptions } from './channelContract.js';
 import { createNodeTransport, type GatewayNode, type NodePairingInspection, type NodeTransportOptions } from './nodeTransport.js';
 import type { GatewaySocketFactory } from './socket.js';
 

@@ -53,7 +53,8 @@ export function createPendingRequests(): PendingRequests {
     },
     track<T>(id: string, method: string, options: TrackOptions): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        const deadline = createDeadline({ timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+        // unref: the open socket keeps the process alive while a request waits.
+        const deadline = createDeadline({ timeoutMs: options.timeoutMs, unref: true, ...(options.signal ? { signal: options.signal } : {}) });
         const finish = () => {
           deadline.clear();
           deadline.signal.removeEventListener('abort', onAbort);

@@ -21,7 +21,7 @@ export function createReadyWaiters(): ReadyWaiters {
   return {
     wait(options) {
       return new Promise<HelloOk>((resolve, reject) => {
-        const deadline = createDeadline({ ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+        const deadline = createDeadline({ unref: true, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.signal ? { signal: options.signal } : {}) });
         const finish = () => {
           deadline.clear();
           deadline.signal.removeEventListener('abort', onAbort);
