@@ -25,7 +25,7 @@ export type {
   GatewayNodeStatus,
   NodeTransportOptions,
   GatewayNode,
-} from './nodeTransport.js';
+} from './nodeContract.js';
 export { NODE_BUSY_MESSAGE, nodeDeclaration, toInvokeResult, createNodeTransport } from './nodeTransport.js';
 export type {
   ChannelConversation,

@@ -9,7 +9,8 @@ import { loadOrCreateDeviceIdentity } from './deviceIdentityFile.js';
 import { GatewayError } from './errors.js';
 import { createChannelBridge } from './channelBridge.js';
 import type { ChannelBridge, ChannelBridgeOptions } from './channelContract.js';
-import { createNodeTransport, type GatewayNode, type NodePairingInspection, type NodeTransportOptions } from './nodeTransport.js';
+import { createNodeTransport } from './nodeTransport.js';
+import type { GatewayNode, NodePairingInspection, NodeTransportOptions } from './nodeContract.js';
 import type { GatewaySocketFactory } from './socket.js';
 
 export type { DeviceIdentityFile } from './deviceIdentityFile.js';
