@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ApprovalDecision, PendingApproval } from '@capnode/capabilities';
 import type { GatewayClient, GatewayNode } from '@capnode/gateway-bridge';
 import { approveNodePairing } from '@capnode/gateway-bridge/node';
@@ -173,35 +171,6 @@ describe.skipIf(skipReason !== undefined)('exec through the real gateway as Open
     await expect(set).rejects.toMatchObject({ code: 'request_failed' });
     expect(await fixture.store.get()).toMatchObject({ mode: 'ask' });
     answer = 'allow-once';
-  });
-
-  it('a system.run retried under its idempotency key after a gateway restart replays the first result', async () => {
-    const marker = join(fixture.home, 'runs.txt');
-    writeFileSync(marker, '');
-    const argv = [process.execPath, '-e', `require('fs').appendFileSync(${JSON.stringify(marker)}, 'run\\n'); setTimeout(() => console.log('finished'), 3000)`];
-    const key = randomUUID();
-    // No runId from the caller: the gateway puts a fresh one into each dispatch.
-    const params = { command: argv, timeoutMs: 30_000 };
-    const inFlight = invokeNode(operator, node.nodeId, 'system.run', params, { idempotencyKey: key, timeoutMs: 90_000 });
-    await eventually(() => readFileSync(marker, 'utf8') === 'run\n', gatewayWait('the run to start on the node'));
-    await gateway.stop({ crash: true });
-    expect((await inFlight).ok).toBe(false);
-    await eventually(() => node.status().invocations.running === 0, gatewayWait('the run to finish while the gateway is down'));
-    await gateway.start();
-    await node.ready({ timeoutMs: 60_000 });
-    const retried = await eventually(async () => {
-      const result = await invokeNode(operator, node.nodeId, 'system.run', params, { idempotencyKey: key, timeoutMs: 30_000 });
-      return result.ok ? result : undefined;
-    }, gatewayWait('the retried run to be accepted', 60_000));
-    expect(retried).toMatchObject({ ok: true, payload: { payload: { success: true, stdout: 'finished\n' } } });
-    expect(readFileSync(marker, 'utf8')).toBe('run\n');
-    const dispatches = received.filter((entry) => entry.idempotencyKey === key);
-    expect(dispatches.length).toBeGreaterThanOrEqual(2);
-    expect(new Set(dispatches.map((entry) => entry.params.runId)).size).toBe(dispatches.length);
-
-    // A different command under the same key is still a conflict.
-    const other = await invokeNode(operator, node.nodeId, 'system.run', { command: [process.execPath, '-e', '1'] }, { idempotencyKey: key });
-    expect(other).toMatchObject({ ok: false, message: expect.stringContaining('idempotencyKey') });
   });
 
   it('after a graceful gateway restart (close 1012) the node is back within about a second of the gateway', async () => {
