@@ -13,7 +13,9 @@ if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
 
 /**
  * OpenClaw's agent exec path (`exec host=node`) needs a model-driven agent turn, which cannot run
- * offline; these tests replay the exact `node.invoke` requests its exec tool builds
+ * offline: the gateway's `tools.invoke` RPC builds tools on its `http` surface, where the shell tools
+ * (`exec`) are never constructed even with `gateway.tools.allow: ["exec"]` ("Tool not available: exec",
+ * seen on 2026.9.6); only an agent run's own loopback surface has them. So these tests replay the exact `node.invoke` requests its exec tool builds
  * (openclaw@2026.9.6 dist/bash-tools: `prepareNodeSystemRun`, `buildNodeSystemRunInvoke`) and
  * check the reply the way its result formatter reads it (`payload.success`).
  */
