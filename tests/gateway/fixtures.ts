@@ -12,6 +12,7 @@ import {
   defineCommand,
   json,
   type ApprovalBroker,
+  type ExecApprovalStore,
   type Invocation,
   type InvocationOutcome,
   type InvocationRequest,
@@ -52,6 +53,8 @@ export interface NodeFixture {
   readonly registry: Registry;
   readonly invoker: Invoker;
   readonly broker: ApprovalBroker;
+  /** The exec approval policy behind system.run and system.execApprovals.* (mode `ask` at first). */
+  readonly store: ExecApprovalStore;
   /** Every request the pipeline finished, with its outcome (the audit seam). */
   readonly audited: Array<{ request: InvocationRequest; outcome: InvocationOutcome }>;
   /** Executions of interop.slow per `tag` argument. */
@@ -145,6 +148,7 @@ export function createNodeFixture(): NodeFixture {
     registry,
     invoker,
     broker,
+    store,
     audited,
     executions,
     aborted,

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { GatewayClient, GatewayClientStatus, GatewayNode } from '@capnode/gateway-bridge';
 import { approveNodePairing } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,16 +36,30 @@ describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
     await session?.[Symbol.asyncDispose]();
   });
 
-  it('the node comes back by itself and a retried invoke is not executed twice', async () => {
+  it('the node comes back by itself and a retried invoke is not executed twice (system.run too, despite the gateway\'s fresh runId)', async () => {
     const key = randomUUID();
     const connIdBefore = node.status().connection.server?.connId;
     const inFlight = invokeNode(operator, node.nodeId, 'interop.slow', { tag: 'restart' }, { idempotencyKey: key, timeoutMs: 90_000 });
     await eventually(() => fixture.executions.get('restart') === 1, gatewayWait('the invoke to run on the node'));
+    // A system.run in flight too. The caller gives no runId: the gateway puts a fresh one into each dispatch.
+    await fixture.store.set({ mode: 'full', allowlist: [] });
+    const runKey = randomUUID();
+    const runIds: unknown[] = [];
+    node.client.subscribe((event) => {
+      const payload = event.payload as { command?: string; paramsJSON?: string; idempotencyKey?: string };
+      if (event.event === 'node.invoke.request' && payload.idempotencyKey === runKey) runIds.push((JSON.parse(payload.paramsJSON ?? '{}') as { runId?: unknown }).runId);
+    });
+    const marker = join(fixture.home, 'runs.txt');
+    writeFileSync(marker, '');
+    const runParams = { command: [process.execPath, '-e', `require('fs').appendFileSync(${JSON.stringify(marker)}, 'run\\n'); setTimeout(() => console.log('finished'), 2000)`], timeoutMs: 30_000 };
+    const runInFlight = invokeNode(operator, node.nodeId, 'system.run', runParams, { idempotencyKey: runKey, timeoutMs: 90_000 });
+    await eventually(() => readFileSync(marker, 'utf8') === 'run\n', gatewayWait('system.run to start on the node'));
 
     // A crash, not a graceful stop: a SIGTERM'd gateway drains in-flight invokes first.
     await gateway.stop({ crash: true });
     const lost = await inFlight;
     expect(lost.ok).toBe(false);
+    expect((await runInFlight).ok).toBe(false);
     await eventually(() => node.status().connection.state !== 'connected', gatewayWait('the node to notice'));
 
     // The command finishes while the gateway is down; its result is kept for the idempotency key.
@@ -66,6 +82,15 @@ describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
     expect(retried).toMatchObject({ ok: true, payload: { payload: { tag: 'restart', executions: 1 } } });
     expect(fixture.executions.get('restart')).toBe(1);
     expect(node.status().invocations.replayed).toBeGreaterThanOrEqual(1);
+
+    const rerun = await invokeNode(operator, node.nodeId, 'system.run', runParams, { idempotencyKey: runKey, timeoutMs: 30_000 });
+    expect(rerun).toMatchObject({ ok: true, payload: { payload: { success: true, stdout: 'finished\n' } } });
+    expect(readFileSync(marker, 'utf8')).toBe('run\n');
+    expect(runIds.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(runIds).size).toBe(runIds.length);
+    // A different command under the same key is still a conflict.
+    const other = await invokeNode(operator, node.nodeId, 'system.run', { command: [process.execPath, '-e', '1'] }, { idempotencyKey: runKey });
+    expect(other).toMatchObject({ ok: false, message: expect.stringContaining('idempotencyKey') });
 
     // Still fully usable after the restart.
     const echo = await invokeNode(operator, node.nodeId, 'interop.echo', { value: 'after restart' });

@@ -81,14 +81,45 @@ function readEnvArgument(env: unknown): Readonly<Record<string, string>> | undef
   return entries.length ? Object.fromEntries(entries) as Record<string, string> : undefined;
 }
 
+function sameArgv(a: readonly unknown[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((part, index) => part === b[index]);
+}
+
+/**
+ * The arguments with a prepared plan (`systemRunPlan`, from `system.run.prepare`) applied: the plan's
+ * argv and cwd are what runs. A `command` or `cwd` given beside the plan must say the same, so what
+ * was prepared (and shown for approval) is exactly what runs.
+ */
+function planned(record: Record<string, unknown>): Record<string, unknown> {
+  const plan = record.systemRunPlan;
+  if (plan === undefined || plan === null) return record;
+  if (typeof plan !== 'object' || Array.isArray(plan)) throw new CapabilityError('invalid_arguments', 'systemRunPlan must be the plan object system.run.prepare returned.');
+  const { argv, cwd } = plan as { argv?: unknown; cwd?: unknown };
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((part) => typeof part === 'string')) {
+    throw new CapabilityError('invalid_arguments', 'systemRunPlan.argv must be a non-empty argv array of strings.');
+  }
+  if (cwd !== undefined && cwd !== null && (typeof cwd !== 'string' || !cwd)) throw new CapabilityError('invalid_arguments', 'systemRunPlan.cwd must be a non-empty string.');
+  if (record.shell === true) throw new CapabilityError('invalid_arguments', 'shell: true cannot be combined with systemRunPlan; the plan is an argv.');
+  if (record.command !== undefined && !(Array.isArray(record.command) && sameArgv(record.command, argv as string[]))) {
+    throw new CapabilityError('invalid_arguments', 'command differs from systemRunPlan.argv; run exactly what system.run.prepare returned.');
+  }
+  const planCwd = typeof cwd === 'string' ? cwd : undefined;
+  if (record.cwd !== undefined && record.cwd !== planCwd) throw new CapabilityError('invalid_arguments', 'cwd differs from systemRunPlan.cwd; run exactly what system.run.prepare returned.');
+  const next: Record<string, unknown> = { ...record, command: [...(argv as string[])] };
+  if (planCwd === undefined) delete next.cwd;
+  else next.cwd = planCwd;
+  return next;
+}
+
 /**
  * Reads the command an exec-gated command was asked to run from its arguments: `command` (argv
- * array, or a line split by {@link splitCommandLine}), `shell`, `cwd`, `env` and `timeoutMs`.
+ * array, or a line split by {@link splitCommandLine}), `shell`, `cwd`, `env` and `timeoutMs`; with a
+ * `systemRunPlan` (from `system.run.prepare`), its argv and cwd, which `command` and `cwd` must match.
  *
  * @throws CapabilityError `invalid_arguments` when the arguments carry no usable command.
  */
 export function describeExecArgs(args: unknown): ExecDescription {
-  const record = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>;
+  const record = planned((typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>);
   const { command, shell, cwd, timeoutMs } = record;
   const env = readEnvArgument(record.env);
   const extra = {

@@ -13,6 +13,8 @@ export { createDeviceCapability } from './builtins/device.js';
 export { createSystemCapability } from './builtins/system.js';
 export { createSystemRunCommand, resolveWorkingDirectory, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES } from './builtins/systemRun.js';
 export type { SystemRunResult } from './builtins/systemRun.js';
+export { createSystemRunPrepareCommand, execPolicyForMode } from './builtins/systemRunPrepare.js';
+export type { SystemRunPrepareOptions } from './builtins/systemRunPrepare.js';
 export { createSystemWhichCommand } from './builtins/systemWhich.js';
 export type { DesktopNotificationOptions } from './builtins/systemNotify.js';
 export { createSystemNotifyCommand, showDesktopNotification } from './builtins/systemNotify.js';
@@ -27,7 +29,7 @@ export interface BuiltinCapabilitiesOptions extends BuiltinOptions {
 
 /**
  * Every built-in capability, ready to register: `device.info`, `device.status`, `system.which`,
- * `system.run`, `system.notify`, `system.execApprovals.get`, `system.execApprovals.set`.
+ * `system.run`, `system.run.prepare`, `system.notify`, `system.execApprovals.get`, `system.execApprovals.set`.
  *
  * `system.run` is gated only when the invoker has the exec approval hook, so add it with the same
  * store and broker:

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createChannelBridge, type ChannelBridgeOptions, type ChannelNotification } from './channelBridge.js';
+import { createChannelBridge } from './channelBridge.js';
+import type { ChannelBridgeOptions, ChannelNotification } from './channelContract.js';
 import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
 import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
 import { eventually } from '../../../tests/support/poll.js';

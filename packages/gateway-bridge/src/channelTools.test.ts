@@ -1,6 +1,6 @@
 import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
-import type { ChannelBridge } from './channelBridge.js';
+import type { ChannelBridge } from './channelContract.js';
 import { CHANNEL_TOOL_NAMES, createChannelCapability } from './channelTools.js';
 import { GatewayError } from './errors.js';
 

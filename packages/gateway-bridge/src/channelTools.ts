@@ -1,7 +1,8 @@
 import { CapabilityError, defineCapability, defineCommand, type Capability, type CommandSuccess } from '@capnode/capabilities';
 import { z } from 'zod';
 import { isGatewayError } from './errors.js';
-import { messageAttachments, type ChannelBridge } from './channelBridge.js';
+import { messageAttachments } from './channelBridge.js';
+import type { ChannelBridge } from './channelContract.js';
 
 /** The channel tools, with the names and snake_case arguments of OpenClaw's own `openclaw mcp serve`. */
 export const CHANNEL_TOOL_NAMES = [

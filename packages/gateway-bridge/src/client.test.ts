@@ -1,6 +1,7 @@
 import { GATEWAY_PRE_CONNECT_MAX_BYTES } from '@capnode/protocol/gateway';
 import { describe, expect, it } from 'vitest';
-import { createGatewayClient, type GatewayClientOptions } from './client.js';
+import { createGatewayClient } from './client.js';
+import type { GatewayClientOptions } from './clientContract.js';
 import { isGatewayError } from './errors.js';
 import { createMemoryDeviceTokenStore } from './identity.js';
 import { startFakeGateway } from './internal/fakeGateway.js';
@@ -196,5 +197,17 @@ describe('gateway client against a faulty gateway', () => {
   it('rejects URLs that are not ws:// or wss://', () => {
     expect(() => createGatewayClient(clientOptions('http://127.0.0.1:1'))).toThrow(/ws: or wss:/);
     expect(() => createGatewayClient(clientOptions('ws://user:pw@127.0.0.1:1'))).toThrow(/not in the URL/);
+  });
+
+  it('a 1012 service restart close of an open connection reconnects at the restart interval, not the backoff', async () => {
+    await using gateway = await startFakeGateway();
+    // Backoff that would wait a minute: the restart interval (500 ms) must win.
+    await using client = createGatewayClient(clientOptions(gateway.url, { backoff: { initialMs: 60_000, maxMs: 60_000 } }));
+    await client.ready({ timeoutMs: 10_000 });
+    (await gateway.connection(0)).socket.close(1012, 'service restart');
+    await eventually(() => client.status().state === 'waiting');
+    expect(client.status().nextRetryAt! - Date.now()).toBeLessThanOrEqual(500);
+    await gateway.connection(1, 10_000);
+    await eventually(() => client.status().state === 'connected');
   });
 });

@@ -14,7 +14,7 @@ export type {
   GatewayClientOptions,
   GatewayRequestOptions,
   GatewayClient,
-} from './client.js';
+} from './clientContract.js';
 export { createGatewayClient } from './client.js';
 export type { InvokeAdmission, InvokeSubmission, InvokeTicket, InvokeLedgerOptions, InvokeLedgerStats, InvokeLedger } from './invokeLedger.js';
 export { createInvokeLedger } from './invokeLedger.js';
@@ -25,7 +25,7 @@ export type {
   GatewayNodeStatus,
   NodeTransportOptions,
   GatewayNode,
-} from './nodeTransport.js';
+} from './nodeContract.js';
 export { NODE_BUSY_MESSAGE, nodeDeclaration, toInvokeResult, createNodeTransport } from './nodeTransport.js';
 export type {
   ChannelConversation,
@@ -37,6 +37,6 @@ export type {
   ChannelNotification,
   ChannelBridgeOptions,
   ChannelBridge,
-} from './channelBridge.js';
+} from './channelContract.js';
 export { CHANNEL_QUEUE_LIMIT, PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS, createChannelBridge, toConversation, firstText, messageAttachments } from './channelBridge.js';
 export { CHANNEL_TOOL_NAMES, createChannelCapability } from './channelTools.js';

@@ -3,11 +3,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { nodeListResultSchema, nodePairListResultSchema, type GatewayNodeEntry, type GatewayOperatorScope, type NodePairRequest } from '@capnode/protocol/gateway';
 import WebSocket from 'ws';
-import { createGatewayClient, type GatewayClient, type GatewayClientOptions } from './client.js';
+import { createGatewayClient } from './client.js';
+import type { GatewayClient, GatewayClientOptions } from './clientContract.js';
 import { loadOrCreateDeviceIdentity } from './deviceIdentityFile.js';
 import { GatewayError } from './errors.js';
-import { createChannelBridge, type ChannelBridge, type ChannelBridgeOptions } from './channelBridge.js';
-import { createNodeTransport, type GatewayNode, type NodePairingInspection, type NodeTransportOptions } from './nodeTransport.js';
+import { createChannelBridge } from './channelBridge.js';
+import type { ChannelBridge, ChannelBridgeOptions } from './channelContract.js';
+import { createNodeTransport } from './nodeTransport.js';
+import type { GatewayNode, NodePairingInspection, NodeTransportOptions } from './nodeContract.js';
 import type { GatewaySocketFactory } from './socket.js';
 
 export type { DeviceIdentityFile } from './deviceIdentityFile.js';

@@ -1,4 +1,15 @@
-import { createInvoker, createRegistry, defineCapability, defineCommand, json, text, type Invoker } from '@capnode/capabilities';
+import {
+  createApprovalBroker,
+  createExecApprovalsCapability,
+  createInvoker,
+  createMemoryExecApprovalStore,
+  createRegistry,
+  defineCapability,
+  defineCommand,
+  json,
+  text,
+  type Invoker,
+} from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
@@ -33,9 +44,19 @@ function fixture() {
 }
 
 describe('node transport helpers', () => {
-  it('declares every command but localOnly ones, categories as caps', () => {
+  it('declares every command but localOnly ones; caps only for OpenClaw families', () => {
     const { registry } = fixture();
-    expect(nodeDeclaration(registry)).toEqual({ caps: ['demo', 'other'], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'] });
+    expect(nodeDeclaration(registry)).toEqual({ caps: [], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'] });
+    registry.register(
+      defineCapability({
+        category: 'screen',
+        commands: [defineCommand({ name: 'screen.list', description: 'l', execute: () => 'l' }), defineCommand({ name: 'screen.local', description: 'l', localOnly: true, execute: () => 'l' })],
+      }),
+    );
+    registry.register(defineCapability({ category: 'camera', commands: [defineCommand({ name: 'camera.local', description: 'l', localOnly: true, execute: () => 'l' })] }));
+    registry.register(defineCapability({ category: 'tts', commands: [defineCommand({ name: 'tts.speak', description: 's', execute: () => 's' })] }));
+    // camera's only command is withheld, so no camera cap.
+    expect(nodeDeclaration(registry).caps).toEqual(['screen', 'talk']);
   });
 
   it('maps pipeline outcomes to node.invoke.result params', () => {
@@ -47,6 +68,14 @@ describe('node transport helpers', () => {
       ok: false,
       error: { code: 'INVALID_ARGUMENTS', message: 'bad' },
     });
+    const code = (error: { code: any; message: string; data?: Record<string, unknown> }) => (toInvokeResult('i', 'n', { result: { ok: false, error }, durationMs: 1 }) as { error: { code: string } }).error.code;
+    expect(code({ code: 'payload_too_large', message: 'm' })).toBe('PAYLOAD_TOO_LARGE');
+    expect(code({ code: 'unavailable', message: 'm' })).toBe('UNAVAILABLE');
+    expect(code({ code: 'consent_required', message: 'm' })).toBe('PERMISSION_REQUIRED');
+    expect(code({ code: 'failed', message: 'm', data: { code: 'LOCATION_DISABLED' } })).toBe('LOCATION_DISABLED');
+    expect(code({ code: 'timeout', message: 'm', data: { code: 'TIMEOUT' } })).toBe('TIMEOUT');
+    // Only upper-case codes pass through; anything else keeps capnode's code.
+    expect(code({ code: 'failed', message: 'm', data: { code: 'no such thing!' } })).toBe('FAILED');
   });
 });
 
@@ -69,7 +98,7 @@ describe('node transport against a faulty gateway', () => {
     });
     await node.ready({ timeoutMs: 10_000 });
     const connect = connection.received.find((frame) => frame.method === 'connect')!;
-    expect(connect.params).toMatchObject({ role: 'node', caps: ['demo', 'other'], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'], client: { id: 'node-host', mode: 'node' } });
+    expect(connect.params).toMatchObject({ role: 'node', caps: [], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'], client: { id: 'node-host', mode: 'node' } });
 
     const invoke = (payload: Record<string, unknown>) => connection.send({ type: 'event', event: 'node.invoke.request', payload: { nodeId: identity.deviceId, ...payload } });
     const resultFor = (id: string) => connection.next((frame) => frame.method === 'node.invoke.result' && frame.params.id === id);
@@ -129,8 +158,8 @@ async function startSurfaceNode(invoker: Invoker) {
     declarationDebounceMs: 60_000,
   });
   await node.ready({ timeoutMs: 10_000 });
-  const invoke = async (id: string, command: string, paramsJSON = '{}') => {
-    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command, paramsJSON } });
+  const invoke = async (id: string, command: string, paramsJSON = '{}', idempotencyKey?: string) => {
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command, paramsJSON, ...(idempotencyKey ? { idempotencyKey } : {}) } });
     const frame = await connection.next((f) => f.method === 'node.invoke.result' && f.params.id === id);
     connection.respond(frame.id, { ok: true });
     return frame.params;
@@ -191,5 +220,99 @@ describe('node transport surface', () => {
     expect(refused).toMatchObject({ ok: false, error: { code: 'INVALID_ARGUMENTS', message: 'Invalid arguments for other.one: they nest deeper than 64 levels.' } });
     expect(piped).toEqual(['demo.echo']);
     expect(node.status().connection.state).toBe('connected');
+  });
+});
+
+describe('node transport: what OpenClaw gateways inject and expect', () => {
+  it('a system.run retried with a fresh gateway runId replays; another command under the key is a conflict', async () => {
+    let runs = 0;
+    const registry = createRegistry([
+      defineCapability({
+        category: 'system',
+        commands: [
+          defineCommand({
+            name: 'system.run',
+            description: 'counting stand-in',
+            input: z.object({ command: z.array(z.string()) }),
+            execute: (args) => json({ runs: ++runs, argv: args.command, success: true }),
+          }),
+        ],
+      }),
+    ]);
+    await using surface = await startSurfaceNode(createInvoker({ registry }));
+    const send = async (id: string, params: Record<string, unknown>, idempotencyKey: string) => {
+      return surface.invoke(id, 'system.run', JSON.stringify(params), idempotencyKey);
+    };
+    const first = await send('r1', { command: ['echo', 'a'], runId: 'run-one' }, 'key-1');
+    expect(first).toMatchObject({ ok: true, payload: { runs: 1 } });
+    const retried = await send('r2', { command: ['echo', 'a'], runId: 'run-two' }, 'key-1');
+    expect(retried).toMatchObject({ id: 'r2', ok: true, payload: { runs: 1 } });
+    const other = await send('r3', { command: ['echo', 'b'], runId: 'run-three' }, 'key-1');
+    expect(other).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('idempotencyKey') } });
+    expect(runs).toBe(1);
+    expect(surface.node.status().invocations).toMatchObject({ replayed: 1, conflicts: 1 });
+  });
+
+  it('answers system.execApprovals.get|set in the snapshot shape, and a remote set asks this machine', async () => {
+    const store = createMemoryExecApprovalStore({ mode: 'ask', allowlist: ['git status *', { pattern: 'make *', cwd: '/srv/project' }] });
+    const broker = createApprovalBroker({ waitMode: 'block' });
+    const asked: string[] = [];
+    let answer: 'allow-once' | 'deny' = 'deny';
+    broker.subscribe((event) => {
+      if (event.type !== 'requested') return;
+      asked.push(event.approval.summary ?? event.approval.commandLine ?? '');
+      queueMicrotask(() => broker.resolve(event.approval.id, answer));
+    });
+    const registry = createRegistry([createExecApprovalsCapability({ store, broker })]);
+    await using surface = await startSurfaceNode(createInvoker({ registry }));
+    const get = await surface.invoke('g1', 'system.execApprovals.get', '{}');
+    expect(get).toMatchObject({
+      ok: true,
+      payload: {
+        path: expect.any(String),
+        exists: true,
+        hash: expect.any(String),
+        file: {
+          version: 1,
+          defaults: { security: 'allowlist', ask: 'on-miss', askFallback: 'deny', autoAllowSkills: false },
+          agents: { '*': { allowlist: [{ id: expect.stringMatching(/^capnode-/), pattern: 'git status *' }, { id: expect.stringMatching(/^capnode-/), pattern: 'make *' }] } },
+        },
+        resolvedDefaults: { security: 'allowlist', ask: 'on-miss' },
+      },
+    });
+    const snapshot = (get as { payload: any }).payload;
+    const file = structuredClone(snapshot.file);
+    file.defaults.ask = 'off';
+    file.agents['*'].allowlist.push({ pattern: '/usr/bin/uptime' });
+    const params = { file, baseHash: snapshot.hash };
+
+    // The user says no: nothing changes.
+    const refused = await surface.invoke('s1', 'system.execApprovals.set', JSON.stringify(params));
+    expect(refused).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(asked).toHaveLength(1);
+    expect(await store.get()).toMatchObject({ mode: 'ask' });
+
+    answer = 'allow-once';
+    const applied = await surface.invoke('s2', 'system.execApprovals.set', JSON.stringify(params));
+    expect(applied).toMatchObject({ ok: true, payload: { file: { defaults: { security: 'allowlist', ask: 'off' } } } });
+    // The scoped entry came back by id with its cwd scope; the new single-program pattern allows any arguments.
+    expect(await store.get()).toEqual({ mode: 'allowlist', allowlist: ['git status *', { pattern: 'make *', cwd: '/srv/project' }, '/usr/bin/uptime *'] });
+
+    const stale = await surface.invoke('s3', 'system.execApprovals.set', JSON.stringify(params));
+    expect(stale).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('changed since last load') } });
+    const fresh = (await surface.invoke('g2', 'system.execApprovals.get', '{}')) as { payload: any };
+    for (const [change, message] of [
+      [{ defaults: { security: 'full', ask: 'always' } }, "ask 'always'"],
+      [{ agents: { main: { allowlist: [{ pattern: 'rm *' }] } } }, 'one exec policy for every agent'],
+      [{ agents: { '*': { allowlist: [{ pattern: '/usr/bin/*' }] } } }, 'path globs'],
+      [{ agents: { '*': { allowlist: [{ pattern: 'git', argPattern: '^status' }] } } }, 'argPattern'],
+    ] as const) {
+      const result = await surface.invoke(`bad-${message}`, 'system.execApprovals.set', JSON.stringify({ file: { ...fresh.payload.file, ...change }, baseHash: fresh.payload.hash }));
+      expect(result, message).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining(message) } });
+    }
+    const native = await surface.invoke('n1', 'system.execApprovals.set', JSON.stringify({ defaultAction: 'allow', rules: [], baseHash: fresh.payload.hash }));
+    expect(native).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    expect(asked).toHaveLength(2);
+    await broker.close();
   });
 });

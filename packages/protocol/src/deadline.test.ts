@@ -53,4 +53,10 @@ describe('waitFor', () => {
     await expect(waiting).rejects.toThrow('cancelled');
     await expect(waitFor(Promise.resolve(1), { signal: AbortSignal.abort(new Error('gone')) })).rejects.toThrow('gone');
   });
+
+  it('an unref timer does not hold the process open, and still fires', async () => {
+    const deadline = createDeadline({ timeoutMs: 20, unref: true });
+    await new Promise((resolve) => deadline.signal.addEventListener('abort', resolve, { once: true }));
+    expect(deadline.timedOut).toBe(true);
+  });
 });

@@ -6,6 +6,8 @@ export interface DeadlineOptions {
   readonly signal?: AbortSignal;
   /** The abort reason at the deadline. Default: a `TimeoutError` DOMException, as `AbortSignal.timeout` gives. */
   readonly timeoutReason?: () => unknown;
+  /** The timer alone does not keep the process alive (`timer.unref()`), for waits a live connection or socket already holds open. Default false. */
+  readonly unref?: boolean;
 }
 
 /** A deadline backed by a real timer; see {@link createDeadline}. */
@@ -62,6 +64,7 @@ export function createDeadline(options: DeadlineOptions = {}): Deadline {
         parent?.removeEventListener('abort', onParentAbort);
         controller.abort(options.timeoutReason ? options.timeoutReason() : timeoutError(timeoutMs));
       }, Math.min(timeoutMs, MAX_TIMER_MS));
+      if (options.unref) (timer as { unref?: () => void }).unref?.();
     }
   }
   return {

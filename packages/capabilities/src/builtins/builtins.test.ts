@@ -32,11 +32,12 @@ describe('createBuiltinCapabilities', () => {
       'device.status',
       'system.which',
       'system.run',
+      'system.run.prepare',
       'system.notify',
       'system.execApprovals.get',
       'system.execApprovals.set',
     ]);
-    expect(registry.commands({ excludeLocalOnly: true })).toHaveLength(7);
+    expect(registry.commands({ excludeLocalOnly: true })).toHaveLength(8);
     for (const command of registry.commands()) expect(command.inputSchema.type).toBe('object');
   });
 });

@@ -20,6 +20,21 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60_000;
 const MAX_OUTPUT_LIMIT = 16 * 1024 * 1024;
 
+/** Largest timer delay; a gateway may pass any value up to it, which is then capped at the run maximum. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** The plan of `system.run.prepare` as OpenClaw gateways forward it (their extra fields kept as they are). */
+export const systemRunPlanSchema = z
+  .object({
+    argv: z.array(z.string().max(131_072)).min(1).max(4096),
+    cwd: z.string().min(1).max(4096).nullable().optional(),
+    commandText: z.string().max(262_144).optional(),
+    commandPreview: z.string().max(262_144).nullable().optional(),
+    agentId: z.string().max(256).nullable().optional(),
+    sessionKey: z.string().max(1024).nullable().optional(),
+  })
+  .loose();
+
 const runInput = z.object({
   command: z
     .union([z.array(z.string().max(131_072)).min(1).max(4096), z.string().min(1).max(131_072)])
@@ -31,9 +46,19 @@ const runInput = z.object({
     .describe(
       'Variables set for the program, over a minimal base (PATH, HOME, USER, LANG, TERM, TZ, …; nothing else of the host). Every variable is part of what the user approves; code-loading ones (PATH, GIT_*, LD_*, NODE_*, PYTHON*, …) need the user\'s approval of that exact value.',
     ),
-  timeoutMs: z.number().int().min(1).max(MAX_RUN_TIMEOUT_MS).optional().describe(`Kill the process tree after this many ms. Default ${DEFAULT_RUN_TIMEOUT_MS}.`),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_TIMER_MS)
+    .nullable()
+    .optional()
+    .describe(`Kill the process tree after this many ms (at most ${MAX_RUN_TIMEOUT_MS}; null means the default). Default ${DEFAULT_RUN_TIMEOUT_MS}.`),
   maxOutputBytes: z.number().int().min(1).max(MAX_OUTPUT_LIMIT).optional().describe(`Bytes kept per stream (stdout, stderr); the rest is dropped with a marker. Default ${DEFAULT_MAX_OUTPUT_BYTES}.`),
   shell: z.boolean().optional().describe('Run the command string in the platform shell (/bin/sh, cmd.exe). Needs exec approvals mode \'full\' or the user\'s approval.'),
+  systemRunPlan: systemRunPlanSchema
+    .optional()
+    .describe('The plan system.run.prepare returned (OpenClaw gateways send it): its argv and cwd run, and command/cwd must match them.'),
 });
 
 /** The structured result of `system.run`. */
@@ -50,6 +75,8 @@ export interface SystemRunResult {
   readonly truncated: { readonly stdout: boolean; readonly stderr: boolean };
   readonly timedOut: boolean;
   readonly durationMs: number;
+  /** Exited with code 0, not by a signal or the deadline (what OpenClaw's exec tool reads). */
+  readonly success: boolean;
 }
 
 /**
@@ -94,7 +121,11 @@ function sameEnv(a: Readonly<Record<string, string>> | undefined, b: Readonly<Re
  * a minimal environment (PATH, HOME, USER, LANG, TERM, TZ, … — see `buildChildEnv`) plus the
  * approved `env`; nothing else of the host's environment is passed on. A timeout or cancellation kills the whole process tree; the
  * call then returns what was captured with `timedOut: true` (timeout) or fails as cancelled. Progress
- * is reported every 500 ms (elapsed ms, message with bytes received). Gated by exec approvals
+ * is reported every 500 ms (elapsed ms, message with bytes received). The result's `success` is true
+ * for exit code 0 (OpenClaw's exec tool counts anything else as a failure). With `systemRunPlan` (from
+ * `system.run.prepare`, as OpenClaw's agents send it), exactly the plan's argv runs in the plan's cwd.
+ * Gateway fields beside it (`runId`, `approved`, `approvalDecision`, turn source) are accepted and
+ * ignored: an approval given at the gateway never replaces this machine's own. Gated by exec approvals
  * (`approval: 'exec'`); it refuses to run when the invoker has no exec approval hook, so forgetting
  * the hook fails closed.
  */
@@ -115,9 +146,9 @@ export function createSystemRunCommand(options: BuiltinOptions = {}): CommandDef
       const windows = process.platform === 'win32';
       const exec = describeExecArgs(args);
       if (!sameEnv(exec.env, approved.env)) throw new CapabilityError('denied', 'system.run refuses to run: its env differs from what the exec policy approved.');
-      const cwd = approved.cwd ?? (await resolveWorkingDirectory(args.cwd, defaultRunCwd(options)));
+      const cwd = approved.cwd ?? (await resolveWorkingDirectory(exec.cwd, defaultRunCwd(options)));
       const env = buildChildEnv(baseEnv, exec.env, windows);
-      const timeoutMs = args.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
+      const timeoutMs = Math.min(args.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS, MAX_RUN_TIMEOUT_MS);
       let file: string;
       let argv: readonly string[] = [];
       if (exec.target.shell) {
@@ -161,6 +192,7 @@ export function createSystemRunCommand(options: BuiltinOptions = {}): CommandDef
         truncated: result.truncated,
         timedOut: result.timedOut,
         durationMs: result.durationMs,
+        success: result.exitCode === 0 && result.signal === null && !result.timedOut,
       };
       return json(structured);
     },

@@ -1,0 +1,159 @@
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApprovalBroker, type ApprovalDecision, type PendingApproval } from '../approvalBroker.js';
+import { createExecApprovalHook } from '../execApprovalHook.js';
+import { createMemoryExecApprovalStore, type ExecApprovalPolicy } from '../execPolicy.js';
+import { createBuiltinCapabilities, createNodeExecResolvers } from '../node.js';
+import { createInvoker, type InvocationOutcome } from '../pipeline.js';
+import { createRegistry } from '../registry.js';
+import type { SystemRunResult } from './systemRun.js';
+
+const posix = process.platform !== 'win32';
+const node = process.execPath;
+let tmp: string;
+
+beforeAll(async () => {
+  tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), 'capnode-prepare-')));
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+function setup(policy: Partial<ExecApprovalPolicy>, answer?: ApprovalDecision) {
+  const store = createMemoryExecApprovalStore(policy);
+  const broker = createApprovalBroker({ waitMode: 'block' });
+  const asked: PendingApproval[] = [];
+  broker.subscribe((event) => {
+    if (event.type !== 'requested') return;
+    asked.push(event.approval);
+    if (answer) queueMicrotask(() => broker.resolve(event.approval.id, answer));
+  });
+  const registry = createRegistry(createBuiltinCapabilities({ execApprovals: { store, broker } }));
+  const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, ...createNodeExecResolvers() })] });
+  const call = (command: string, args: Record<string, unknown>) => invoker.invoke({ command, args, transport: 'gateway', caller: 'gateway test' });
+  return { store, asked, call, [Symbol.asyncDispose]: () => broker.close() };
+}
+
+function ok(outcome: InvocationOutcome): Record<string, any> {
+  if (!outcome.result.ok) throw new Error(`expected success, got ${outcome.result.error.code}: ${outcome.result.error.message}`);
+  return outcome.result.structured as Record<string, any>;
+}
+
+function failure(outcome: InvocationOutcome) {
+  if (outcome.result.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.result.structured)}`);
+  return outcome.result.error;
+}
+
+/** The params OpenClaw's agent sends to `system.run.prepare` (bash-tools exec host=node). */
+function agentPrepare(argv: string[], extra: Record<string, unknown> = {}) {
+  return { command: argv, security: 'allowlist', ask: 'on-miss', rawCommand: argv.join(' '), agentId: 'main', sessionKey: 'agent:main:main', ...extra };
+}
+
+describe('system.run.prepare', () => {
+  it('returns the plan with the real cwd, the command text and this machine\'s policy, without running or asking', async () => {
+    await using ctx = setup({ mode: 'ask' });
+    const real = path.join(tmp, 'real');
+    await mkdir(real, { recursive: true });
+    const link = path.join(tmp, 'link');
+    await symlink(real, link).catch(() => {});
+    const marker = path.join(tmp, 'prepared-marker');
+    const argv = [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`];
+    const prepared = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: link, rawCommand: 'node -e …' })));
+    expect(prepared).toEqual({
+      plan: { argv, cwd: real, commandText: expect.stringContaining(node), commandPreview: 'node -e …', agentId: 'main', sessionKey: 'agent:main:main' },
+      execPolicy: { security: 'allowlist', ask: 'on-miss' },
+      allowAlwaysCoverage: { complete: false, patterns: [] },
+    });
+    expect(ctx.asked).toHaveLength(0);
+    await expect(readFile(marker)).rejects.toThrow();
+  });
+
+  it.each([
+    ['deny', { security: 'deny', ask: 'off' }],
+    ['allowlist', { security: 'allowlist', ask: 'off' }],
+    ['full', { security: 'full', ask: 'off' }],
+  ] as const)('reports mode %s as %o', async (mode, execPolicy) => {
+    await using ctx = setup({ mode });
+    expect(ok(await ctx.call('system.run.prepare', agentPrepare(['true']))).execPolicy).toEqual(execPolicy);
+  });
+
+  it('keeps a call without cwd without one and refuses a missing cwd, a bad env or an empty argv', async () => {
+    await using ctx = setup({ mode: 'full' });
+    expect(ok(await ctx.call('system.run.prepare', agentPrepare(['true']))).plan).not.toHaveProperty('cwd');
+    expect(failure(await ctx.call('system.run.prepare', agentPrepare(['true'], { cwd: path.join(tmp, 'missing') }))).code).toBe('invalid_arguments');
+    expect(failure(await ctx.call('system.run.prepare', agentPrepare(['true'], { env: { 'A=B': 'x' } }))).code).toBe('invalid_arguments');
+    expect(failure(await ctx.call('system.run.prepare', agentPrepare([''])))).toMatchObject({ code: 'invalid_arguments' });
+    expect(failure(await ctx.call('system.run.prepare', { command: [], security: 'full', ask: 'off' })).code).toBe('invalid_arguments');
+  });
+});
+
+describe('system.run with a prepared plan', () => {
+  it('runs exactly the plan\'s argv in its cwd and reports success', async () => {
+    await using ctx = setup({ mode: 'full' });
+    const argv = [node, '-e', 'console.log(process.cwd()); process.exit(Number(process.argv[1] ?? 0))'];
+    const prepared = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: tmp })));
+    // What OpenClaw's agent sends (buildNodeSystemRunInvoke), plus the gateway's runId.
+    const run = ok(
+      await ctx.call('system.run', {
+        command: prepared.plan.argv,
+        rawCommand: prepared.plan.commandText,
+        systemRunPlan: prepared.plan,
+        cwd: prepared.plan.cwd,
+        timeoutMs: 30_000,
+        agentId: 'main',
+        sessionKey: 'agent:main:main',
+        runId: 'run-1',
+      }),
+    ) as SystemRunResult;
+    expect(run).toMatchObject({ exitCode: 0, success: true, cwd: tmp, stdout: `${tmp}\n` });
+
+    const failing = ok(await ctx.call('system.run', { command: [node, '-e', 'process.exit(3)'], timeoutMs: null })) as SystemRunResult;
+    expect(failing).toMatchObject({ exitCode: 3, success: false, timedOut: false });
+  });
+
+  it.skipIf(!posix)('a timeout or a signal is not success; a huge timeoutMs is capped, not refused', async () => {
+    await using ctx = setup({ mode: 'full' });
+    const slept = ok(await ctx.call('system.run', { command: ['sleep', '5'], timeoutMs: 200 })) as SystemRunResult;
+    expect(slept).toMatchObject({ timedOut: true, success: false });
+    const capped = ok(await ctx.call('system.run', { command: ['true'], timeoutMs: 2_147_483_647 })) as SystemRunResult;
+    expect(capped.success).toBe(true);
+  });
+
+  it('refuses a command or cwd that differs from the plan, before anything runs or anyone is asked', async () => {
+    await using ctx = setup({ mode: 'ask' }, 'allow-once');
+    const marker = path.join(tmp, 'mismatch-marker');
+    const argv = [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`];
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: tmp })));
+    const swapped = failure(await ctx.call('system.run', { command: [node, '-e', 'console.log(1)'], systemRunPlan: plan }));
+    expect(swapped).toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('systemRunPlan.argv') });
+    const moved = failure(await ctx.call('system.run', { command: plan.argv, systemRunPlan: plan, cwd: os.homedir() }));
+    expect(moved).toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('systemRunPlan.cwd') });
+    const shelled = failure(await ctx.call('system.run', { command: 'echo hi', shell: true, systemRunPlan: plan }));
+    expect(shelled.code).toBe('invalid_arguments');
+    expect(failure(await ctx.call('system.run', { command: plan.argv, systemRunPlan: { ...plan, argv: [] } })).code).toBe('invalid_arguments');
+    expect(ctx.asked).toHaveLength(0);
+    await expect(readFile(marker)).rejects.toThrow();
+  });
+
+  it('the gateway\'s approved / approvalDecision never replace this machine\'s approval, nor record an allowlist entry', async () => {
+    await using ctx = setup({ mode: 'ask' }, 'deny');
+    const marker = path.join(tmp, 'approved-marker');
+    const argv = [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`];
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: tmp })));
+    const params = { command: plan.argv, systemRunPlan: plan, cwd: plan.cwd, runId: 'approval-1', approved: true, approvalDecision: 'allow-always' };
+    expect(failure(await ctx.call('system.run', params)).code).toBe('denied');
+    expect(ctx.asked).toHaveLength(1);
+    expect(ctx.asked[0]).toMatchObject({ command: 'system.run', argv, cwd: tmp });
+    await expect(readFile(marker)).rejects.toThrow();
+    expect((await ctx.store.get()) as ExecApprovalPolicy).toMatchObject({ mode: 'ask', allowlist: [] });
+  });
+
+  it('an allowlist-mode policy refuses an unlisted plan whatever the gateway approved', async () => {
+    await using ctx = setup({ mode: 'allowlist' });
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(['/bin/sh', '-lc', 'echo hi'])));
+    const refused = failure(await ctx.call('system.run', { command: plan.argv, systemRunPlan: plan, cwd: plan.cwd, approved: true, approvalDecision: 'allow-once', runId: 'r' }));
+    expect(refused.code).toBe('denied');
+  });
+});

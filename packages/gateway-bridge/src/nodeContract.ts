@@ -1,0 +1,99 @@
+import type { Invoker } from '@capnode/capabilities';
+import type { HelloOk } from '@capnode/protocol/gateway';
+import type { BackoffOptions } from './backoff.js';
+import type { GatewayClient, GatewayClientStatus, GatewayDeclaration, GatewayLogLevel } from './clientContract.js';
+import type { DeviceIdentity, DeviceTokenStore } from './identity.js';
+import type { InvokeLedgerStats } from './invokeLedger.js';
+import type { GatewaySocketFactory } from './socket.js';
+
+/** Where the gateway stands on this node: device pairing, then approval of its declared commands. */
+export type NodePairingState =
+  /** Connected; the gateway has not said whether the declared commands are approved. */
+  | 'unknown'
+  /** The gateway waits for its owner to approve this device (connect refused with PAIRING_REQUIRED). */
+  | 'device-pending'
+  /** The declared commands wait for approval (`node.pair.approve`). */
+  | 'commands-pending'
+  | 'approved'
+  | 'rejected';
+
+/** Tells the user the gateway owner must approve something, with the request id to approve. */
+export interface NodePairingRequest {
+  readonly kind: 'device' | 'commands';
+  readonly requestId?: string;
+  /** Commands waiting for approval (kind `commands`). */
+  readonly commands?: readonly string[];
+  /** One actionable line for the user. */
+  readonly message: string;
+}
+
+/** What {@link NodeTransportOptions.inspectPairing} reports for this node. */
+export interface NodePairingInspection {
+  readonly state: 'pending' | 'approved' | 'unknown';
+  readonly requestId?: string;
+  readonly commands?: readonly string[];
+}
+
+export interface GatewayNodeStatus {
+  readonly nodeId: string;
+  readonly connection: GatewayClientStatus;
+  /** What the current (or last) connect declared. */
+  readonly declared: GatewayDeclaration;
+  readonly pairing: { readonly state: NodePairingState; readonly requestId?: string; readonly commands?: readonly string[] };
+  readonly invocations: InvokeLedgerStats;
+}
+
+export interface NodeTransportOptions {
+  readonly url: string;
+  /** The gateway's shared token. */
+  readonly token?: string;
+  readonly password?: string;
+  /** The invocation pipeline every transport shares (approvals, policy, audit); its registry is declared. */
+  readonly invoker: Invoker;
+  readonly identity: DeviceIdentity;
+  readonly deviceTokens?: DeviceTokenStore;
+  readonly createSocket: GatewaySocketFactory;
+  /** How the node describes itself; `platform` must be `linux`, `macos` or `windows` for the gateway's command policy. */
+  readonly client: {
+    readonly version: string;
+    readonly platform: string;
+    readonly deviceFamily?: string;
+    readonly displayName?: string;
+    readonly instanceId?: string;
+  };
+  /** Most invokes running at once; more get "node busy, retry". Default 8. */
+  readonly maxConcurrent?: number;
+  /** How long a finished invoke is replayed for a repeated idempotency key. Default 10 minutes. */
+  readonly rememberMs?: number;
+  /** Registry changes within this window are declared together. Default 200 ms. */
+  readonly declarationDebounceMs?: number;
+  /** How long a redeclaration waits for running invokes before it reconnects anyway. Default 30 s. */
+  readonly redeclareDrainMs?: number;
+  /**
+   * Looks up this node's pending approval through an operator connection (node roles cannot), so the
+   * request id can be surfaced; `@capnode/gateway-bridge/node` provides one.
+   */
+  readonly inspectPairing?: (nodeId: string, options: { readonly signal: AbortSignal }) => Promise<NodePairingInspection>;
+  readonly onPairingRequired?: (request: NodePairingRequest) => void;
+  readonly onStatus?: (status: GatewayNodeStatus) => void;
+  readonly onLog?: (level: GatewayLogLevel, message: string) => void;
+  readonly requestTimeoutMs?: number;
+  readonly handshakeTimeoutMs?: number;
+  readonly backoff?: BackoffOptions;
+  readonly random?: () => number;
+  /** Aborting closes the node. */
+  readonly signal?: AbortSignal;
+}
+
+/** This machine as an OpenClaw node: serves gateway invokes through the shared invocation pipeline. */
+export interface GatewayNode {
+  /** The gateway's id for this node (the device id). */
+  readonly nodeId: string;
+  readonly client: GatewayClient;
+  status(): GatewayNodeStatus;
+  /** Resolves once connected (see `GatewayClient.ready`). */
+  ready(options?: { readonly signal?: AbortSignal; readonly timeoutMs?: number }): Promise<HelloOk>;
+  /** Aborts running invokes, closes the connection. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
