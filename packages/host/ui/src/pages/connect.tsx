@@ -1,0 +1,87 @@
+// Connect a client: every client the host knows, its ready snippet with Copy, and "Add to <client>",
+// which shows the change to the client's config file first and writes it only when confirmed.
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { CopyButton, ErrorNote, Loading, Notice, PageHeader, useAction, useLoad } from '../components.js';
+import type { ClientView } from '../types.js';
+
+interface Preview {
+  readonly path: string;
+  readonly diff: string;
+}
+
+function ClientCard(props: { client: ClientView; onWritten: () => void }) {
+  const { client } = props;
+  const [preview, setPreview] = useState<Preview | undefined>(undefined);
+  const [written, setWritten] = useState<{ path: string; backup?: string } | undefined>(undefined);
+  const action = useAction();
+  const id = `client-${client.id}`;
+  const showDiff = () =>
+    action.run(async () => {
+      setWritten(undefined);
+      setPreview(await api<Preview>('POST', `/api/clients/${encodeURIComponent(client.id)}/preview`));
+    });
+  const write = () =>
+    action.run(async () => {
+      setWritten(await api<{ path: string; backup?: string }>('POST', `/api/clients/${encodeURIComponent(client.id)}/write`));
+      setPreview(undefined);
+      props.onWritten();
+    });
+  return (
+    <section class="card" aria-labelledby={id}>
+      <h2 id={id}>{client.name}</h2>
+      <p class="muted">
+        {client.configured ? 'Already points at this host.' : 'Not set up yet.'}
+        {client.configPath ? (
+          <>
+            {' '}
+            Config file: <code>{client.configPath}</code>
+          </>
+        ) : null}
+      </p>
+      <pre class="snippet" aria-label={`${client.name} snippet`}>
+        {client.snippet}
+      </pre>
+      <div class="actions">
+        <CopyButton text={client.snippet} name={`Copy ${client.name} snippet`} />
+        <button type="button" class="primary" disabled={action.busy} onClick={showDiff}>
+          Add to {client.name}
+        </button>
+      </div>
+      {preview ? (
+        <div class="preview" role="region" aria-label={`Change to ${preview.path}`}>
+          <p>
+            This change will be written to <code>{preview.path}</code> (a backup is kept; your other entries stay):
+          </p>
+          <pre class="diff">{preview.diff}</pre>
+          <div class="actions">
+            <button type="button" class="primary" disabled={action.busy} onClick={write}>
+              Write to {client.name} config
+            </button>
+            <button type="button" onClick={() => setPreview(undefined)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      ) : null}
+      {written ? (
+        <Notice>
+          Written to {written.path}
+          {written.backup ? ` (backup: ${written.backup})` : ''}. Restart {client.name} to pick it up.
+        </Notice>
+      ) : null}
+      <ErrorNote error={action.error} />
+    </section>
+  );
+}
+
+export function ConnectPage() {
+  const clients = useLoad(() => api<{ clients: ClientView[] }>('GET', '/api/clients'));
+  return (
+    <>
+      <PageHeader title="Connect a client">Point an MCP client at this host: copy its snippet, or let capnode add it to the client's config.</PageHeader>
+      {clients.value ? clients.value.clients.map((client) => <ClientCard key={client.id} client={client} onWritten={() => void clients.reload()} />) : clients.error ? null : <Loading what="clients" />}
+      <ErrorNote error={clients.error} />
+    </>
+  );
+}

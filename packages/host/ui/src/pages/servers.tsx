@@ -1,0 +1,224 @@
+// MCP servers: the servers whose tools this host imports, with their state; test, enable/disable,
+// remove, per-tool switches; adding a server and importing the ones other clients' configs name.
+import { useState } from 'preact/hooks';
+import { api, describeError } from '../api.js';
+import { ConfirmButton, ErrorNote, Loading, Notice, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
+import { refreshLive, useLive } from '../live.js';
+import type { DiscoveredConfig, ServerView, ToolView } from '../types.js';
+import { AddServerForm } from './serverForm.js';
+
+const APPROVALS: readonly [string, string][] = [
+  ['default', 'Default (risk profile decides)'],
+  ['auto', 'Auto-approve'],
+  ['ask', 'Always ask'],
+];
+
+function ToolRow(props: { server: string; tool: ToolView; onChange: () => void }) {
+  const { tool, server } = props;
+  const action = useAction();
+  const patch = (change: Partial<ToolView>) =>
+    action.run(async () => {
+      await api('PATCH', `/api/servers/${encodeURIComponent(server)}`, { tools: { [tool.name]: change } });
+      props.onChange();
+    });
+  const enabledId = `tool-${server}-${tool.name}-enabled`;
+  const approvalId = `tool-${server}-${tool.name}-approval`;
+  return (
+    <tr>
+      <th scope="row">
+        <code>{tool.name}</code>
+        {tool.description ? <span class="muted"> — {tool.description}</span> : null}
+      </th>
+      <td>
+        <input type="checkbox" id={enabledId} checked={tool.enabled !== false} disabled={action.busy} onChange={(event) => patch({ enabled: (event.currentTarget as HTMLInputElement).checked })} />
+        <label for={enabledId} class="visually-hidden">
+          Enable {tool.name}
+        </label>
+      </td>
+      <td>
+        <label for={approvalId} class="visually-hidden">
+          Approval for {tool.name}
+        </label>
+        <select id={approvalId} value={tool.approval ?? 'default'} disabled={action.busy} onChange={(event) => patch({ approval: (event.currentTarget as HTMLSelectElement).value })}>
+          {APPROVALS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+        {action.error ? (
+          <span class="field-error" role="alert">
+            {describeError(action.error)}
+          </span>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+function ServerCard(props: { server: ServerView; live: { state?: string; error?: string; toolCount?: number } | undefined; onChange: () => void }) {
+  const { server } = props;
+  const action = useAction();
+  const [test, setTest] = useState<string>('');
+  const [showTools, setShowTools] = useState(false);
+  const enabled = server.enabled !== false;
+  const state = props.live?.state ?? server.state ?? (enabled ? 'configured' : 'disabled');
+  const error = props.live?.error ?? server.error;
+  const id = `server-${server.name}`;
+  const runTest = () =>
+    action.run(async () => {
+      setTest('Testing…');
+      const answer = await api<{ ok: boolean; tools?: readonly unknown[]; toolCount?: number; error?: string; ms?: number }>('POST', `/api/servers/${encodeURIComponent(server.name)}/test`);
+      const count = answer.toolCount ?? answer.tools?.length;
+      setTest(answer.ok ? `Test passed: connected${count === undefined ? '' : `, ${count} tool${count === 1 ? '' : 's'}`}${answer.ms === undefined ? '' : ` in ${Math.round(answer.ms)} ms`}.` : `Test failed: ${answer.error ?? 'no answer'}`);
+    }).then((ok) => {
+      if (!ok) setTest('');
+    });
+  const toggle = () =>
+    action.run(async () => {
+      await api('PATCH', `/api/servers/${encodeURIComponent(server.name)}`, { enabled: !enabled });
+      props.onChange();
+    });
+  const remove = async () => {
+    await action.run(async () => {
+      await api('DELETE', `/api/servers/${encodeURIComponent(server.name)}`);
+      props.onChange();
+    });
+  };
+  const target = server.transport === 'stdio' ? [server.command, ...(server.args ?? [])].filter(Boolean).join(' ') : server.url;
+  const secretNames = (value: ServerView['env']) => (Array.isArray(value) ? value : Object.keys(value ?? {}));
+  const secrets = [...secretNames(server.env), ...secretNames(server.headers)];
+  return (
+    <article class="card server" aria-labelledby={id}>
+      <h3 id={id}>
+        {server.name} <StateBadge state={enabled ? state : 'disabled'} />
+      </h3>
+      <p class="muted">
+        {server.transport}
+        {target ? (
+          <>
+            {' '}
+            · <code>{target}</code>
+          </>
+        ) : null}
+        {props.live?.toolCount ?? server.toolCount ?? server.tools?.length ? ` · ${props.live?.toolCount ?? server.toolCount ?? server.tools?.length} tools` : ''}
+        {secrets.length ? ` · secrets set: ${secrets.join(', ')} (values hidden)` : ''}
+      </p>
+      {error ? <p class="error-text">{error}</p> : null}
+      <div class="actions">
+        <button type="button" disabled={action.busy} onClick={runTest} aria-label={`Test ${server.name}`}>
+          Test
+        </button>
+        <button type="button" disabled={action.busy} onClick={toggle} aria-label={`${enabled ? 'Disable' : 'Enable'} ${server.name}`}>
+          {enabled ? 'Disable' : 'Enable'}
+        </button>
+        {server.tools?.length ? (
+          <button type="button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)} aria-label={`Tools of ${server.name}`}>
+            Tools
+          </button>
+        ) : null}
+        <ConfirmButton label="Remove" name={`Remove ${server.name}`} danger question={`Remove ${server.name}? Its tools leave this host.`} confirmLabel={`Remove ${server.name} now`} onConfirm={remove} />
+      </div>
+      <p role="status" aria-live="polite" class="test-result">
+        {test}
+      </p>
+      <ErrorNote error={action.error} />
+      {showTools && server.tools?.length ? (
+        <table class="tools">
+          <caption>Tools of {server.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Tool</th>
+              <th scope="col">Enabled</th>
+              <th scope="col">Approval</th>
+            </tr>
+          </thead>
+          <tbody>
+            {server.tools.map((tool) => (
+              <ToolRow key={tool.name} server={server.name} tool={tool} onChange={props.onChange} />
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </article>
+  );
+}
+
+function Discovered(props: { onImported: () => void }) {
+  const found = useLoad(() => api<{ configs: DiscoveredConfig[] }>('GET', '/api/servers/discovered'));
+  const action = useAction();
+  const [notice, setNotice] = useState('');
+  const configs = (found.value?.configs ?? []).filter((config) => config.servers.length > 0);
+  const importAll = (config: DiscoveredConfig, names?: string[]) =>
+    action.run(async () => {
+      const answer = await api<{ imported?: string[] }>('POST', '/api/servers/import', { path: config.path, ...(names ? { names } : {}) });
+      setNotice(`Imported ${answer.imported?.length ? answer.imported.join(', ') : 'the servers'} from ${config.path}.`);
+      await found.reload();
+      props.onImported();
+    });
+  return (
+    <Section title="Import from other clients">
+      {found.value === undefined && !found.error ? <Loading what="client configs on this machine" /> : null}
+      {found.value && configs.length === 0 ? <p class="muted">No Claude Desktop, Cursor, VS Code or .mcp.json configs with servers were found.</p> : null}
+      {configs.map((config) => (
+        <div key={config.path} class="discovered">
+          <h3>
+            {config.client ?? 'Config'} <code>{config.path}</code>
+          </h3>
+          <ul>
+            {config.servers.map((server) => (
+              <li key={server.name}>
+                <code>{server.name}</code> <span class="muted">{server.command ?? server.url ?? server.transport ?? ''}</span>{' '}
+                {server.imported ? (
+                  <span class="muted">(already imported)</span>
+                ) : (
+                  <button type="button" disabled={action.busy} onClick={() => importAll(config, [server.name])} aria-label={`Import ${server.name} from ${config.client ?? config.path}`}>
+                    Import
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+          <button type="button" disabled={action.busy} onClick={() => importAll(config)}>
+            Import all from {config.client ?? config.path}
+          </button>
+        </div>
+      ))}
+      <ErrorNote error={action.error ?? found.error} />
+      <Notice>{notice}</Notice>
+    </Section>
+  );
+}
+
+export function ServersPage() {
+  const servers = useLoad(() => api<{ servers: ServerView[] }>('GET', '/api/servers'));
+  const { status } = useLive();
+  const reload = () => {
+    void servers.reload();
+    void refreshLive();
+  };
+  const liveOf = (name: string) => status?.mcpClient?.servers.find((server) => server.server === name);
+  return (
+    <>
+      <PageHeader title="MCP servers">Servers whose tools this host imports and serves as &lt;server&gt;__&lt;tool&gt; (with re-export on in Settings).</PageHeader>
+      {status?.mcpClient && !status.mcpClient.reexport ? <Notice>Re-export is off: these servers are configured but their tools are not served. Turn it on in Settings.</Notice> : null}
+      <Section title="Configured servers">
+        {servers.value ? (
+          servers.value.servers.length ? (
+            servers.value.servers.map((server) => {
+              const live = liveOf(server.name);
+              return <ServerCard key={server.name} server={server} live={live ? { state: live.state, toolCount: live.toolCount, ...(live.error ? { error: live.error } : {}) } : undefined} onChange={reload} />;
+            })
+          ) : (
+            <p class="empty">No MCP servers are configured.</p>
+          )
+        ) : servers.error ? null : (
+          <Loading what="servers" />
+        )}
+        <ErrorNote error={servers.error} />
+      </Section>
+      <AddServerForm onAdded={reload} />
+      <Discovered onImported={reload} />
+    </>
+  );
+}
