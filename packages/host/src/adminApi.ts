@@ -1,3 +1,4 @@
+import type { SettingsPatchResult } from './dashboard/settingsPatch.js';
 import { isApprovalDecision, type ApprovalBroker, type ApprovalEvent } from '@capnode/capabilities';
 
 /** What the admin routes need from the host. */
@@ -7,6 +8,10 @@ export interface AdminApiOptions {
   readonly status: () => unknown;
   /** Rotates the MCP token and makes the listener accept only the new one. */
   readonly rotateToken: () => Promise<void>;
+  /** A fresh one-time dashboard login URL (`POST /_capnode/ui/login`); throws when the dashboard is not running. */
+  readonly dashboardLogin?: () => string;
+  /** Applies a partial settings change (`PATCH /_capnode/settings`), as the dashboard's `PATCH /api/settings` does. */
+  readonly patchSettings?: (patch: unknown) => Promise<SettingsPatchResult>;
   /** Aborted when the host closes: ends the approval event streams, so the listener can drain. */
   readonly signal?: AbortSignal;
 }
@@ -98,6 +103,8 @@ async function readJson(request: Request): Promise<Record<string, unknown> | Res
  * - `GET  /_capnode/approvals/events` → `text/event-stream`: `snapshot`, then `requested` / `resolved` events
  * - `POST /_capnode/token/rotate` → 200 once the listener accepts only the new MCP token
  * - `GET  /_capnode/status` → the host status
+ * - `POST /_capnode/ui/login` → `{ url }`: a one-time dashboard login URL (single use, 60 s); 409 when the dashboard is off
+ * - `PATCH /_capnode/settings` (a partial settings object) → `{ settings, applied, restartNeeded }`, or 400 with `fields`
  */
 export function createAdminHandler(options: AdminApiOptions): (request: Request) => Promise<Response> {
   return async (request) => {
@@ -128,6 +135,24 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
       case '/_capnode/status':
         if (method !== 'GET') return reply(405, { error: 'use GET' });
         return reply(200, options.status());
+      case '/_capnode/ui/login': {
+        if (method !== 'POST') return reply(405, { error: 'use POST' });
+        if (!options.dashboardLogin) return reply(404, { error: 'this host has no dashboard' });
+        try {
+          return reply(200, { url: options.dashboardLogin() });
+        } catch (error) {
+          return reply(409, { error: (error as Error).message });
+        }
+      }
+      case '/_capnode/settings': {
+        if (method !== 'PATCH') return reply(405, { error: 'use PATCH' });
+        if (!options.patchSettings) return reply(404, { error: 'this host cannot change settings' });
+        const body = await readJson(request);
+        if (body instanceof Response) return body;
+        const result = await options.patchSettings(body);
+        if (!result.ok) return reply(400, { error: result.message, fields: result.fields });
+        return reply(200, { settings: result.settings, applied: result.applied, restartNeeded: result.restartNeeded });
+      }
       default:
         return reply(404, { error: `unknown admin route ${path}` });
     }

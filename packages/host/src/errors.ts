@@ -12,6 +12,8 @@ export type HostErrorCode =
   | 'listen_failed'
   /** Gateway node mode could not start (bad gateway URL, unreadable identity file). */
   | 'gateway_failed'
+  /** A part of the host that is not running was asked for (the dashboard when it is off or failed to start). */
+  | 'unavailable'
   /** The host was closed. */
   | 'closed';
 

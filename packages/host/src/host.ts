@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApprovalBroker, Capability, Invoker, Registry } from '@capnode/capabilities';
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
+import { createDashboardService, type DashboardStatus } from './dashboard/service.js';
+import { applySettingsPatch, type SettingsPatchResult } from './dashboard/settingsPatch.js';
 import { describePending, startApprovalNotifier } from './internal/approvalNotices.js';
 import { createAppCapability } from './appStatus.js';
 import type { AuditLogOptions, AuditStats } from './audit.js';
@@ -88,6 +90,8 @@ export interface HostStatus {
   readonly mcpClient: ImportedToolsStatus;
   /** The audit log: records written, dropped (stalled or full disk), waiting, rotations. */
   readonly audit: AuditStats & { readonly path: string };
+  /** The web dashboard's own loopback listener (`dashboard` in settings.json; `capnode ui` opens it). */
+  readonly dashboard: DashboardStatus;
 }
 
 /** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */
@@ -126,6 +130,18 @@ export interface Host {
   /** Writes a new MCP token; a running listener accepts only the new one afterwards. */
   rotateToken(): Promise<void>;
   status(): HostStatus;
+  /**
+   * A fresh one-time dashboard login URL (single use, valid 60 s) for a browser of this user.
+   * @throws HostError `unavailable` when the dashboard is not listening.
+   */
+  dashboardLoginUrl(): string;
+  /**
+   * Validates a partial settings change against the whole schema and writes it; applies at once what
+   * a running host can (`mcp.enabled` starts or stops the MCP listener, exec approvals, approval
+   * waiting and notices); lists the rest as `restartNeeded`. Invalid input writes nothing and names
+   * each field by path.
+   */
+  patchSettings(patch: unknown): Promise<SettingsPatchResult>;
   /** Stops the listener (draining in-flight requests), denies pending approvals, closes imported MCP servers (their processes end), removes `host.json` (when this instance wrote it), flushes the audit log, releases the lock. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -198,6 +214,7 @@ export function createHost(options: HostOptions = {}): Host {
     throw new HostError('io', `cannot create the config directory ${paths.home}: ${(error as Error).message}`, { cause: error });
   }
   ensurePrivateDirectory(paths.home, 'the config directory', warn);
+  const firstRun = !existsSync(paths.settings);
   const settings = createSettingsStore(paths.settings, { onWarning: warn });
   settingsForLog = settings;
 
@@ -233,6 +250,8 @@ export function createHost(options: HostOptions = {}): Host {
   let server: McpHttpServer | undefined;
   let starting: Promise<HostStatus> | undefined;
   let stdioServing = false;
+  /** `start()` ran: from then on `mcp.enabled` starts and stops the listener live. */
+  let httpStarted = false;
   let stdioAdmin: McpHttpServer | undefined;
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -240,6 +259,53 @@ export function createHost(options: HostOptions = {}): Host {
   const stdioController = new AbortController();
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const restartPaths = new Set<string>();
+  const background = new Set<Promise<unknown>>();
+  /** Runs `work` without waiting (a listener closing while it serves the request that closes it); `close` waits for it. */
+  const inBackground = (work: Promise<unknown>): void => {
+    const tracked = work.catch((error: unknown) => log('error', `${(error as Error)?.message ?? String(error)}`)).finally(() => background.delete(tracked));
+    background.add(tracked);
+  };
+  const dashboard = createDashboardService({
+    config: () => settings.get().dashboard,
+    view: {
+      version,
+      paths,
+      settings,
+      approvals,
+      firstRun,
+      signal: adminStreams.signal,
+      status: () => host.status() as unknown as Record<string, unknown>,
+      rotateToken: () => host.rotateToken(),
+      patchSettings: (patch) => host.patchSettings(patch),
+      restartNeeded: () => [...restartPaths],
+      log,
+    },
+  });
+  const dashboardUrl = (): { dashboardUrl?: string } => {
+    const url = dashboard.status().url;
+    return url === undefined ? {} : { dashboardUrl: url };
+  };
+
+  /** `mcp.enabled` changed on a running host: start the listener, or stop it and keep the admin routes on an admin-only one. */
+  async function applyMcpEnabled(enabled: boolean): Promise<void> {
+    // Before start (or in a stdio host) the setting simply applies when the listener starts.
+    if (closed || !httpStarted) return;
+    if (enabled && !server) {
+      await startListener();
+      const admin = nodeAdmin;
+      nodeAdmin = undefined;
+      if (admin) inBackground(admin.close().then(() => unpublish(nodeRunFile)));
+    } else if (!enabled && server) {
+      nodeAdmin ??= await openAdminOnly(nodeRunFile, 'node');
+      const running = server;
+      server = undefined;
+      state = 'disabled';
+      unpublish(paths.runtime);
+      inBackground(running.close());
+    }
+  }
 
   const publish = (path: string, runtime: RuntimeState): Promise<void> => publishRuntime(path, runtime, log);
   const unpublish = (path: string): void => unpublishRuntime(path, instance);
@@ -256,7 +322,7 @@ export function createHost(options: HostOptions = {}): Host {
       return undefined;
     }
     const adminUrl = new URL('/_capnode/', admin.url).href;
-    await publish(runFile, { pid: process.pid, instance, kind, adminUrl, startedAt: new Date(started).toISOString(), version });
+    await publish(runFile, { pid: process.pid, instance, kind, adminUrl, startedAt: new Date(started).toISOString(), version, ...dashboardUrl() });
     if (kind === 'node') await lock?.update({ adminUrl });
     return admin;
   }
@@ -279,6 +345,8 @@ export function createHost(options: HostOptions = {}): Host {
     const current = settings.get();
     lock ??= acquireHostLock({ runDir: paths.runDir, home: paths.home, instance, address: `${options.host ?? current.mcp.host}:${options.port ?? current.mcp.port}`, onWarning: warn });
     gatewayConfig = resolveGatewayConfig(current, options.gateway, env);
+    httpStarted = true;
+    await dashboard.start();
     const nodeOn = gatewayConfig !== undefined && (options.gateway?.url !== undefined || current.node.enabled);
     const channelOn = gatewayConfig !== undefined && current.channel.enabled && current.mcp.enabled;
     if (gatewayConfig) await gateway.start(gatewayConfig, { node: nodeOn, channel: channelOn });
@@ -328,7 +396,7 @@ export function createHost(options: HostOptions = {}): Host {
     imports.start();
     const adminUrl = new URL('/_capnode/', server.url).href;
     await lock?.update({ url: server.url, adminUrl });
-    await publish(paths.runtime, { pid: process.pid, instance, kind: 'http', url: server.url, adminUrl, startedAt: new Date(started).toISOString(), version });
+    await publish(paths.runtime, { pid: process.pid, instance, kind: 'http', url: server.url, adminUrl, startedAt: new Date(started).toISOString(), version, ...dashboardUrl() });
     return host.status();
   }
 
@@ -336,6 +404,8 @@ export function createHost(options: HostOptions = {}): Host {
     broker: approvals,
     status: () => host.status(),
     rotateToken: () => host.rotateToken(),
+    dashboardLogin: () => host.dashboardLoginUrl(),
+    patchSettings: (patch) => host.patchSettings(patch),
     signal: adminStreams.signal,
   });
 
@@ -362,6 +432,7 @@ export function createHost(options: HostOptions = {}): Host {
       imports.start();
       const runFile = join(paths.runDir, `stdio-${process.pid}.json`);
       try {
+        await dashboard.start();
         stdioAdmin = await openAdminOnly(runFile, 'stdio');
         const connection = await serveStdio({ invoker, serverInfo, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
         await connection.closed;
@@ -378,6 +449,27 @@ export function createHost(options: HostOptions = {}): Host {
       knownSecrets.add(token);
       server?.setToken(token);
       log('info', `MCP token rotated (${paths.mcpToken}); clients need the new one`);
+    },
+    dashboardLoginUrl() {
+      if (closed) throw new HostError('closed', 'the host is closed');
+      try {
+        return dashboard.loginUrl();
+      } catch (error) {
+        throw new HostError('unavailable', (error as Error).message, { cause: error });
+      }
+    },
+    patchSettings(patch) {
+      if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
+      return applySettingsPatch(patch, {
+        store: settings,
+        applyLive: async (changed, next) => {
+          if (changed.includes('mcp.enabled')) await applyMcpEnabled(next.mcp.enabled);
+        },
+        needRestart: (changed) => {
+          for (const path of changed) restartPaths.add(path);
+          return [...restartPaths];
+        },
+      });
     },
     status() {
       const current = settings.get();
@@ -406,6 +498,7 @@ export function createHost(options: HostOptions = {}): Host {
         ...(nodeAdmin ? { admin: { url: new URL('/_capnode/', nodeAdmin.url).href } } : {}),
         mcpClient: imports.status(),
         audit: { path: pipeline.audit.path, ...pipeline.audit.stats() },
+        dashboard: dashboard.status(),
       };
     },
     close() {
@@ -414,6 +507,7 @@ export function createHost(options: HostOptions = {}): Host {
         options.signal?.removeEventListener('abort', onAbort);
         stdioController.abort();
         adminStreams.abort();
+        await dashboard.close();
         await approvals.close();
         await stopNotifier();
         if (server) {
@@ -429,6 +523,7 @@ export function createHost(options: HostOptions = {}): Host {
           nodeAdmin = undefined;
           unpublish(nodeRunFile);
         }
+        await Promise.allSettled([...background]);
         await gateway.close();
         await imports.close();
         await pipeline.close();

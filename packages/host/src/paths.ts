@@ -85,6 +85,8 @@ export interface RuntimeState {
   readonly adminUrl: string;
   readonly startedAt: string;
   readonly version: string;
+  /** The host's dashboard, e.g. `http://127.0.0.1:45123/`, while it listens (`capnode ui` signs in there). */
+  readonly dashboardUrl?: string;
 }
 
 function isAlive(pid: number): boolean {

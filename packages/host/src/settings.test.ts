@@ -32,6 +32,7 @@ describe('settings', () => {
       channel: { enabled: false },
       execApprovals: { mode: 'ask', allowlist: [] },
       approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
+      dashboard: { enabled: true, port: 0 },
     });
     expect(loadSettings(path)).toEqual(defaultSettings());
   });

@@ -73,6 +73,15 @@ export const settingsSchema = z.strictObject({
       progressIntervalMs: z.int().min(100).max(10_000).default(5_000),
     })
     .prefault({}),
+  /** The host's web dashboard, on its own loopback listener (open it with `capnode ui`). */
+  dashboard: z
+    .strictObject({
+      /** Serve the dashboard while the host runs. */
+      enabled: z.boolean().default(true),
+      /** Loopback port; 0 (default) picks a free one, published in `host.json` and the status. */
+      port: z.int().min(0).max(65535).default(0),
+    })
+    .prefault({}),
   /** MCP servers whose tools capnode imports (see {@link mcpClientSettingsSchema}); absent means none. */
   mcpClient: mcpClientSettingsSchema.optional(),
 });

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { isHostError } from '../errors.js';
+import type { Settings, SettingsStore } from '../settings.js';
+import type { FieldError } from './reply.js';
+
+/** What a masked secret reads as; sending it back unchanged keeps the stored value. */
+export const SECRET_MASK = '••••••••';
+
+/** Setting paths (or section prefixes, ending in `.`) a running host applies at once. */
+const LIVE = ['mcp.enabled', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.'];
+
+export type SettingsPatchResult =
+  | { readonly ok: true; readonly settings: Record<string, unknown>; readonly applied: readonly string[]; readonly restartNeeded: readonly string[] }
+  | { readonly ok: false; readonly message: string; readonly fields: readonly FieldError[] };
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const SECRET_KEY = /token|secret|password|passwd|api[_-]?key/i;
+
+/** Masks every value of `record` (env, headers). */
+function maskValues(record: unknown): unknown {
+  if (!isPlainObject(record)) return record;
+  return Object.fromEntries(Object.keys(record).map((key) => [key, SECRET_MASK]));
+}
+
+function maskServer(entry: unknown): unknown {
+  if (!isPlainObject(entry)) return entry;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(entry)) {
+    if (key === 'env' || key === 'headers') out[key] = maskValues(value);
+    else if (typeof value === 'string' && SECRET_KEY.test(key)) out[key] = SECRET_MASK;
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** The settings with every secret masked: `node.token`, imported servers' env and header values, secret-named fields. */
+export function maskSettings(settings: Settings): Record<string, unknown> {
+  const out = structuredClone(settings) as Record<string, unknown>;
+  const node = out.node as Record<string, unknown>;
+  if (typeof node.token === 'string') node.token = SECRET_MASK;
+  const mcpClient = out.mcpClient as Record<string, unknown> | undefined;
+  if (mcpClient && Array.isArray(mcpClient.servers)) mcpClient.servers = mcpClient.servers.map(maskServer);
+  return out;
+}
+
+/** `value` with every {@link SECRET_MASK} put back to what `previous` holds at the same place (servers matched by name). */
+function unmask(value: unknown, previous: unknown): unknown {
+  if (value === SECRET_MASK) return previous;
+  if (Array.isArray(value)) {
+    const before = Array.isArray(previous) ? previous : [];
+    return value.map((item, index) => {
+      const named = isPlainObject(item) && typeof item.name === 'string' ? before.find((old) => isPlainObject(old) && old.name === item.name) : before[index];
+      return unmask(item, named);
+    });
+  }
+  if (isPlainObject(value)) {
+    const before = isPlainObject(previous) ? previous : {};
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, unmask(item, before[key])]));
+  }
+  return value;
+}
+
+/** Objects merge key by key; arrays and plain values replace; `null` removes the key. */
+export function mergePatch(current: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch) || !isPlainObject(current)) return patch;
+  const out: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(current[key], value);
+  }
+  return out;
+}
+
+/** Paths that differ, two levels deep (`mcp.port`, `execApprovals.allowlist`, `mcpClient.servers`). */
+export function changedPaths(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const changed: string[] = [];
+  for (const section of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const a = before[section];
+    const b = after[section];
+    if (isPlainObject(a) && isPlainObject(b)) {
+      for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) changed.push(`${section}.${key}`);
+    } else if (JSON.stringify(a) !== JSON.stringify(b)) {
+      changed.push(section);
+    }
+  }
+  return changed;
+}
+
+export function isLivePath(path: string): boolean {
+  return LIVE.some((live) => (live.endsWith('.') ? path.startsWith(live) || path === live.slice(0, -1) : path === live));
+}
+
+function fieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.length ? issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index ? '.' : ''}${String(part)}`)).join('') : '(root)',
+    message: issue.message,
+  }));
+}
+
+export interface ApplySettingsOptions {
+  readonly store: SettingsStore;
+  /** Applies the changed live paths to the running host (e.g. starts or stops the MCP listener). */
+  readonly applyLive: (changed: readonly string[], settings: Settings) => Promise<void>;
+  /** Records the changed paths that need a restart; returns every such path so far. */
+  readonly needRestart: (paths: readonly string[]) => readonly string[];
+}
+
+/**
+ * Validates a partial change against the whole settings schema and writes it (re-read first, so
+ * edits made meanwhile are kept); an invalid change writes nothing and names each bad field by path.
+ * Then applies what a running host can apply live; the rest is listed as `restartNeeded`.
+ */
+export async function applySettingsPatch(patch: unknown, options: ApplySettingsOptions): Promise<SettingsPatchResult> {
+  if (!isPlainObject(patch)) return { ok: false, message: 'expected a JSON object of settings to change', fields: [{ path: '(root)', message: 'expected an object' }] };
+  let before: Settings | undefined;
+  let after: Settings;
+  try {
+    after = await options.store.update((current) => {
+      before = current;
+      return mergePatch(current, unmask(patch, current)) as Settings;
+    });
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    if (isHostError(error) && error.code === 'invalid_settings' && cause instanceof z.ZodError) {
+      return { ok: false, message: 'the settings were not changed: some values are invalid', fields: fieldErrors(cause) };
+    }
+    throw error;
+  }
+  const changed = changedPaths((before ?? {}) as Record<string, unknown>, after as unknown as Record<string, unknown>);
+  const applied = changed.filter(isLivePath);
+  await options.applyLive(applied, after);
+  const restartNeeded = options.needRestart(changed.filter((path) => !isLivePath(path)));
+  return { ok: true, settings: maskSettings(after), applied, restartNeeded };
+}

@@ -1,0 +1,41 @@
+import type { ApprovalBroker } from '@capnode/capabilities';
+import type { HostPaths } from '../paths.js';
+import type { SettingsStore } from '../settings.js';
+import type { DashboardSession } from './sessions.js';
+import type { SettingsPatchResult } from './settingsPatch.js';
+
+/** What the dashboard reads and drives of its host (the host builds it; no import of host.ts here). */
+export interface DashboardHostView {
+  readonly version: string;
+  readonly paths: HostPaths;
+  readonly settings: SettingsStore;
+  readonly approvals: ApprovalBroker;
+  /** The host status, as `GET /_capnode/status` gives it. */
+  status(): Record<string, unknown>;
+  rotateToken(): Promise<void>;
+  /** Validates and writes a partial settings change, then applies what can be applied live. */
+  patchSettings(patch: unknown): Promise<SettingsPatchResult>;
+  /** Setting paths changed since this host started that take effect only after a restart. */
+  restartNeeded(): readonly string[];
+  /** True when no `settings.json` existed before this host started. */
+  readonly firstRun: boolean;
+  /** Aborted when the host closes: ends event streams. */
+  readonly signal: AbortSignal;
+  log(level: 'debug' | 'info' | 'warning' | 'error', message: string): void;
+}
+
+/** One routed API request. */
+export interface RouteContext {
+  readonly request: Request;
+  readonly session: DashboardSession;
+  /** Path parameters, decoded. */
+  readonly params: Readonly<Record<string, string>>;
+  readonly url: URL;
+  readonly signal: AbortSignal;
+  readonly host: DashboardHostView;
+}
+
+export type RouteHandler = (context: RouteContext) => Response | Promise<Response>;
+
+/** `[method, path pattern with :params, handler]`. */
+export type Route = readonly [method: string, pattern: string, handler: RouteHandler];
