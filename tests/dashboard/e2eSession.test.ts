@@ -11,12 +11,14 @@ import { startTestHost, type TestHost } from '../support/testHost.js';
 let browser: TestBrowser;
 let test: TestHost;
 let token: string;
+let adminToken: string;
 let dashboard: string;
 
 beforeAll(async () => {
   browser = await launchBrowser();
   test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 } } });
   token = readFileSync(join(test.home, 'mcp-token'), 'utf8').trim();
+  adminToken = readFileSync(test.host.paths.adminToken, 'utf8').trim();
   const url = (test.host.status() as { dashboard?: { url?: string } }).dashboard?.url;
   if (!url) throw new Error('the dashboard is not listening');
   dashboard = new URL(url).origin;
@@ -47,7 +49,7 @@ async function startOtherOrigin(html: string, host = '127.0.0.1'): Promise<{ url
 describe('dashboard login (Chromium)', () => {
   it('the one-time URL signs a browser in with an HttpOnly SameSite=Strict cookie; a second use is refused', async () => {
     await using first = await newContext(browser);
-    const url = await dashboardLoginUrl(test.url, token);
+    const url = await dashboardLoginUrl(test.url, adminToken);
     expect(new URL(url).origin).toBe(dashboard);
     const page = await first.newPage();
     const response = await page.goto(url);
@@ -79,7 +81,7 @@ describe('dashboard login (Chromium)', () => {
     const unknown = await (await context.newPage()).goto(`${dashboard}/login?code=AAAAAAAAAAAAAAAAAAAAAAAA`);
     expect(unknown?.status()).toBe(403);
 
-    await openDashboard(context, test.url, token);
+    await openDashboard(context, test.url, adminToken);
     const settingsBefore = readFileSync(join(test.home, 'settings.json'), 'utf8');
     await using other = await startOtherOrigin('<!doctype html><title>other origin</title><p>another page</p>');
     const page = await context.newPage();
@@ -144,7 +146,7 @@ describe('dashboard login (Chromium)', () => {
 
   it('a page on localhost (another origin again) cannot use the session either', async () => {
     await using context = await newContext(browser);
-    await openDashboard(context, test.url, token);
+    await openDashboard(context, test.url, adminToken);
     await using other = await startOtherOrigin('<!doctype html><title>localhost page</title>', 'localhost');
     const page = await context.newPage();
     await page.goto(other.url);

@@ -105,18 +105,18 @@ export async function tabThrough(page: Page, limit = 300): Promise<number[]> {
 
 /**
  * A fresh one-time dashboard login URL, asked for the way `capnode ui` asks: `POST /_capnode/ui/login`
- * on the host's MCP/admin listener with the MCP bearer token.
+ * on the host's MCP/admin listener with the admin bearer token (`admin-token` in the config directory).
  */
-export async function dashboardLoginUrl(mcpUrl: string, token: string): Promise<string> {
-  const response = await fetch(new URL('/_capnode/ui/login', mcpUrl), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+export async function dashboardLoginUrl(mcpUrl: string, adminToken: string): Promise<string> {
+  const response = await fetch(new URL('/_capnode/ui/login', mcpUrl), { method: 'POST', headers: { authorization: `Bearer ${adminToken}` } });
   if (!response.ok) throw new Error(`POST /_capnode/ui/login answered ${response.status}: ${await response.text()}`);
   return ((await response.json()) as { url: string }).url;
 }
 
 /** Logs `context` in through a fresh one-time URL and returns a page on the dashboard. */
-export async function openDashboard(context: BrowserContext, mcpUrl: string, token: string): Promise<Page> {
+export async function openDashboard(context: BrowserContext, mcpUrl: string, adminToken: string): Promise<Page> {
   const page = await context.newPage();
-  const response = await page.goto(await dashboardLoginUrl(mcpUrl, token));
+  const response = await page.goto(await dashboardLoginUrl(mcpUrl, adminToken));
   if (!response?.ok()) throw new Error(`the login URL answered ${response?.status()}`);
   await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
   return page;

@@ -87,20 +87,31 @@ export interface ToolView {
   readonly approval?: string;
 }
 
-export interface ServerView {
+/** A configured server as `GET /api/servers` lists it: its settings entry (secrets masked) and live diagnostic. */
+export interface ServerItem {
   readonly name: string;
-  readonly transport: string;
   readonly enabled?: boolean;
-  readonly state?: string;
-  readonly toolCount?: number;
-  readonly error?: string;
-  readonly command?: string;
-  readonly args?: readonly string[];
-  readonly url?: string;
-  /** Names of env variables (values never come back). */
-  readonly env?: Readonly<Record<string, string>> | readonly string[];
-  readonly headers?: Readonly<Record<string, string>> | readonly string[];
+  readonly config: {
+    readonly name: string;
+    readonly transport?: string;
+    readonly command?: string;
+    readonly args?: readonly string[];
+    readonly url?: string;
+    readonly enabled?: boolean;
+    /** Values come back masked: env and header values are write-only. */
+    readonly env?: Readonly<Record<string, string>>;
+    readonly headers?: Readonly<Record<string, string>>;
+    readonly tools?: Readonly<Record<string, { readonly enabled?: boolean; readonly approval?: string }>>;
+  };
+  readonly status?: ServerDiagnosticView;
   readonly tools?: readonly ToolView[];
+}
+
+export interface ServersView {
+  readonly reexport?: boolean;
+  readonly state?: string;
+  readonly servers: readonly ServerItem[];
+  readonly restartNeeded?: readonly string[];
 }
 
 export interface DiscoveredConfig {
@@ -110,12 +121,9 @@ export interface DiscoveredConfig {
 }
 
 export interface GatewayView {
-  readonly url?: string;
-  readonly tokenSet?: boolean;
-  readonly enabled?: boolean;
-  readonly state?: string;
-  readonly pairing?: { readonly state: string; readonly requestId?: string };
-  readonly lastError?: { readonly code: string; readonly message: string };
+  readonly node?: NodeView;
+  readonly configured?: { readonly enabled: boolean; readonly url?: string; readonly hasToken?: boolean };
+  readonly restartNeeded?: readonly string[];
+  /** Whether this user may approve the pairing (an operator identity of the gateway). */
   readonly operator?: boolean;
-  readonly detail?: string;
 }

@@ -15,19 +15,20 @@ export function GatewayPage() {
   const save = useAction();
   const pair = useAction();
   useEffect(() => {
-    if (gateway.value?.url !== undefined) setUrl(gateway.value.url);
-  }, [gateway.value?.url]);
+    if (gateway.value?.configured?.url !== undefined) setUrl(gateway.value.configured.url);
+  }, [gateway.value?.configured?.url]);
   // The node's live state comes from the status stream; the gateway route gives the saved settings.
-  const node = status?.node;
-  const pairing = node?.pairing ?? gateway.value?.pairing;
+  const node = status?.node ?? gateway.value?.node;
+  const pairing = node?.pairing;
+  const restartNeeded = gateway.value?.restartNeeded ?? [];
   const fields = save.error instanceof ApiError ? save.error.fields : [];
   const submit = (event: Event) => {
     event.preventDefault();
     setNotice('');
     void save.run(async () => {
-      await api('PUT', '/api/gateway', { url: url.trim(), ...(token ? { token } : {}) });
+      const answer = await api<{ restartNeeded?: string[] }>('PUT', '/api/gateway', { url: url.trim(), ...(token ? { token } : {}) });
       setToken('');
-      setNotice('Saved. The gateway node connects with these settings.');
+      setNotice(answer.restartNeeded?.length ? 'Saved. Restart capnode to connect with these settings.' : 'Saved. The gateway node connects with these settings.');
       await gateway.reload();
       void refreshLive();
     });
@@ -42,6 +43,11 @@ export function GatewayPage() {
   return (
     <>
       <PageHeader title="Gateway">Connect this machine to an OpenClaw gateway as a gateway node. The local MCP server works without one.</PageHeader>
+      {restartNeeded.length ? (
+        <p class="restart" role="status">
+          <strong>Restart needed:</strong> the gateway settings ({restartNeeded.join(', ')}) take effect when capnode restarts.
+        </p>
+      ) : null}
       <Section title="Gateway node state">
         {node ? (
           <Facts
@@ -74,7 +80,7 @@ export function GatewayPage() {
             <Field label="Gateway URL" hint="ws:// or wss://, e.g. ws://127.0.0.1:18789" error={fieldMessage(fields, 'url', 'node.url')}>
               {({ id, describedBy, invalid }) => <input id={id} type="url" value={url} aria-describedby={describedBy} aria-invalid={invalid || undefined} onInput={(event) => setUrl((event.currentTarget as HTMLInputElement).value)} />}
             </Field>
-            <Field label="Gateway token" hint={gateway.value?.tokenSet ? 'A token is saved; leave empty to keep it.' : 'The gateway\'s shared token (write-only: it is never shown again).'} error={fieldMessage(fields, 'token', 'node.token')}>
+            <Field label="Gateway token" hint={gateway.value?.configured?.hasToken ? 'A token is saved; leave empty to keep it.' : 'The gateway\'s shared token (write-only: it is never shown again).'} error={fieldMessage(fields, 'token', 'node.token')}>
               {({ id, describedBy, invalid }) => (
                 <input id={id} type="password" autocomplete="off" value={token} aria-describedby={describedBy} aria-invalid={invalid || undefined} onInput={(event) => setToken((event.currentTarget as HTMLInputElement).value)} />
               )}

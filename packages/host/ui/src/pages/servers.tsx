@@ -1,10 +1,10 @@
 // MCP servers: the servers whose tools this host imports, with their state; test, enable/disable,
 // remove, per-tool switches; adding a server and importing the ones other clients' configs name.
 import { useState } from 'preact/hooks';
-import { api, describeError } from '../api.js';
+import { api, ApiError, describeError } from '../api.js';
 import { ConfirmButton, ErrorNote, Loading, Notice, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
 import { refreshLive, useLive } from '../live.js';
-import type { DiscoveredConfig, ServerView, ToolView } from '../types.js';
+import type { DiscoveredConfig, ServerDiagnosticView, ServerItem, ServersView, ToolView } from '../types.js';
 import { AddServerForm } from './serverForm.js';
 
 const APPROVALS: readonly [string, string][] = [
@@ -56,19 +56,25 @@ function ToolRow(props: { server: string; tool: ToolView; onChange: () => void }
   );
 }
 
-function ServerCard(props: { server: ServerView; live: { state?: string; error?: string; toolCount?: number } | undefined; onChange: () => void }) {
-  const { server } = props;
+function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | undefined; onChange: () => void }) {
+  const { item } = props;
+  const { config } = item;
   const action = useAction();
   const [test, setTest] = useState<string>('');
   const [showTools, setShowTools] = useState(false);
-  const enabled = server.enabled !== false;
-  const state = props.live?.state ?? server.state ?? (enabled ? 'configured' : 'disabled');
-  const error = props.live?.error ?? server.error;
-  const id = `server-${server.name}`;
+  const enabled = item.enabled ?? config.enabled !== false;
+  const diagnostic = props.live ?? item.status;
+  const transport = config.transport ?? (config.command ? 'stdio' : 'http');
+  const state = diagnostic?.state ?? (enabled ? 'configured' : 'disabled');
+  const error = diagnostic?.error ?? diagnostic?.listError;
+  const name = item.name;
+  const id = `server-${name}`;
+  const tools = item.tools ?? Object.entries(config.tools ?? {}).map(([tool, value]) => ({ name: tool, ...value }));
+  const toolCount = diagnostic?.toolCount ?? (tools.length || undefined);
   const runTest = () =>
     action.run(async () => {
       setTest('Testing…');
-      const answer = await api<{ ok: boolean; tools?: readonly unknown[]; toolCount?: number; error?: string; ms?: number }>('POST', `/api/servers/${encodeURIComponent(server.name)}/test`);
+      const answer = await api<{ ok: boolean; tools?: readonly unknown[]; toolCount?: number; error?: string; ms?: number }>('POST', `/api/servers/${encodeURIComponent(name)}/test`);
       const count = answer.toolCount ?? answer.tools?.length;
       setTest(answer.ok ? `Test passed: connected${count === undefined ? '' : `, ${count} tool${count === 1 ? '' : 's'}`}${answer.ms === undefined ? '' : ` in ${Math.round(answer.ms)} ms`}.` : `Test failed: ${answer.error ?? 'no answer'}`);
     }).then((ok) => {
@@ -76,56 +82,55 @@ function ServerCard(props: { server: ServerView; live: { state?: string; error?:
     });
   const toggle = () =>
     action.run(async () => {
-      await api('PATCH', `/api/servers/${encodeURIComponent(server.name)}`, { enabled: !enabled });
+      await api('PATCH', `/api/servers/${encodeURIComponent(name)}`, { enabled: !enabled });
       props.onChange();
     });
   const remove = async () => {
     await action.run(async () => {
-      await api('DELETE', `/api/servers/${encodeURIComponent(server.name)}`);
+      await api('DELETE', `/api/servers/${encodeURIComponent(name)}`);
       props.onChange();
     });
   };
-  const target = server.transport === 'stdio' ? [server.command, ...(server.args ?? [])].filter(Boolean).join(' ') : server.url;
-  const secretNames = (value: ServerView['env']) => (Array.isArray(value) ? value : Object.keys(value ?? {}));
-  const secrets = [...secretNames(server.env), ...secretNames(server.headers)];
+  const target = transport === 'stdio' ? [config.command, ...(config.args ?? [])].filter(Boolean).join(' ') : config.url;
+  const secrets = [...Object.keys(config.env ?? {}), ...Object.keys(config.headers ?? {})];
   return (
     <article class="card server" aria-labelledby={id}>
       <h3 id={id}>
-        {server.name} <StateBadge state={enabled ? state : 'disabled'} />
+        {name} <StateBadge state={enabled ? state : 'disabled'} />
       </h3>
       <p class="muted">
-        {server.transport}
+        {transport}
         {target ? (
           <>
             {' '}
             · <code>{target}</code>
           </>
         ) : null}
-        {props.live?.toolCount ?? server.toolCount ?? server.tools?.length ? ` · ${props.live?.toolCount ?? server.toolCount ?? server.tools?.length} tools` : ''}
+        {toolCount === undefined ? '' : ` · ${toolCount} tool${toolCount === 1 ? '' : 's'}`}
         {secrets.length ? ` · secrets set: ${secrets.join(', ')} (values hidden)` : ''}
       </p>
       {error ? <p class="error-text">{error}</p> : null}
       <div class="actions">
-        <button type="button" disabled={action.busy} onClick={runTest} aria-label={`Test ${server.name}`}>
+        <button type="button" disabled={action.busy} onClick={runTest} aria-label={`Test ${name}`}>
           Test
         </button>
-        <button type="button" disabled={action.busy} onClick={toggle} aria-label={`${enabled ? 'Disable' : 'Enable'} ${server.name}`}>
+        <button type="button" disabled={action.busy} onClick={toggle} aria-label={`${enabled ? 'Disable' : 'Enable'} ${name}`}>
           {enabled ? 'Disable' : 'Enable'}
         </button>
-        {server.tools?.length ? (
-          <button type="button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)} aria-label={`Tools of ${server.name}`}>
+        {tools.length ? (
+          <button type="button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)} aria-label={`Tools of ${name}`}>
             Tools
           </button>
         ) : null}
-        <ConfirmButton label="Remove" name={`Remove ${server.name}`} danger question={`Remove ${server.name}? Its tools leave this host.`} confirmLabel={`Remove ${server.name} now`} onConfirm={remove} />
+        <ConfirmButton label="Remove" name={`Remove ${name}`} danger question={`Remove ${name}? Its tools leave this host.`} confirmLabel={`Remove ${name} now`} onConfirm={remove} />
       </div>
       <p role="status" aria-live="polite" class="test-result">
         {test}
       </p>
       <ErrorNote error={action.error} />
-      {showTools && server.tools?.length ? (
+      {showTools && tools.length ? (
         <table class="tools">
-          <caption>Tools of {server.name}</caption>
+          <caption>Tools of {name}</caption>
           <thead>
             <tr>
               <th scope="col">Tool</th>
@@ -134,8 +139,8 @@ function ServerCard(props: { server: ServerView; live: { state?: string; error?:
             </tr>
           </thead>
           <tbody>
-            {server.tools.map((tool) => (
-              <ToolRow key={tool.name} server={server.name} tool={tool} onChange={props.onChange} />
+            {tools.map((tool) => (
+              <ToolRow key={tool.name} server={name} tool={tool} onChange={props.onChange} />
             ))}
           </tbody>
         </table>
@@ -184,31 +189,35 @@ function Discovered(props: { onImported: () => void }) {
           </button>
         </div>
       ))}
-      <ErrorNote error={action.error ?? found.error} />
+      {found.error instanceof ApiError && found.error.status === 404 ? <p class="muted">This host cannot look for other clients' configs yet.</p> : <ErrorNote error={found.error} />}
+      <ErrorNote error={action.error} />
       <Notice>{notice}</Notice>
     </Section>
   );
 }
 
 export function ServersPage() {
-  const servers = useLoad(() => api<{ servers: ServerView[] }>('GET', '/api/servers'));
+  const servers = useLoad(() => api<ServersView>('GET', '/api/servers'));
   const { status } = useLive();
   const reload = () => {
     void servers.reload();
     void refreshLive();
   };
-  const liveOf = (name: string) => status?.mcpClient?.servers.find((server) => server.server === name);
+  const liveOf = (name: string) => status?.mcpClient?.servers.find((server) => server.server.toLowerCase() === name.toLowerCase());
+  const restartNeeded = servers.value?.restartNeeded ?? [];
   return (
     <>
       <PageHeader title="MCP servers">Servers whose tools this host imports and serves as &lt;server&gt;__&lt;tool&gt; (with re-export on in Settings).</PageHeader>
       {status?.mcpClient && !status.mcpClient.reexport ? <Notice>Re-export is off: these servers are configured but their tools are not served. Turn it on in Settings.</Notice> : null}
+      {restartNeeded.length ? (
+        <p class="restart" role="status">
+          <strong>Restart needed:</strong> server changes apply when capnode restarts (the host connects its servers when it starts).
+        </p>
+      ) : null}
       <Section title="Configured servers">
         {servers.value ? (
           servers.value.servers.length ? (
-            servers.value.servers.map((server) => {
-              const live = liveOf(server.name);
-              return <ServerCard key={server.name} server={server} live={live ? { state: live.state, toolCount: live.toolCount, ...(live.error ? { error: live.error } : {}) } : undefined} onChange={reload} />;
-            })
+            servers.value.servers.map((item) => <ServerCard key={item.name} item={item} live={liveOf(item.name)} onChange={reload} />)
           ) : (
             <p class="empty">No MCP servers are configured.</p>
           )
