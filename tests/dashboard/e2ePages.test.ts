@@ -96,11 +96,12 @@ describe('dashboard pages (Chromium, real host)', () => {
   });
 
   it('the exec policy is edited in Settings (mode, allowlist, a refused port) and the tester judges commands', async () => {
+    const pattern = `${process.execPath} *`;
     await go('settings', 'Settings');
     await page.getByLabel('Exec policy mode').selectOption('allowlist');
-    await page.getByLabel('New allowlist pattern').fill(process.execPath);
+    await page.getByLabel('New allowlist pattern').fill(pattern);
     await page.getByRole('button', { name: 'Add pattern' }).click();
-    await expect.poll(() => page.getByRole('button', { name: `Remove ${process.execPath} from the allowlist` }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('button', { name: `Remove ${pattern} from the allowlist` }).count()).toBe(1);
     // An invalid port is refused by the host, named beside its field, and nothing is written.
     await page.getByLabel('MCP port').fill('99999');
     await page.getByRole('button', { name: 'Save settings' }).click();
@@ -111,7 +112,7 @@ describe('dashboard pages (Chromium, real host)', () => {
     await port.fill(String(settingsOf(test.home).mcp?.port ?? 8765));
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(() => page.getByText(/^Saved\./).isVisible()).toBe(true);
-    expect(settingsOf(test.home).execApprovals).toEqual({ mode: 'allowlist', allowlist: [process.execPath] });
+    expect(settingsOf(test.home).execApprovals).toEqual({ mode: 'allowlist', allowlist: [pattern] });
     // The host applies the policy live: a command outside the allowlist is refused at once.
     const refused = await test.call('system.run', { command: ['/bin/sh', '-c', 'true'] });
     expect(refused.isError).toBe(true);
@@ -126,7 +127,7 @@ describe('dashboard pages (Chromium, real host)', () => {
     await saveScreenshot(page, 'settings');
     // Back to asking, through the page.
     await page.getByLabel('Exec policy mode').selectOption('ask');
-    await page.getByRole('button', { name: `Remove ${process.execPath} from the allowlist` }).click();
+    await page.getByRole('button', { name: `Remove ${pattern} from the allowlist` }).click();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(() => settingsOf(test.home).execApprovals).toEqual({ mode: 'ask', allowlist: [] });
   });

@@ -83,19 +83,24 @@ export async function tagControls(page: Page): Promise<{ index: number; descript
  * returns the `data-e2e-control` indexes that got focus, in order.
  */
 export async function tabThrough(page: Page, limit = 300): Promise<number[]> {
+  // Focus a marker before everything (tabindex -1: not itself in the order), so Tab starts at the top.
   await page.evaluate(() => {
-    (document.activeElement as HTMLElement | null)?.blur();
     window.scrollTo(0, 0);
+    let start = document.getElementById('e2e-tab-start');
+    if (!start) {
+      start = document.createElement('span');
+      start.id = 'e2e-tab-start';
+      start.tabIndex = -1;
+      document.body.prepend(start);
+    }
+    start.focus();
   });
-  await page.locator('body').focus().catch(() => undefined);
   const reached: number[] = [];
   for (let press = 0; press < limit; press += 1) {
     await page.keyboard.press('Tab');
     const index = await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.e2eControl);
-    if (index === undefined) {
-      if (reached.length > 0) break;
-      continue;
-    }
+    // Focus left the page (past the last control): the round is complete.
+    if (index === undefined) break;
     const value = Number(index);
     if (reached.includes(value)) break;
     reached.push(value);
