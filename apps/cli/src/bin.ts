@@ -27,6 +27,7 @@ const FLAGS: FlagSpec = {
   cwd: 'value',
   gateway: 'value',
   'gateway-token': 'value',
+  'print-url': 'switch',
 };
 
 /** Flags each command accepts beside --help. */
@@ -42,6 +43,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   servers: ['json', 'command', 'args', 'url', 'env', 'header', 'transport', 'cwd', 'no-browser'],
   tools: ['json', 'url', 'token', 'all'],
   call: ['json', 'url', 'token', 'params'],
+  ui: ['url', 'print-url'],
 };
 
 const HELP = `capnode — expose this machine's capabilities to AI agents over MCP
@@ -58,6 +60,7 @@ Usage:
   capnode approvals allow <id> [--always] [--hash <prefix>]   allow once, or always (adds to the allowlist)
   capnode approvals deny <id> [--hash <prefix>]
   capnode config claude|claude-desktop|cursor|vscode   print a ready MCP client config
+  capnode ui [--print-url]                      open the dashboard in the browser (one-time sign-in link)
 
 OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json node.token):
   capnode serve --gateway <ws://host:port>      also connect this machine to the gateway as a node
@@ -136,6 +139,8 @@ async function run(context: Context): Promise<number> {
       return (await import('./commands/imported.js')).tools(context);
     case 'call':
       return (await import('./commands/imported.js')).call(context);
+    case 'ui':
+      return (await import('./commands/ui.js')).ui(context);
     default:
       throw new CliError('usage', `unknown command '${name}' — see capnode --help`);
   }

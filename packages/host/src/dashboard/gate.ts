@@ -1,4 +1,4 @@
-import { SESSION_COOKIE, type DashboardSession, type DashboardSessions } from './sessions.js';
+import { DASHBOARD_SESSION_COOKIE, type DashboardSession, type DashboardSessions } from './sessions.js';
 import { apiError } from './reply.js';
 
 /** Methods that change something: they need the exact Origin and the CSRF token. */
@@ -17,7 +17,7 @@ export function readCookie(header: string | null, name: string): string | undefi
 
 /** The `Set-Cookie` value of a new session: HttpOnly, SameSite=Strict, the whole origin. */
 export function sessionCookie(session: DashboardSession): string {
-  return `${SESSION_COOKIE}=${session.id}; HttpOnly; SameSite=Strict; Path=/`;
+  return `${DASHBOARD_SESSION_COOKIE}=${session.id}; HttpOnly; SameSite=Strict; Path=/`;
 }
 
 export interface GateOptions {
@@ -52,7 +52,7 @@ export function checkRequestOrigin(request: Request, gate: GateOptions): Respons
  */
 export function authorizeApi(request: Request, sessions: DashboardSessions, gate: GateOptions): DashboardSession | Response {
   if (request.headers.has('authorization')) return apiError(401, 'unauthorized', 'the dashboard API takes no Authorization header; sign in with capnode ui');
-  const session = sessions.get(readCookie(request.headers.get('cookie'), SESSION_COOKIE));
+  const session = sessions.get(readCookie(request.headers.get('cookie'), DASHBOARD_SESSION_COOKIE));
   if (!session) return apiError(401, 'unauthorized', 'not signed in (or the session ended); open the dashboard with capnode ui');
   if (STATE_CHANGING.has(request.method.toUpperCase())) {
     if (request.headers.get('origin') !== gate.origin) return apiError(403, 'origin', `changes need the Origin header ${gate.origin}`);

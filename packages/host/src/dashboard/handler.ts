@@ -11,7 +11,7 @@ import { sessionRoutes } from './routes/session.js';
 import { settingsRoutes } from './routes/settings.js';
 import { statusRoutes } from './routes/status.js';
 import { tokenRoutes } from './routes/token.js';
-import { SESSION_COOKIE, type DashboardSessions } from './sessions.js';
+import { DASHBOARD_SESSION_COOKIE, type DashboardSessions } from './sessions.js';
 import { createStaticFiles, signInPage } from './static.js';
 import { readCookie } from './gate.js';
 import type { DashboardHostView, Route } from './types.js';
@@ -19,7 +19,7 @@ import type { DashboardHostView, Route } from './types.js';
 /** Every `/api/*` route, in the contract's order. */
 export const DASHBOARD_ROUTES: readonly Route[] = [
   ...sessionRoutes,
-  ['DELETE', '/api/session', () => json(200, { ok: true }, { 'set-cookie': `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` })],
+  ['DELETE', '/api/session', () => json(200, { ok: true }, { 'set-cookie': `${DASHBOARD_SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` })],
   ...statusRoutes,
   ...eventRoutes,
   ...approvalRoutes,
@@ -76,7 +76,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): (reque
     if (path !== '/' && /\.[a-z0-9]+$/i.test(path)) {
       return (await files.file(path)) ?? apiError(404, 'not_found', `no file ${path}`);
     }
-    const signedIn = options.sessions.get(readCookie(request.headers.get('cookie'), SESSION_COOKIE)) !== undefined;
+    const signedIn = options.sessions.get(readCookie(request.headers.get('cookie'), DASHBOARD_SESSION_COOKIE)) !== undefined;
     return signedIn ? files.index() : signInPage();
   };
 }

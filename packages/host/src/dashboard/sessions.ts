@@ -1,11 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** How long a one-time login code can be exchanged: 60 s. */
-export const LOGIN_CODE_TTL_MS = 60_000;
+export const DASHBOARD_LOGIN_CODE_TTL_MS = 60_000;
 /** A dashboard session unused for this long ends: 12 h. */
-export const SESSION_IDLE_MS = 12 * 60 * 60_000;
+export const DASHBOARD_SESSION_IDLE_MS = 12 * 60 * 60_000;
 /** Name of the session cookie. */
-export const SESSION_COOKIE = 'capnode_session';
+export const DASHBOARD_SESSION_COOKIE = 'capnode_session';
 /** Most login codes waiting at once; minting more drops the oldest. */
 const MAX_CODES = 64;
 /** Most sessions at once; a new one ends the one idle the longest. */
@@ -56,8 +56,8 @@ function key(value: string): string {
 
 /** Creates the in-memory session store of a dashboard. */
 export function createDashboardSessions(options: DashboardSessionsOptions = {}): DashboardSessions {
-  const codeTtlMs = options.codeTtlMs ?? LOGIN_CODE_TTL_MS;
-  const idleMs = options.idleMs ?? SESSION_IDLE_MS;
+  const codeTtlMs = options.codeTtlMs ?? DASHBOARD_LOGIN_CODE_TTL_MS;
+  const idleMs = options.idleMs ?? DASHBOARD_SESSION_IDLE_MS;
   const now = options.now ?? Date.now;
   const codes = new Map<string, number>();
   const sessions = new Map<string, DashboardSession>();

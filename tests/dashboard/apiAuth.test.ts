@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createHost } from '@capnode/host';
+import { startTestHost, tempDir } from '../support/testHost.js';
+import { mintLoginUrl, rawRequest, signIn } from './apiClient.js';
+
+const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
+
+function noCors(response: { headers: Headers } | { headers: Record<string, unknown> }): void {
+  const names = response.headers instanceof Headers ? [...response.headers.keys()] : Object.keys(response.headers);
+  expect(names.filter((name) => name.toLowerCase().startsWith('access-control-'))).toEqual([]);
+}
+
+describe('dashboard sign-in', () => {
+  it('publishes its loopback URL in the status and host.json', async () => {
+    await using test = await startTestHost();
+    const dashboard = test.host.status().dashboard;
+    expect(dashboard.state).toBe('listening');
+    expect(dashboard.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(dashboard.url).not.toBe(test.url);
+    const runtime = JSON.parse(readFileSync(join(test.home, 'host.json'), 'utf8')) as { dashboardUrl?: string };
+    expect(runtime.dashboardUrl).toBe(dashboard.url);
+  });
+
+  it('exchanges a one-time code once for an HttpOnly SameSite=Strict cookie; a second use is refused', async () => {
+    await using test = await startTestHost();
+    const url = await mintLoginUrl(test.host, test.home);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?code=[A-Za-z0-9_-]{43}$/);
+    const first = await fetch(url, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe('/');
+    const [cookie] = first.headers.getSetCookie();
+    expect(cookie).toMatch(/^capnode_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    const again = await fetch(url, { redirect: 'manual' });
+    expect(again.status).toBe(403);
+    expect(again.headers.getSetCookie()).toEqual([]);
+    expect(await again.text()).toContain('capnode ui');
+    const session = await fetch(new URL('/api/session', url), { headers: { cookie: cookie!.split(';')[0]! } });
+    expect(session.status).toBe(200);
+    expect(await session.json()).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), version: expect.any(String), firstRun: false });
+  });
+
+  it('without a session, / says to use capnode ui and /api is 401; the admin login route needs the admin token', async () => {
+    await using test = await startTestHost();
+    const origin = test.host.status().dashboard.url!;
+    const page = await fetch(origin);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('capnode ui');
+    expect((await fetch(new URL('/api/status', origin))).status).toBe(401);
+    expect((await fetch(new URL('/login?code=guess', origin), { redirect: 'manual' })).status).toBe(403);
+    // An agent holding only the MCP token cannot mint a dashboard login (it could approve its own calls).
+    const withMcpToken = await fetch(new URL('/_capnode/ui/login', test.url), { method: 'POST', headers: { authorization: `Bearer ${mcpToken(test.home)}` } });
+    expect(withMcpToken.status).toBe(401);
+  });
+
+  it('says first run, and sends to /setup, when no settings.json existed before the start', async () => {
+    using dir = tempDir();
+    await using fresh = createHost({ home: dir.path, port: 0, onLog: () => undefined });
+    await fresh.start();
+    const login = await fetch(await mintLoginUrl(fresh, dir.path), { redirect: 'manual' });
+    expect(login.headers.get('location')).toBe('/setup');
+    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const session = (await (await fetch(new URL('/api/session', fresh.status().dashboard.url), { headers: { cookie } })).json()) as { firstRun: boolean };
+    expect(session.firstRun).toBe(true);
+  });
+
+  it('is off with dashboard.enabled false: no listener, and the login route says so', async () => {
+    await using test = await startTestHost({ settings: { dashboard: { enabled: false } } });
+    expect(test.host.status().dashboard).toEqual({ state: 'disabled' });
+    const response = await fetch(new URL('/_capnode/ui/login', test.url), { method: 'POST', headers: { authorization: `Bearer ${readFileSync(join(test.home, 'admin-token'), 'utf8').trim()}` } });
+    expect(response.status).toBe(409);
+  });
+});
+
+describe('dashboard against other origins', () => {
+  it('a page of another origin can neither read nor change anything', async () => {
+    await using test = await startTestHost();
+    const client = await signIn(test.host, test.home);
+    const before = mcpToken(test.home);
+    // Reads: a foreign Origin or cross-site fetch metadata is refused, and no CORS header ever lets a page read.
+    for (const headers of [{ origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
+      const response = await client.api('/api/token/reveal', { method: 'GET', headers });
+      expect(response.status).toBe(403);
+      noCors(response);
+      const status = await fetch(`${client.origin}/api/status`, { headers: { cookie: client.cookie, ...headers } });
+      expect(status.status).toBe(403);
+      noCors(status);
+    }
+    const preflight = await fetch(`${client.origin}/api/settings`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'PATCH' } });
+    expect(preflight.status).toBeGreaterThanOrEqual(400);
+    noCors(preflight);
+    // Changes: forged Origin, missing Origin, wrong or missing CSRF token are all 403, and nothing changed.
+    const attempts: Record<string, string>[] = [
+      { cookie: client.cookie, origin: 'http://evil.example', 'x-csrf-token': client.csrfToken },
+      { cookie: client.cookie, 'x-csrf-token': client.csrfToken },
+      { cookie: client.cookie, origin: client.origin, 'x-csrf-token': 'not-the-token' },
+      { cookie: client.cookie, origin: client.origin },
+      { cookie: client.cookie, origin: client.origin.replace('127.0.0.1', 'localhost'), 'x-csrf-token': client.csrfToken },
+    ];
+    for (const headers of attempts) {
+      const rotate = await fetch(`${client.origin}/api/token/rotate`, { method: 'POST', headers });
+      expect(rotate.status, JSON.stringify(Object.keys(headers))).toBe(403);
+      const patch = await fetch(`${client.origin}/api/settings`, { method: 'PATCH', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ execApprovals: { mode: 'full' } }) });
+      expect(patch.status).toBe(403);
+    }
+    // A form post of another site (no custom header, text/plain) is refused the same way.
+    const form = await fetch(`${client.origin}/api/settings`, { method: 'PATCH', headers: { cookie: client.cookie, origin: 'http://evil.example', 'content-type': 'text/plain' }, body: '{"execApprovals":{"mode":"full"}}' });
+    expect(form.status).toBe(403);
+    expect(mcpToken(test.home)).toBe(before);
+    expect(test.host.settings.reload().execApprovals.mode).toBe('ask');
+  });
+
+  it('refuses a foreign Host header (DNS rebinding), even with a valid session', async () => {
+    await using test = await startTestHost();
+    const client = await signIn(test.host, test.home);
+    const port = new URL(client.origin).port;
+    for (const host of [`evil.example:${port}`, `localhost:${port}`, '127.0.0.1', `127.0.0.1:${Number(port) + 1}`]) {
+      const response = await rawRequest(`${client.origin}/api/status`, 'GET', { host, cookie: client.cookie });
+      expect(response.status, host).toBe(403);
+      expect(response.body).not.toContain('"mcp"');
+    }
+    const page = await rawRequest(`${client.origin}/`, 'GET', { host: `rebound.example:${port}` });
+    expect(page.status).toBe(403);
+    const ok = await rawRequest(`${client.origin}/api/status`, 'GET', { host: `127.0.0.1:${port}`, cookie: client.cookie });
+    expect(ok.status).toBe(200);
+  });
+
+  it('the MCP token alone gets 401 on /api, and a dashboard session gets 401 on the MCP endpoint', async () => {
+    await using test = await startTestHost();
+    const client = await signIn(test.host, test.home);
+    const bearer = { authorization: `Bearer ${mcpToken(test.home)}` };
+    for (const path of ['/api/session', '/api/status', '/api/token', '/api/approvals', '/api/events']) {
+      expect((await fetch(`${client.origin}${path}`, { headers: bearer })).status, path).toBe(401);
+    }
+    expect((await fetch(`${client.origin}/api/token/reveal`, { method: 'POST', headers: { ...bearer, origin: client.origin } })).status).toBe(401);
+    // A bearer token next to a valid cookie is refused too: the API never looks at Authorization.
+    expect((await fetch(`${client.origin}/api/status`, { headers: { ...bearer, cookie: client.cookie } })).status).toBe(401);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const mcp = await fetch(test.url, { method: 'POST', headers: { cookie: client.cookie, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
+    expect(mcp.status).toBe(401);
+    const admin = await fetch(new URL('/_capnode/status', test.url), { headers: { cookie: client.cookie } });
+    expect(admin.status).toBe(401);
+    // From the dashboard's own origin (a page of the dashboard calling MCP) the MCP endpoint refuses it outright.
+    const fromPage = await fetch(test.url, { method: 'POST', headers: { cookie: client.cookie, origin: client.origin, 'content-type': 'application/json' }, body });
+    expect(fromPage.status).toBe(403);
+  });
+
+  it('sessions end when the host closes', async () => {
+    const test = await startTestHost();
+    const client = await signIn(test.host, test.home);
+    expect((await client.api('/api/status')).status).toBe(200);
+    const url = await mintLoginUrl(test.host, test.home);
+    await test[Symbol.asyncDispose]();
+    expect(test.host.status().dashboard.state).toBe('stopped');
+    await expect(fetch(url)).rejects.toThrow();
+  });
+});
