@@ -71,6 +71,11 @@ export async function loadSession(): Promise<Session> {
   return session;
 }
 
+/** True when the host has no such route (an older or partial host): the page says the feature is not there. */
+export function isMissingRoute(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 404 || error.status === 405) && !error.fields.length;
+}
+
 /** A short, human message for any failure. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) return error.message;

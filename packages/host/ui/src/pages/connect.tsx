@@ -1,7 +1,7 @@
 // Connect a client: every client the host knows, its ready snippet with Copy, and "Add to <client>",
 // which shows the change to the client's config file first and writes it only when confirmed.
 import { useState } from 'preact/hooks';
-import { api, ApiError } from '../api.js';
+import { api, isMissingRoute } from '../api.js';
 import { CopyButton, ErrorNote, Loading, Notice, PageHeader, useAction, useLoad } from '../components.js';
 import type { ClientView } from '../types.js';
 
@@ -81,7 +81,7 @@ export function ConnectPage() {
     <>
       <PageHeader title="Connect a client">Point an MCP client at this host: copy its snippet, or let capnode add it to the client's config.</PageHeader>
       {clients.value ? clients.value.clients.map((client) => <ClientCard key={client.id} client={client} onWritten={() => void clients.reload()} />) : clients.error ? null : <Loading what="clients" />}
-      {clients.error instanceof ApiError && clients.error.status === 404 ? <p class="empty">This host does not list client configs yet: run <code>capnode config &lt;client&gt;</code> in a terminal.</p> : <ErrorNote error={clients.error} />}
+      {isMissingRoute(clients.error) ? <p class="empty">This host does not list client configs yet: run <code>capnode config &lt;client&gt;</code> in a terminal.</p> : <ErrorNote error={clients.error} />}
     </>
   );
 }

@@ -1,7 +1,7 @@
 // MCP servers: the servers whose tools this host imports, with their state; test, enable/disable,
 // remove, per-tool switches; adding a server and importing the ones other clients' configs name.
 import { useState } from 'preact/hooks';
-import { api, ApiError, describeError } from '../api.js';
+import { api, describeError, isMissingRoute } from '../api.js';
 import { ConfirmButton, ErrorNote, Loading, Notice, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
 import { refreshLive, useLive } from '../live.js';
 import type { DiscoveredConfig, ServerDiagnosticView, ServerItem, ServersView, ToolView } from '../types.js';
@@ -189,7 +189,7 @@ function Discovered(props: { onImported: () => void }) {
           </button>
         </div>
       ))}
-      {found.error instanceof ApiError && found.error.status === 404 ? <p class="muted">This host cannot look for other clients' configs yet.</p> : <ErrorNote error={found.error} />}
+      {isMissingRoute(found.error) ? <p class="muted">This host cannot look for other clients' configs yet.</p> : <ErrorNote error={found.error} />}
       <ErrorNote error={action.error} />
       <Notice>{notice}</Notice>
     </Section>
@@ -208,7 +208,7 @@ export function ServersPage() {
   return (
     <>
       <PageHeader title="MCP servers">Servers whose tools this host imports and serves as &lt;server&gt;__&lt;tool&gt; (with re-export on in Settings).</PageHeader>
-      {status?.mcpClient && !status.mcpClient.reexport ? <Notice>Re-export is off: these servers are configured but their tools are not served. Turn it on in Settings.</Notice> : null}
+      {status?.mcpClient && !status.mcpClient.reexport ? <p class="info">Re-export is off: these servers are configured but their tools are not served. Turn it on in Settings.</p> : null}
       {restartNeeded.length ? (
         <p class="restart" role="status">
           <strong>Restart needed:</strong> server changes apply when capnode restarts (the host connects its servers when it starts).

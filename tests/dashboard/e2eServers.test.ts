@@ -1,0 +1,93 @@
+// MCP servers in real Chromium against a real host: a real stdio MCP server is added through the
+// form (its env value write-only), disabled, enabled and removed; settings.json follows each step.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, newContext, openDashboard, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
+import { startTestHost, type TestHost } from '../support/testHost.js';
+
+const FIXTURE = join(import.meta.dirname, '..', 'mcp-client', 'fixtures', 'stdioServer.mjs');
+
+let browser: TestBrowser;
+let context: BrowserContext & AsyncDisposable;
+let test: TestHost;
+let page: Page;
+
+interface ServerEntry {
+  name: string;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  enabled?: boolean;
+}
+const serversOf = (home: string): ServerEntry[] => (JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')) as { mcpClient?: { servers?: ServerEntry[] } }).mcpClient?.servers ?? [];
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 }, mcpClient: { reexport: true, servers: [] } } });
+  context = await newContext(browser);
+  page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+});
+
+afterAll(async () => {
+  await context?.close();
+  await test?.[Symbol.asyncDispose]();
+  await browser?.close();
+});
+
+describe('MCP servers page (Chromium, real host)', () => {
+  it('adds a real stdio server with a write-only env value, disables, enables and removes it', async () => {
+    await page.goto(new URL('/#/servers', page.url()).href);
+    await page.getByRole('heading', { level: 1, name: 'MCP servers' }).waitFor();
+    const form = page.getByRole('form', { name: 'Add a server' });
+    await form.getByLabel('Server name').fill('fixture');
+    await form.getByLabel('Transport').selectOption('stdio');
+    await form.getByLabel('Command', { exact: true }).fill(process.execPath);
+    await form.getByLabel('Arguments').fill(`"${FIXTURE}" ok`);
+    await form.getByRole('button', { name: 'Add variable' }).click();
+    await form.getByLabel('Variable 1 name').fill('FIXTURE_SECRET');
+    const secret = form.getByLabel('Variable 1 value');
+    expect(await secret.getAttribute('type')).toBe('password');
+    await secret.fill('s3cret-value-123');
+    await form.getByRole('button', { name: 'Add server' }).click();
+
+    const card = page.getByRole('article', { name: /^fixture/ });
+    await card.waitFor();
+    expect(serversOf(test.home)).toEqual([expect.objectContaining({ name: 'fixture', command: process.execPath, args: [FIXTURE, 'ok'], env: { FIXTURE_SECRET: 's3cret-value-123' } })]);
+    // The value never comes back to the page: only the variable's name shows.
+    expect(await card.innerText()).toContain('FIXTURE_SECRET');
+    expect(await page.locator('body').innerText()).not.toContain('s3cret-value-123');
+    expect(await page.content()).not.toContain('s3cret-value-123');
+    expect(await unnamedControls(page.locator('body'))).toEqual([]);
+    await saveScreenshot(page, 'servers-added');
+
+    await card.getByRole('button', { name: 'Disable fixture' }).click();
+    await expect.poll(() => serversOf(test.home)[0]?.enabled).toBe(false);
+    await card.getByRole('button', { name: 'Enable fixture' }).waitFor();
+    expect(await card.innerText()).toContain('disabled');
+    await card.getByRole('button', { name: 'Enable fixture' }).click();
+    await expect.poll(() => serversOf(test.home)[0]?.enabled).toBe(true);
+    // The stored secret survives the edits (the masked value is never written back).
+    expect(serversOf(test.home)[0]?.env).toEqual({ FIXTURE_SECRET: 's3cret-value-123' });
+
+    await card.getByRole('button', { name: 'Remove fixture' }).click();
+    // Asked first; the confirm button has focus.
+    const confirm = page.getByRole('button', { name: 'Remove fixture now' });
+    await expect.poll(() => confirm.evaluate((element) => element === document.activeElement)).toBe(true);
+    await confirm.click();
+    await expect.poll(() => serversOf(test.home).length).toBe(0);
+    await expect.poll(() => page.getByText('No MCP servers are configured.').isVisible()).toBe(true);
+  });
+
+  it('refuses an invalid server with the host\'s error beside the field, writing nothing', async () => {
+    await page.goto(new URL('/#/servers', page.url()).href);
+    const form = page.getByRole('form', { name: 'Add a server' });
+    await form.getByLabel('Server name').fill('bad name!');
+    await form.getByLabel('Transport').selectOption('http');
+    await form.getByLabel('Server URL').fill('ftp://example.invalid/');
+    await form.getByRole('button', { name: 'Add server' }).click();
+    await expect.poll(() => form.getByRole('alert').count()).toBeGreaterThan(0);
+    expect(serversOf(test.home)).toEqual([]);
+  });
+});
