@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_ONLY (comma list of http, stdio, cold, client, imported), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
+// BENCH_ONLY (comma list of http, stdio, cold, client, imported, dashboard), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -29,7 +29,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,dashboard').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -48,6 +48,7 @@ const results = {
   coldStart: undefined,
   mcpClient: undefined,
   imported: undefined,
+  dashboard: undefined,
   skipped: [],
   targets,
 };
@@ -187,6 +188,43 @@ if (only.has('imported')) {
     console.log('');
     target('imported tool p50 vs built-in (HTTP, 1 conn)', fmt.ratio(imported.latency.ratio), '<= 1.3', imported.latency.ratio <= 1.3);
     target('imported tool throughput vs supergateway (8 conns)', fmt.ratio(imported.throughput.ratio), '>= 1', imported.throughput.ratio >= 1);
+  }
+}
+
+if (only.has('dashboard')) {
+  console.log('\n== dashboard: first load (gzip) and status page paint in Chromium, cold contexts (bench/dashboard.mjs) ==');
+  let dashboard;
+  try {
+    const { benchDashboard } = await import('./dashboard.mjs');
+    dashboard = await benchDashboard({ runs: num('BENCH_DASHBOARD_RUNS', 7), log: (line) => console.log(`  ${line}`) });
+  } catch (error) {
+    dashboard = { skipped: `dashboard: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+  results.dashboard = dashboard;
+  if (dashboard.skipped) {
+    results.skipped.push(dashboard.skipped);
+    console.log(dashboard.skipped);
+    target('dashboard first load (gzip)', 'not measured', '<= 300 KB', false);
+    target('dashboard status paint median', 'not measured', '< 500 ms', false);
+  } else {
+    console.log('');
+    printTable(
+      ['file', 'bytes', 'gzip'],
+      dashboard.bytes.files.map((file) => [file.path, fmt.int(file.raw), fmt.int(file.gzip)]),
+    );
+    printTable(
+      ['page', 'median ms', 'samples'],
+      [
+        ['status page, host data painted', fmt.ms(dashboard.statusPaint.medianMs), dashboard.statusPaint.samples.map((ms) => Math.round(ms)).join(' ')],
+        ['status page, first contentful paint', fmt.ms(dashboard.fcp.medianMs), dashboard.fcp.samples.map((ms) => Math.round(ms)).join(' ')],
+        ['bare node:http page, first contentful paint', fmt.ms(dashboard.bare.medianMs), dashboard.bare.samples.map((ms) => Math.round(ms)).join(' ')],
+      ],
+    );
+    console.log('times run from the navigation to the one-time login URL (its redirect included), as `capnode ui` opens the page.');
+    console.log('');
+    const kb = dashboard.bytes.gzip / 1024;
+    target('dashboard first load (gzip)', `${kb.toFixed(1)} KB (UI files ${(dashboard.bytes.assetsGzip / 1024).toFixed(1)} KB)`, '<= 300 KB', kb <= 300);
+    target('dashboard status paint median', fmt.ms(dashboard.statusPaint.medianMs), '< 500 ms', dashboard.statusPaint.medianMs < 500, ' ms');
   }
 }
 

@@ -37,15 +37,11 @@ export async function refreshLive(): Promise<void> {
   });
 }
 
-/** Opens the event stream once per page load. */
+/** Opens the event stream once per page load; each (re)connected stream starts with the full status and approvals. */
 export function startLive(): void {
   if (source) return;
-  void refreshLive();
   source = new EventSource('/api/events');
-  source.addEventListener('open', () => {
-    set({ connected: true });
-    void refreshLive();
-  });
+  source.addEventListener('open', () => set({ connected: true }));
   source.addEventListener('error', () => set({ connected: false }));
   source.addEventListener('status', (event) => {
     const status = parse<StatusView>((event as MessageEvent<string>).data);

@@ -2,7 +2,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, describeError, loadSession, type Session } from './api.js';
-import { startLive, useLive } from './live.js';
+import { refreshLive, startLive, useLive } from './live.js';
 import { PAGES, useRoute, type PageId } from './router.js';
 import { ActivityPage } from './pages/activity.js';
 import { ApprovalsPage } from './pages/approvals.js';
@@ -119,6 +119,8 @@ function App() {
   const [session, setSession] = useState<Session | undefined>(undefined);
   const [failure, setFailure] = useState<unknown>(undefined);
   useEffect(() => {
+    // The first status is read beside the session check, not after it: the status page paints sooner.
+    void refreshLive();
     loadSession().then(
       (value) => {
         setSession(value);
