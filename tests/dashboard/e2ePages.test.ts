@@ -162,6 +162,60 @@ describe('dashboard pages (Chromium, real host)', () => {
     }
   });
 
+  it('activity lists the audit log newest first, filters by tool, transport and outcome, and pages', async () => {
+    // A client with the current token (an earlier test rotated it).
+    const client = await connectClient(test.url, tokenOf(test.home));
+    try {
+      for (let index = 0; index < 27; index += 1) expect((await client.callTool({ name: 'app.status', arguments: {} })).isError ?? false).toBe(false);
+      test.answerWith('deny');
+      expect((await client.callTool({ name: 'system.run', arguments: { command: ['/bin/true'] } })).isError).toBe(true);
+    } finally {
+      test.answerWith(undefined);
+      await client.close();
+    }
+    await go('activity', 'Activity');
+    const rows = page.locator('table.activity tbody tr');
+    await expect.poll(() => rows.count()).toBe(25);
+    // Newest first: the denied system.run came last.
+    expect(await rows.first().innerText()).toMatch(/system\.run[\s\S]*denied/);
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.getByText('Page 2').waitFor();
+    await expect.poll(async () => (await rows.count()) > 0).toBe(true);
+    await page.getByRole('button', { name: 'Newer' }).click();
+    await page.getByText('Page 1').waitFor();
+    await page.getByLabel('Outcome').selectOption('denied');
+    await page.getByLabel('Transport').selectOption('mcp-http');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(async () => {
+      const texts = await rows.allInnerTexts();
+      return texts.length > 0 && texts.every((text) => /denied/.test(text) && text.includes('mcp-http'));
+    }).toBe(true);
+    await page.getByLabel('Outcome').selectOption('');
+    await page.getByLabel('Tool').fill('app.status');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(async () => (await rows.allInnerTexts()).every((text) => text.includes('app.status'))).toBe(true);
+    expect(await page.getByRole('button', { name: 'Older' }).isEnabled()).toBe(true);
+    await saveScreenshot(page, 'activity');
+  });
+
+  it('the gateway page saves a URL and a write-only token, and says a restart is needed', async () => {
+    await go('gateway', 'Gateway');
+    const form = page.getByRole('form', { name: 'Gateway connection' });
+    await form.getByLabel('Gateway URL').fill('not a url');
+    await form.getByRole('button', { name: 'Connect to gateway' }).click();
+    await expect.poll(() => form.getByLabel('Gateway URL').getAttribute('aria-invalid')).toBe('true');
+    await form.getByLabel('Gateway URL').fill('ws://127.0.0.1:9');
+    await form.getByLabel('Gateway token').fill('gateway-secret-456');
+    await form.getByRole('button', { name: 'Connect to gateway' }).click();
+    await expect.poll(() => settingsOf(test.home).node?.url).toBe('ws://127.0.0.1:9');
+    expect(settingsOf(test.home).node?.token).toBe('gateway-secret-456');
+    await expect.poll(() => page.getByText(/^Saved\./).isVisible()).toBe(true);
+    expect(await form.getByLabel('Gateway token').inputValue()).toBe('');
+    expect(await page.content()).not.toContain('gateway-secret-456');
+    // Back off, so the rest of the suite runs without a gateway node.
+    await test.host.settings.update((settings) => ({ ...settings, node: { enabled: false } }));
+  });
+
   const PAGES: [string, string][] = [
     ['setup', 'Setup'],
     ['status', 'Status'],

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardLoginUrl, launchBrowser, newContext, openDashboard, type TestBrowser } from '../support/browser.js';
-import { startTestHost, type TestHost } from '../support/testHost.js';
+import { createHost } from '@capnode/host';
+import { startTestHost, tempDir, type TestHost } from '../support/testHost.js';
 
 let browser: TestBrowser;
 let test: TestHost;
@@ -160,5 +161,21 @@ describe('dashboard login (Chromium)', () => {
     }, dashboard);
     expect(outcome).toBe('TypeError');
     expect(readFileSync(join(test.home, 'mcp-token'), 'utf8').trim()).toBe(token);
+  });
+
+  it('a first run (no settings.json) lands on Setup: MCP on, token created, "Connect a client" next', async () => {
+    using home = tempDir('capnode-first-run-');
+    await using host = createHost({ home: home.path, port: 0, onLog: () => {} });
+    const status = await host.start();
+    expect(status.mcp.state).toBe('listening');
+    await using context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(host.dashboardLoginUrl());
+    await page.getByRole('heading', { level: 1, name: 'Setup' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/setup');
+    await expect.poll(() => page.getByRole('region', { name: '1. The local MCP server is on' }).innerText()).toContain(status.mcp.url!);
+    await expect.poll(() => page.getByRole('region', { name: '2. A token was created' }).innerText()).toContain(join(home.path, 'mcp-token'));
+    await page.getByRole('link', { name: 'Connect a client' }).last().click();
+    await page.getByRole('heading', { level: 1, name: 'Connect a client' }).waitFor();
   });
 });

@@ -25,6 +25,8 @@ export async function launchBrowser(): Promise<TestBrowser> {
 /** A browser context (own cookies) that closes on dispose. */
 export async function newContext(browser: Browser, options: Parameters<Browser['newContext']>[0] = {}): Promise<BrowserContext & AsyncDisposable> {
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
+  // Fail with the locator that was waited for, well before the test's own timeout.
+  context.setDefaultTimeout(10_000);
   return Object.assign(context, { [Symbol.asyncDispose]: () => context.close() });
 }
 

@@ -5,7 +5,14 @@ import { ErrorNote, Field, formatTime, Loading, PageHeader, useLoad } from '../c
 import type { AuditRecordView } from '../types.js';
 
 const PAGE_SIZE = 25;
-const TRANSPORTS = ['', 'http', 'stdio', 'gateway', 'cli'];
+const TRANSPORTS: readonly [string, string][] = [
+  ['', 'any'],
+  ['mcp-http', 'MCP over HTTP'],
+  ['mcp-stdio', 'MCP over stdio'],
+  ['gateway', 'gateway'],
+  ['cli', 'CLI'],
+  ['internal', 'internal'],
+];
 const OUTCOMES = ['', 'ok', 'error', 'denied', 'timeout', 'invalid_arguments', 'approval_pending', 'consent_required', 'unavailable'];
 
 interface Filters {
@@ -44,9 +51,9 @@ export function ActivityPage() {
         <Field label="Transport">
           {({ id }) => (
             <select id={id} value={draft.transport} onChange={(event) => setDraft({ ...draft, transport: (event.currentTarget as HTMLSelectElement).value })}>
-              {TRANSPORTS.map((value) => (
+              {TRANSPORTS.map(([value, label]) => (
                 <option key={value} value={value}>
-                  {value || 'any'}
+                  {label}
                 </option>
               ))}
             </select>
