@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../cli/helpers.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { completion, runCli, spawnCli, startServe, tempHome } from '../cli/helpers.js';
+import { eventually } from '../support/poll.js';
 import { startTestHost, tempDir } from '../support/testHost.js';
 
 describe('capnode ui', () => {
@@ -44,5 +47,46 @@ describe('capnode ui', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/no running dashboard/);
+  });
+
+  it('capnode serve exits by itself on SIGTERM while a dashboard event stream is open', async () => {
+    using dir = tempHome();
+    await using serve = await startServe(dir.home);
+    const url = (await runCli(['ui', '--print-url'], dir.home)).stdout.trim();
+    const login = await fetch(url, { redirect: 'manual' });
+    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const events = await fetch(new URL('/api/events', url), { headers: { cookie } });
+    expect(events.status).toBe(200);
+    const reader = events.body!.getReader();
+    await reader.read();
+    expect(await serve.stop('SIGTERM')).toBe(0);
+    // The stream was ended by the host, not left hanging.
+    for (;;) if ((await reader.read()).done) break;
+  });
+
+  it('a stdio host (capnode mcp) serves the dashboard too', async () => {
+    using dir = tempHome();
+    const child = spawnCli(['mcp'], dir.home);
+    const done = completion(child);
+    try {
+      const runtime = await eventually(() => {
+        const name = (() => {
+          try {
+            return readdirSync(join(dir.home, 'run')).find((entry) => entry.startsWith('stdio-') && entry.endsWith('.json'));
+          } catch {
+            return undefined;
+          }
+        })();
+        return name ? (JSON.parse(readFileSync(join(dir.home, 'run', name), 'utf8')) as { dashboardUrl?: string }) : undefined;
+      }, { what: 'the stdio host runtime file' });
+      expect(runtime.dashboardUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const printed = await runCli(['ui', '--print-url'], dir.home);
+      expect(printed.code).toBe(0);
+      expect(printed.stdout.startsWith(`${runtime.dashboardUrl}login?code=`)).toBe(true);
+      expect((await fetch(printed.stdout.trim(), { redirect: 'manual' })).status).toBe(303);
+    } finally {
+      child.stdin.end();
+    }
+    expect((await done).code).toBe(0);
   });
 });

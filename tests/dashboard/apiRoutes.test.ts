@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { formatApprovalSummary } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/poll.js';
-import { startTestHost } from '../support/testHost.js';
+import { createHost } from '@capnode/host';
+import { startTestHost, tempDir } from '../support/testHost.js';
 import { adminToken, eventReader, signIn } from './apiClient.js';
 
 interface PendingView {
@@ -75,8 +77,8 @@ describe('dashboard approvals', () => {
     await using test = await startTestHost();
     const client = await signIn(test.host, test.home);
     const call = test.call('system.run', { command: ['true'] });
-    const [view] = await eventually(async () => ((await (await client.api('/api/approvals')).json()) as { pending: PendingView[] }).pending.length && ((await (await client.api('/api/approvals')).json()) as { pending: PendingView[] }).pending, { what: 'a pending approval' });
-    expect((await client.api(`/api/approvals/${view!.id}`, { method: 'POST', body: { decision: 'deny', hash: view!.argsHash } })).status).toBe(200);
+    const view = await eventually(async () => ((await (await client.api('/api/approvals')).json()) as { pending: PendingView[] }).pending[0], { what: 'a pending approval' });
+    expect((await client.api(`/api/approvals/${view.id}`, { method: 'POST', body: { decision: 'deny', hash: view.argsHash } })).status).toBe(200);
     const outcome = await call;
     expect(outcome.isError).toBe(true);
     expect(outcome.text).toMatch(/denied/i);
@@ -177,6 +179,35 @@ describe('dashboard settings', () => {
   });
 });
 
+describe('dashboard settings that cannot apply', () => {
+  it('says which live change failed (MCP port busy) and keeps the host serving the dashboard', async () => {
+    using dir = tempDir();
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      writeFileSync(join(dir.path, 'settings.json'), JSON.stringify({ mcp: { enabled: false, port } }), { mode: 0o600 });
+      await using host = createHost({ home: dir.path, onLog: () => undefined });
+      await host.start();
+      expect(host.status().mcp.state).toBe('disabled');
+      // In process (the tray): no admin listener is needed to sign in.
+      const login = await fetch(host.dashboardLoginUrl(), { redirect: 'manual' });
+      const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+      const origin = new URL(host.status().dashboard.url!).origin;
+      const { csrfToken } = (await (await fetch(`${origin}/api/session`, { headers: { cookie } })).json()) as { csrfToken: string };
+      const response = await fetch(`${origin}/api/settings`, { method: 'PATCH', headers: { cookie, origin, 'x-csrf-token': csrfToken, 'content-type': 'application/json' }, body: JSON.stringify({ mcp: { enabled: true } }) });
+      expect(response.status).toBe(200);
+      const result = (await response.json()) as { applied: string[]; failed: { path: string; message: string }[] };
+      expect(result.applied).toEqual([]);
+      expect(result.failed).toEqual([{ path: 'mcp.enabled', message: expect.stringMatching(/already in use/) }]);
+      expect(host.status().mcp.state).toBe('error');
+      expect((await fetch(`${origin}/api/status`, { headers: { cookie } })).status).toBe(200);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+});
+
 describe('dashboard activity', () => {
   it('lists audit records newest first, filtered, with cursor pages', async () => {
     await using test = await startTestHost({ settings: { execApprovals: { mode: 'full' } } });
@@ -184,9 +215,10 @@ describe('dashboard activity', () => {
     for (let index = 0; index < 3; index += 1) await test.call('device.info', {});
     await test.call('system.run', { command: ['false'] });
     await test.host.invoker.invoke({ command: 'device.info', args: {}, transport: 'cli' }).catch(() => undefined);
-    const all = await eventually(async () => {
-      const page = (await (await client.api('/api/activity')).json()) as { records: { command: string; time: string; outcome: string; transport: string }[] };
-      return page.records.length >= 5 && page.records;
+    type Row = { command: string; time: string; outcome: string; transport: string };
+    const all: Row[] = await eventually(async () => {
+      const page = (await (await client.api('/api/activity')).json()) as { records: Row[] };
+      return page.records.length >= 5 ? page.records : undefined;
     }, { what: 'five audit records' });
     expect(all[0]!.transport).toBe('cli');
     expect([...all].sort((a, b) => b.time.localeCompare(a.time)).map((record) => record.time)).toEqual(all.map((record) => record.time));

@@ -151,7 +151,7 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
         if (body instanceof Response) return body;
         const result = await options.patchSettings(body);
         if (!result.ok) return reply(400, { error: result.message, fields: result.fields });
-        return reply(200, { settings: result.settings, applied: result.applied, restartNeeded: result.restartNeeded });
+        return reply(200, { settings: result.settings, applied: result.applied, restartNeeded: result.restartNeeded, ...(result.failed ? { failed: result.failed } : {}) });
       }
       default:
         return reply(404, { error: `unknown admin route ${path}` });

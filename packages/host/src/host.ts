@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ApprovalBroker, Capability, Invoker, Registry } from '@capnode/capabilities';
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
@@ -275,6 +276,8 @@ export function createHost(options: HostOptions = {}): Host {
       settings,
       approvals,
       firstRun,
+      userHome: env.HOME || homedir(),
+      env,
       signal: adminStreams.signal,
       status: () => host.status() as unknown as Record<string, unknown>,
       rotateToken: () => host.rotateToken(),
@@ -463,7 +466,13 @@ export function createHost(options: HostOptions = {}): Host {
       return applySettingsPatch(patch, {
         store: settings,
         applyLive: async (changed, next) => {
-          if (changed.includes('mcp.enabled')) await applyMcpEnabled(next.mcp.enabled);
+          if (!changed.includes('mcp.enabled')) return [];
+          try {
+            await applyMcpEnabled(next.mcp.enabled);
+            return [];
+          } catch (error) {
+            return [{ path: 'mcp.enabled', message: (error as Error).message }];
+          }
         },
         needRestart: (changed) => {
           for (const path of changed) restartPaths.add(path);

@@ -7,6 +7,7 @@ import { eventRoutes } from './routes/events.js';
 import { execRoutes } from './routes/exec.js';
 import { gatewayRoutes } from './routes/gateway.js';
 import { serverRoutes } from './routes/servers.js';
+import { serverImportRoutes } from './routes/serversImport.js';
 import { sessionRoutes } from './routes/session.js';
 import { settingsRoutes } from './routes/settings.js';
 import { statusRoutes } from './routes/status.js';
@@ -27,6 +28,7 @@ export const DASHBOARD_ROUTES: readonly Route[] = [
   ...settingsRoutes,
   ...execRoutes,
   ...activityRoutes,
+  ...serverImportRoutes,
   ...serverRoutes,
   ...gatewayRoutes,
 ];

@@ -2,6 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 
+/** Sockets served at once. */
+const MAX_CONNECTIONS = 128;
+
 /** Largest request body the dashboard reads. */
 export const DASHBOARD_MAX_BODY = 1024 * 1024;
 
@@ -107,7 +110,9 @@ export async function startDashboardListener(options: DashboardListenerOptions):
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   };
+  // No request deadline (event streams stay open); a bounded number of sockets, one browser's worth and more.
   const server = createServer({ requestTimeout: 0 }, onRequest);
+  server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => {

@@ -10,7 +10,16 @@ export const SECRET_MASK = '••••••••';
 const LIVE = ['mcp.enabled', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.'];
 
 export type SettingsPatchResult =
-  | { readonly ok: true; readonly settings: Record<string, unknown>; readonly applied: readonly string[]; readonly restartNeeded: readonly string[] }
+  | {
+      readonly ok: true;
+      readonly settings: Record<string, unknown>;
+      /** Changed paths the running host applied. */
+      readonly applied: readonly string[];
+      /** Every path changed since start that applies after a restart. */
+      readonly restartNeeded: readonly string[];
+      /** Changed paths the host tried to apply and could not (written, but not in effect), with why. */
+      readonly failed?: readonly FieldError[];
+    }
   | { readonly ok: false; readonly message: string; readonly fields: readonly FieldError[] };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -102,8 +111,8 @@ function fieldErrors(error: z.ZodError): FieldError[] {
 
 export interface ApplySettingsOptions {
   readonly store: SettingsStore;
-  /** Applies the changed live paths to the running host (e.g. starts or stops the MCP listener). */
-  readonly applyLive: (changed: readonly string[], settings: Settings) => Promise<void>;
+  /** Applies the changed live paths to the running host (e.g. starts or stops the MCP listener); returns the ones that failed. */
+  readonly applyLive: (changed: readonly string[], settings: Settings) => Promise<readonly FieldError[]>;
   /** Records the changed paths that need a restart; returns every such path so far. */
   readonly needRestart: (paths: readonly string[]) => readonly string[];
 }
@@ -130,8 +139,9 @@ export async function applySettingsPatch(patch: unknown, options: ApplySettingsO
     throw error;
   }
   const changed = changedPaths((before ?? {}) as Record<string, unknown>, after as unknown as Record<string, unknown>);
-  const applied = changed.filter(isLivePath);
-  await options.applyLive(applied, after);
+  const live = changed.filter(isLivePath);
+  const failed = await options.applyLive(live, after);
+  const applied = live.filter((path) => !failed.some((failure) => failure.path === path));
   const restartNeeded = options.needRestart(changed.filter((path) => !isLivePath(path)));
-  return { ok: true, settings: maskSettings(after), applied, restartNeeded };
+  return { ok: true, settings: maskSettings(after), applied, restartNeeded, ...(failed.length ? { failed } : {}) };
 }

@@ -22,7 +22,7 @@ const TYPES: Readonly<Record<string, string>> = {
  * (tests), `packages/host/dist/ui/`. `undefined` when it was not built.
  */
 export function findUiDirectory(): string | undefined {
-  for (const candidate of ['./ui/', '../ui/', '../../dist/ui/']) {
+  for (const candidate of ['./ui/', '../../dist/ui/']) {
     const dir = fileURLToPath(new URL(candidate, import.meta.url));
     if (existsSync(join(dir, 'index.html'))) return dir;
   }

@@ -17,6 +17,10 @@ export interface DashboardHostView {
   patchSettings(patch: unknown): Promise<SettingsPatchResult>;
   /** Setting paths changed since this host started that take effect only after a restart. */
   restartNeeded(): readonly string[];
+  /** The user's home directory (where client configs are looked for). */
+  readonly userHome: string;
+  /** The host's environment (`${VAR}` references in imported client configs). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   /** True when no `settings.json` existed before this host started. */
   readonly firstRun: boolean;
   /** Aborted when the host closes: ends event streams. */

@@ -17,7 +17,7 @@ export const settingsRoutes: readonly Route[] = [
       if (body instanceof Response) return body;
       const result = await host.patchSettings(body);
       if (!result.ok) return apiError(400, 'invalid', result.message, result.fields);
-      return json(200, { settings: result.settings, applied: result.applied, restartNeeded: result.restartNeeded });
+      return json(200, { settings: result.settings, applied: result.applied, restartNeeded: result.restartNeeded, ...(result.failed ? { failed: result.failed } : {}) });
     },
   ],
 ];
