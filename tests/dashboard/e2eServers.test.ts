@@ -1,6 +1,7 @@
 // MCP servers in real Chromium against a real host: a real stdio MCP server is added through the
 // form (its env value write-only), disabled, enabled and removed; settings.json follows each step.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ let browser: TestBrowser;
 let context: BrowserContext & AsyncDisposable;
 let test: TestHost;
 let page: Page;
+let userHome: string;
 
 interface ServerEntry {
   name: string;
@@ -21,11 +23,20 @@ interface ServerEntry {
   env?: Record<string, string>;
   enabled?: boolean;
 }
+const riskProfile = (home: string) =>
+  (JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')) as { mcpClient?: { risk_profiles?: Record<string, { excluded_tools?: string[]; auto_approve?: string[]; always_ask?: string[] }> } }).mcpClient?.risk_profiles?.capnode;
 const serversOf = (home: string): ServerEntry[] => (JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')) as { mcpClient?: { servers?: ServerEntry[] } }).mcpClient?.servers ?? [];
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 }, mcpClient: { reexport: true, servers: [] } } });
+  // The user's home (where client configs are looked for) is a temporary directory with one Cursor config.
+  userHome = realpathSync(mkdtempSync(join(tmpdir(), 'capnode-user-')));
+  mkdirSync(join(userHome, '.cursor'));
+  writeFileSync(join(userHome, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: { cursorfix: { command: process.execPath, args: [FIXTURE, 'ok'] } } }));
+  test = await startTestHost({
+    settings: { dashboard: { enabled: true, port: 0 }, mcpClient: { reexport: true, servers: [] } },
+    host: { env: { ...process.env, HOME: userHome, XDG_CONFIG_HOME: join(userHome, '.config'), APPDATA: join(userHome, 'AppData') } },
+  });
   context = await newContext(browser);
   page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
 });
@@ -34,10 +45,11 @@ afterAll(async () => {
   await context?.close();
   await test?.[Symbol.asyncDispose]();
   await browser?.close();
+  rmSync(userHome, { recursive: true, force: true });
 });
 
 describe('MCP servers page (Chromium, real host)', () => {
-  it('adds a real stdio server with a write-only env value, disables, enables and removes it', async () => {
+  it('adds a real stdio server with a write-only env value, tests it, sets per-tool choices, disables, enables and removes it', async () => {
     await page.goto(new URL('/#/servers', page.url()).href);
     await page.getByRole('heading', { level: 1, name: 'MCP servers' }).waitFor();
     const form = page.getByRole('form', { name: 'Add a server' });
@@ -60,7 +72,28 @@ describe('MCP servers page (Chromium, real host)', () => {
     expect(await page.locator('body').innerText()).not.toContain('s3cret-value-123');
     expect(await page.content()).not.toContain('s3cret-value-123');
     expect(await unnamedControls(page.locator('body'))).toEqual([]);
+
+    // Test: the host connects the real server once and lists its tools; per-tool choices follow.
+    await card.getByRole('button', { name: 'Test fixture' }).click();
+    await expect.poll(() => card.getByRole('status').innerText(), { timeout: 20_000 }).toMatch(/^Test passed: connected, \d+ tools/);
+    const tools = card.getByRole('table', { name: 'Tools of fixture' });
+    await tools.waitFor();
+    await tools.getByRole('checkbox', { name: 'Enable fixture__echo' }).uncheck();
+    await expect.poll(() => riskProfile(test.home)?.excluded_tools).toEqual(['fixture__echo']);
+    await tools.getByRole('combobox', { name: 'Approval for fixture__slow' }).selectOption('auto');
+    await expect.poll(() => riskProfile(test.home)?.auto_approve).toEqual(['fixture__slow']);
+    await tools.getByRole('combobox', { name: 'Approval for fixture__hang' }).selectOption('ask');
+    await expect.poll(() => riskProfile(test.home)?.always_ask).toEqual(['fixture__hang']);
     await saveScreenshot(page, 'servers-added');
+    // The page shows the stored choices again after a reload.
+    await page.reload();
+    await card.waitFor();
+    await card.getByRole('button', { name: 'Tools of fixture' }).click();
+    expect(await tools.getByRole('checkbox', { name: 'Enable fixture__echo' }).isChecked()).toBe(false);
+    expect(await tools.getByRole('combobox', { name: 'Approval for fixture__slow' }).inputValue()).toBe('auto');
+    await tools.getByRole('checkbox', { name: 'Enable fixture__echo' }).check();
+    await expect.poll(() => riskProfile(test.home)?.excluded_tools).toEqual([]);
+    expect(await unnamedControls(page.locator('body'))).toEqual([]);
 
     await card.getByRole('button', { name: 'Disable fixture' }).click();
     await expect.poll(() => serversOf(test.home)[0]?.enabled).toBe(false);
@@ -89,5 +122,19 @@ describe('MCP servers page (Chromium, real host)', () => {
     await form.getByRole('button', { name: 'Add server' }).click();
     await expect.poll(() => form.getByRole('alert').count()).toBeGreaterThan(0);
     expect(serversOf(test.home)).toEqual([]);
+  });
+
+  it('imports a server from a Cursor config found in the user\'s home', async () => {
+    await page.goto(new URL('/#/servers', page.url()).href);
+    const config = join(userHome, '.cursor', 'mcp.json');
+    const section = page.getByRole('region', { name: 'Import from other clients' });
+    await section.getByText(config).waitFor();
+    await section.getByRole('button', { name: `Import cursorfix from ${config}` }).click();
+    await expect.poll(() => serversOf(test.home).map((server) => server.name)).toEqual(['cursorfix']);
+    await expect.poll(() => section.innerText()).toContain('Imported cursorfix');
+    await expect.poll(() => section.innerText()).toContain('(already configured)');
+    await page.getByRole('article', { name: /^cursorfix/ }).waitFor();
+    expect(await unnamedControls(page.locator('body'))).toEqual([]);
+    await saveScreenshot(page, 'servers-import');
   });
 });

@@ -101,29 +101,37 @@ export interface ServerItem {
     /** Values come back masked: env and header values are write-only. */
     readonly env?: Readonly<Record<string, string>>;
     readonly headers?: Readonly<Record<string, string>>;
-    readonly tools?: Readonly<Record<string, { readonly enabled?: boolean; readonly approval?: string }>>;
   };
   readonly status?: ServerDiagnosticView;
-  readonly tools?: readonly ToolView[];
+}
+
+/** The risk profile's per-tool lists that govern imported tools (full `<server>__<tool>` names). */
+export interface ToolPolicy {
+  readonly profile: string;
+  readonly excludedTools: readonly string[];
+  readonly autoApprove: readonly string[];
+  readonly alwaysAsk: readonly string[];
 }
 
 export interface ServersView {
+  readonly toolPolicy?: ToolPolicy;
   readonly reexport?: boolean;
   readonly state?: string;
   readonly servers: readonly ServerItem[];
   readonly restartNeeded?: readonly string[];
 }
 
+/** A client config file found on this machine, as `GET /api/servers/discovered` lists it (no secrets). */
 export interface DiscoveredConfig {
   readonly path: string;
   readonly client?: string;
-  readonly servers: readonly { readonly name: string; readonly transport?: string; readonly command?: string; readonly url?: string; readonly imported?: boolean }[];
+  readonly servers: readonly { readonly name: string; readonly transport?: string; readonly configured?: boolean }[];
+  readonly issues?: readonly string[];
+  readonly error?: string;
 }
 
 export interface GatewayView {
   readonly node?: NodeView;
   readonly configured?: { readonly enabled: boolean; readonly url?: string; readonly hasToken?: boolean };
   readonly restartNeeded?: readonly string[];
-  /** Whether this user may approve the pairing (an operator identity of the gateway). */
-  readonly operator?: boolean;
 }

@@ -35,8 +35,8 @@ export function GatewayPage() {
   };
   const approve = () =>
     pair.run(async () => {
-      await api('POST', '/api/gateway/pair');
-      setNotice('Pairing approved.');
+      const answer = await api<{ approved?: { requestId: string }[] }>('POST', '/api/gateway/pair');
+      setNotice(answer.approved?.length ? `Pairing approved (request ${answer.approved.map((request) => request.requestId).join(', ')}).` : 'Nothing was waiting for approval; the pairing may already be approved.');
       await gateway.reload();
       void refreshLive();
     });
@@ -66,10 +66,12 @@ export function GatewayPage() {
         )}
         {pairing?.state === 'pending' ? (
           <div class="actions">
-            <button type="button" class="primary" disabled={pair.busy || gateway.value?.operator === false} onClick={approve}>
+            <button type="button" class="primary" disabled={pair.busy} onClick={approve} aria-describedby="pair-hint">
               Approve pairing
             </button>
-            {gateway.value?.operator === false ? <p class="hint">Only the gateway's operator can approve; ask them to approve request {pairing.requestId}.</p> : null}
+            <p class="hint" id="pair-hint">
+              Works when you are an operator of this gateway (its token is saved here); otherwise ask the operator to approve request {pairing.requestId ?? 'shown above'}.
+            </p>
           </div>
         ) : null}
         <ErrorNote error={pair.error} />

@@ -1,10 +1,10 @@
 // MCP servers: the servers whose tools this host imports, with their state; test, enable/disable,
 // remove, per-tool switches; adding a server and importing the ones other clients' configs name.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, describeError, isMissingRoute } from '../api.js';
 import { ConfirmButton, ErrorNote, Loading, Notice, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
 import { refreshLive, useLive } from '../live.js';
-import type { DiscoveredConfig, ServerDiagnosticView, ServerItem, ServersView, ToolView } from '../types.js';
+import type { DiscoveredConfig, ServerDiagnosticView, ServerItem, ServersView, ToolPolicy, ToolView } from '../types.js';
 import { AddServerForm } from './serverForm.js';
 
 const APPROVALS: readonly [string, string][] = [
@@ -16,11 +16,25 @@ const APPROVALS: readonly [string, string][] = [
 function ToolRow(props: { server: string; tool: ToolView; onChange: () => void }) {
   const { tool, server } = props;
   const action = useAction();
-  const patch = (change: Partial<ToolView>) =>
-    action.run(async () => {
-      await api('PATCH', `/api/servers/${encodeURIComponent(server)}`, { tools: { [tool.name]: change } });
-      props.onChange();
-    });
+  // Shown at once; put back when the host refuses, replaced by the stored value once reloaded.
+  const [enabled, setEnabled] = useState(tool.enabled !== false);
+  const [approval, setApproval] = useState(tool.approval ?? 'default');
+  useEffect(() => setEnabled(tool.enabled !== false), [tool.enabled]);
+  useEffect(() => setApproval(tool.approval ?? 'default'), [tool.approval]);
+  const patch = (change: { enabled?: boolean; approval?: string }) => {
+    if (change.enabled !== undefined) setEnabled(change.enabled);
+    if (change.approval !== undefined) setApproval(change.approval);
+    void action
+      .run(async () => {
+        await api('PATCH', `/api/servers/${encodeURIComponent(server)}`, { tools: { [tool.name]: change } });
+        props.onChange();
+      })
+      .then((ok) => {
+        if (ok) return;
+        setEnabled(tool.enabled !== false);
+        setApproval(tool.approval ?? 'default');
+      });
+  };
   const enabledId = `tool-${server}-${tool.name}-enabled`;
   const approvalId = `tool-${server}-${tool.name}-approval`;
   return (
@@ -30,7 +44,7 @@ function ToolRow(props: { server: string; tool: ToolView; onChange: () => void }
         {tool.description ? <span class="muted"> — {tool.description}</span> : null}
       </th>
       <td>
-        <input type="checkbox" id={enabledId} checked={tool.enabled !== false} disabled={action.busy} onChange={(event) => patch({ enabled: (event.currentTarget as HTMLInputElement).checked })} />
+        <input type="checkbox" id={enabledId} checked={enabled} disabled={action.busy} onChange={(event) => patch({ enabled: (event.currentTarget as HTMLInputElement).checked })} />
         <label for={enabledId} class="visually-hidden">
           Enable {tool.name}
         </label>
@@ -39,7 +53,7 @@ function ToolRow(props: { server: string; tool: ToolView; onChange: () => void }
         <label for={approvalId} class="visually-hidden">
           Approval for {tool.name}
         </label>
-        <select id={approvalId} value={tool.approval ?? 'default'} disabled={action.busy} onChange={(event) => patch({ approval: (event.currentTarget as HTMLSelectElement).value })}>
+        <select id={approvalId} value={approval} disabled={action.busy} onChange={(event) => patch({ approval: (event.currentTarget as HTMLSelectElement).value })}>
           {APPROVALS.map(([value, label]) => (
             <option key={value} value={value}>
               {label}
@@ -56,7 +70,30 @@ function ToolRow(props: { server: string; tool: ToolView; onChange: () => void }
   );
 }
 
-function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | undefined; onChange: () => void }) {
+interface TestAnswer {
+  readonly ok: boolean;
+  readonly diagnostic?: ServerDiagnosticView & { readonly connectMs?: number };
+  readonly tools?: readonly { readonly name: string; readonly description?: string }[];
+}
+
+/**
+ * The server's tools with their choices: those its last test listed, plus every tool of it the
+ * policy names (`<server>__<tool>`), each enabled unless excluded, and auto-approved or always asked.
+ */
+function toolsOf(server: string, tested: readonly { name: string; description?: string }[] | undefined, policy: ToolPolicy | undefined): ToolView[] {
+  const prefix = `${server.toLowerCase()}__`;
+  const named = [...(policy?.excludedTools ?? []), ...(policy?.autoApprove ?? []), ...(policy?.alwaysAsk ?? [])].filter((tool) => tool.toLowerCase().startsWith(prefix));
+  const byName = new Map<string, { name: string; description?: string }>();
+  for (const tool of tested ?? []) byName.set(tool.name, tool);
+  for (const tool of named) if (!byName.has(tool)) byName.set(tool, { name: tool });
+  return [...byName.values()].map((tool) => ({
+    ...tool,
+    enabled: !(policy?.excludedTools ?? []).includes(tool.name),
+    approval: (policy?.autoApprove ?? []).includes(tool.name) ? 'auto' : (policy?.alwaysAsk ?? []).includes(tool.name) ? 'ask' : 'default',
+  }));
+}
+
+function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | undefined; policy: ToolPolicy | undefined; onChange: () => void }) {
   const { item } = props;
   const { config } = item;
   const action = useAction();
@@ -69,14 +106,22 @@ function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | unde
   const error = diagnostic?.error ?? diagnostic?.listError;
   const name = item.name;
   const id = `server-${name}`;
-  const tools = item.tools ?? Object.entries(config.tools ?? {}).map(([tool, value]) => ({ name: tool, ...value }));
-  const toolCount = diagnostic?.toolCount ?? (tools.length || undefined);
+  const [tested, setTested] = useState<readonly { name: string; description?: string }[] | undefined>(undefined);
+  const tools = toolsOf(name, tested, props.policy);
+  const toolCount = diagnostic?.toolCount ?? tested?.length;
   const runTest = () =>
     action.run(async () => {
       setTest('Testing…');
-      const answer = await api<{ ok: boolean; tools?: readonly unknown[]; toolCount?: number; error?: string; ms?: number }>('POST', `/api/servers/${encodeURIComponent(name)}/test`);
-      const count = answer.toolCount ?? answer.tools?.length;
-      setTest(answer.ok ? `Test passed: connected${count === undefined ? '' : `, ${count} tool${count === 1 ? '' : 's'}`}${answer.ms === undefined ? '' : ` in ${Math.round(answer.ms)} ms`}.` : `Test failed: ${answer.error ?? 'no answer'}`);
+      const answer = await api<TestAnswer>('POST', `/api/servers/${encodeURIComponent(name)}/test`);
+      const count = answer.tools?.length;
+      const ms = answer.diagnostic?.connectMs;
+      if (answer.tools) setTested(answer.tools);
+      setTest(
+        answer.ok
+          ? `Test passed: connected${count === undefined ? '' : `, ${count} tool${count === 1 ? '' : 's'}`}${ms === undefined ? '' : ` in ${Math.round(ms)} ms`}.`
+          : `Test failed: ${answer.diagnostic?.error ?? answer.diagnostic?.listError ?? answer.diagnostic?.state ?? 'no answer'}`,
+      );
+      if (answer.ok && answer.tools?.length) setShowTools(true);
     }).then((ok) => {
       if (!ok) setTest('');
     });
@@ -128,6 +173,7 @@ function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | unde
         {test}
       </p>
       <ErrorNote error={action.error} />
+      {tools.length === 0 ? <p class="hint">Test the server to list its tools and choose per tool.</p> : null}
       {showTools && tools.length ? (
         <table class="tools">
           <caption>Tools of {name}</caption>
@@ -150,14 +196,15 @@ function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | unde
 }
 
 function Discovered(props: { onImported: () => void }) {
-  const found = useLoad(() => api<{ configs: DiscoveredConfig[] }>('GET', '/api/servers/discovered'));
+  const found = useLoad(() => api<{ files: DiscoveredConfig[] }>('GET', '/api/servers/discovered'));
   const action = useAction();
   const [notice, setNotice] = useState('');
-  const configs = (found.value?.configs ?? []).filter((config) => config.servers.length > 0);
+  const configs = found.value?.files ?? [];
   const importAll = (config: DiscoveredConfig, names?: string[]) =>
     action.run(async () => {
-      const answer = await api<{ imported?: string[] }>('POST', '/api/servers/import', { path: config.path, ...(names ? { names } : {}) });
-      setNotice(`Imported ${answer.imported?.length ? answer.imported.join(', ') : 'the servers'} from ${config.path}.`);
+      const answer = await api<{ imported?: string[]; skipped?: string[] }>('POST', '/api/servers/import', { path: config.path, ...(names ? { names } : {}) });
+      const imported = answer.imported?.length ? `Imported ${answer.imported.join(', ')} from ${config.path}.` : `Nothing new to import from ${config.path}.`;
+      setNotice(`${imported}${answer.skipped?.length ? ` Already configured: ${answer.skipped.join(', ')}.` : ''}`);
       await found.reload();
       props.onImported();
     });
@@ -173,20 +220,30 @@ function Discovered(props: { onImported: () => void }) {
           <ul>
             {config.servers.map((server) => (
               <li key={server.name}>
-                <code>{server.name}</code> <span class="muted">{server.command ?? server.url ?? server.transport ?? ''}</span>{' '}
-                {server.imported ? (
-                  <span class="muted">(already imported)</span>
+                <code>{server.name}</code> <span class="muted">{server.transport ?? ''}</span>{' '}
+                {server.configured ? (
+                  <span class="muted">(already configured)</span>
                 ) : (
-                  <button type="button" disabled={action.busy} onClick={() => importAll(config, [server.name])} aria-label={`Import ${server.name} from ${config.client ?? config.path}`}>
+                  <button type="button" disabled={action.busy} onClick={() => importAll(config, [server.name])} aria-label={`Import ${server.name} from ${config.path}`}>
                     Import
                   </button>
                 )}
               </li>
             ))}
           </ul>
-          <button type="button" disabled={action.busy} onClick={() => importAll(config)}>
-            Import all from {config.client ?? config.path}
-          </button>
+          {config.error ? <p class="error-text">{config.error}</p> : null}
+          {config.issues?.length ? (
+            <ul class="warnings">
+              {config.issues.map((issue) => (
+                <li key={issue}>{issue}</li>
+              ))}
+            </ul>
+          ) : null}
+          {config.servers.some((server) => !server.configured) ? (
+            <button type="button" disabled={action.busy} onClick={() => importAll(config)} aria-label={`Import all from ${config.path}`}>
+              Import all
+            </button>
+          ) : null}
         </div>
       ))}
       {isMissingRoute(found.error) ? <p class="muted">This host cannot look for other clients' configs yet.</p> : <ErrorNote error={found.error} />}
@@ -217,7 +274,7 @@ export function ServersPage() {
       <Section title="Configured servers">
         {servers.value ? (
           servers.value.servers.length ? (
-            servers.value.servers.map((item) => <ServerCard key={item.name} item={item} live={liveOf(item.name)} onChange={reload} />)
+            servers.value.servers.map((item) => <ServerCard key={item.name} item={item} live={liveOf(item.name)} policy={servers.value?.toolPolicy} onChange={reload} />)
           ) : (
             <p class="empty">No MCP servers are configured.</p>
           )
