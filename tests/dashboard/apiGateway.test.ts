@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../cli/helpers.js';
 import { startTestHost } from '../support/testHost.js';
 import { signIn } from './apiClient.js';
 
 describe('dashboard gateway', () => {
-  it('stores the gateway URL and token (never shown), says restart needed, and pairing needs a node identity', async () => {
+  it('connects the gateway node live with the stored URL and token (never shown), and turns it off; pairing needs a node identity', async () => {
     await using test = await startTestHost();
     const client = await signIn(test.host, test.home);
     const initial = (await (await client.api('/api/gateway')).json()) as { node: { state: string; enabled: boolean }; configured: { enabled: boolean; hasToken: boolean } };
@@ -14,15 +15,24 @@ describe('dashboard gateway', () => {
     const bad = await client.api('/api/gateway', { method: 'PUT', body: { url: 'http://127.0.0.1:18789' } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { fields: { path: string }[] } }).error.fields.map((field) => field.path)).toEqual(['url']);
-    const put = await client.api('/api/gateway', { method: 'PUT', body: { url: 'ws://127.0.0.1:18789', token: 'gw-secret-token' } });
-    expect(put.status).toBe(200);
-    expect(((await put.json()) as { restartNeeded: string[] }).restartNeeded.sort()).toEqual(['node.enabled', 'node.token', 'node.url']);
-    const after = await (await client.api('/api/gateway')).text();
-    expect(after).not.toContain('gw-secret-token');
-    expect(JSON.parse(after)).toMatchObject({ configured: { enabled: true, url: 'ws://127.0.0.1:18789', hasToken: true }, restartNeeded: expect.arrayContaining(['node.url']) });
-    expect(test.host.settings.reload().node).toEqual({ enabled: true, url: 'ws://127.0.0.1:18789', token: 'gw-secret-token' });
+    await client.api('/api/settings', { method: 'PATCH', body: { node: { url: 'ws://127.0.0.1:9' } } });
     const pair = await client.api('/api/gateway/pair', { method: 'POST' });
     expect(pair.status).toBe(409);
     expect(((await pair.json()) as { error: { message: string } }).error.message).toMatch(/no gateway node identity/);
+    // Nothing listens there: the node keeps trying, which is all this test needs to see it is live.
+    const gatewayUrl = `ws://127.0.0.1:${await freePort()}`;
+    const put = await client.api('/api/gateway', { method: 'PUT', body: { url: gatewayUrl, token: 'gw-secret-token' } });
+    expect(put.status).toBe(200);
+    const applied = (await put.json()) as { applied: string[]; restartNeeded: string[] };
+    expect(applied.applied.sort()).toEqual(['node.enabled', 'node.token', 'node.url']);
+    expect(applied.restartNeeded).toEqual([]);
+    const after = await (await client.api('/api/gateway')).text();
+    expect(after).not.toContain('gw-secret-token');
+    expect(JSON.parse(after)).toMatchObject({ node: { enabled: true, url: gatewayUrl }, configured: { enabled: true, url: gatewayUrl, hasToken: true } });
+    expect(['connecting', 'waiting']).toContain(test.host.status().node.state);
+    expect(test.host.settings.reload().node).toEqual({ enabled: true, url: gatewayUrl, token: 'gw-secret-token' });
+    const off = await client.api('/api/settings', { method: 'PATCH', body: { node: { enabled: false } } });
+    expect(((await off.json()) as { applied: string[] }).applied).toEqual(['node.enabled']);
+    expect(test.host.status().node).toMatchObject({ enabled: false, state: 'disabled' });
   });
 });

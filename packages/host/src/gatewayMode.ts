@@ -126,6 +126,8 @@ export interface GatewayMode {
    */
   start(config: GatewayConnectionConfig, options: { readonly node: boolean; readonly channel: boolean }): Promise<void>;
   status(enabled: boolean, url?: string): NodeModeStatus;
+  /** Closes the node connection only (the channel stays); `start` can create a new one afterwards (settings changed live). */
+  stopNode(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -189,6 +191,13 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
       if (!enabled) return { enabled: false, state: 'disabled', identityPath, detail: 'node mode is off (settings.json node.enabled, or capnode serve --gateway <url>)' };
       if (failure) return { enabled: true, state: 'failed', ...(url ? { url } : {}), identityPath, lastError: failure, detail: failure.message };
       return { enabled: true, state: 'stopped', ...(url ? { url } : {}), identityPath, detail: 'not started' };
+    },
+    async stopNode() {
+      const running = node;
+      node = undefined;
+      lastState = undefined;
+      failure = undefined;
+      await running?.close();
     },
     async close() {
       closed = true;

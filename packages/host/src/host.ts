@@ -19,7 +19,7 @@ import { ensurePrivateDirectory } from './internal/secureFile.js';
 import { createHostPipeline } from './pipeline.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { HOME_ENV, hostPaths, resolveHome, type HostPaths, type RuntimeState } from './paths.js';
-import { createSettingsStore, type SettingsStore } from './settings.js';
+import { createSettingsStore, type Settings, type SettingsStore } from './settings.js';
 
 export type HostLogLevel = 'debug' | 'info' | 'warning' | 'error';
 
@@ -310,6 +310,20 @@ export function createHost(options: HostOptions = {}): Host {
     }
   }
 
+  /**
+   * `node.*` changed on a running host: the node connection is closed and, when `node.enabled` with a
+   * URL, opened again with the new URL and token. A `gateway` option of this run wins (nothing changes).
+   */
+  async function applyNodeSettings(next: Settings): Promise<void> {
+    if (closed || !httpStarted || options.gateway?.url !== undefined) return;
+    await gateway.stopNode();
+    gatewayConfig = resolveGatewayConfig(next, undefined, env);
+    if (gatewayConfig && next.node.enabled) {
+      await gateway.start(gatewayConfig, { node: true, channel: false });
+      log('info', `gateway node: connecting to ${gatewayConfig.url} (settings changed)`);
+    }
+  }
+
   const publish = (path: string, runtime: RuntimeState): Promise<void> => publishRuntime(path, runtime, log);
   const unpublish = (path: string): void => unpublishRuntime(path, instance);
 
@@ -466,13 +480,15 @@ export function createHost(options: HostOptions = {}): Host {
       return applySettingsPatch(patch, {
         store: settings,
         applyLive: async (changed, next) => {
-          if (!changed.includes('mcp.enabled')) return [];
-          try {
-            await applyMcpEnabled(next.mcp.enabled);
-            return [];
-          } catch (error) {
-            return [{ path: 'mcp.enabled', message: (error as Error).message }];
+          const failed: { path: string; message: string }[] = [];
+          if (changed.includes('mcp.enabled')) {
+            await applyMcpEnabled(next.mcp.enabled).catch((error: unknown) => failed.push({ path: 'mcp.enabled', message: (error as Error).message }));
           }
+          const nodeChanged = changed.filter((path) => path.startsWith('node.'));
+          if (nodeChanged.length) {
+            await applyNodeSettings(next).catch((error: unknown) => failed.push(...nodeChanged.map((path) => ({ path, message: (error as Error).message }))));
+          }
+          return failed;
         },
         needRestart: (changed) => {
           for (const path of changed) restartPaths.add(path);

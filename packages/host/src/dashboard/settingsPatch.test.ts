@@ -12,7 +12,7 @@ describe('settings patch', () => {
     const after = mergePatch(before, { mcp: { enabled: false, port: 9000 }, execApprovals: { mode: 'full' }, node: { url: 'ws://127.0.0.1:1' } }) as Record<string, unknown>;
     const changed = changedPaths(before, after);
     expect(changed.sort()).toEqual(['execApprovals.mode', 'mcp.enabled', 'mcp.port', 'node.url']);
-    expect(changed.filter(isLivePath).sort()).toEqual(['execApprovals.mode', 'mcp.enabled']);
+    expect(changed.filter(isLivePath).sort()).toEqual(['execApprovals.mode', 'mcp.enabled', 'node.url']);
   });
 
   it('masks the gateway token and imported servers’ env and header values', () => {

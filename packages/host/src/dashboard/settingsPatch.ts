@@ -7,7 +7,7 @@ import type { FieldError } from './reply.js';
 export const SECRET_MASK = '••••••••';
 
 /** Setting paths (or section prefixes, ending in `.`) a running host applies at once. */
-const LIVE = ['mcp.enabled', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.'];
+const LIVE = ['mcp.enabled', 'node.enabled', 'node.url', 'node.token', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.'];
 
 export type SettingsPatchResult =
   | {
