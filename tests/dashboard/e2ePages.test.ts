@@ -86,13 +86,32 @@ describe('dashboard pages (Chromium, real host)', () => {
     expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await card.innerText()).toMatch(/Denied automatically in \d/);
     for (const name of ['Allow once', 'Allow always', 'Deny']) expect(await card.getByRole('button', { name, exact: true }).isEnabled()).toBe(true);
-    await saveScreenshot(page, 'approvals');
+    await saveScreenshot(page, 'approvals-escaped');
     await card.getByRole('button', { name: 'Allow once', exact: true }).click();
     const result = (await call) as { isError?: boolean; structuredContent?: { stdout?: string; exitCode?: number } };
     expect(result.isError ?? false).toBe(false);
     expect(result.structuredContent).toMatchObject({ stdout: '42\n', exitCode: 0 });
     await expect.poll(() => page.getByText('Nothing waits for an answer.').isVisible()).toBe(true);
     await expect.poll(() => count.innerText()).toMatch(/0\s*pending/);
+  });
+
+  it('an approval is answered from the keyboard alone: Tab to "Deny", Enter', async () => {
+    await go('approvals', 'Approvals');
+    const call = test.client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', 'console.log(1)'] } });
+    const card = page.getByRole('article');
+    await card.waitFor();
+    await saveScreenshot(page, 'approvals');
+    await page.evaluate(() => (document.getElementById('page-title') as HTMLElement | null)?.focus());
+    let focused = '';
+    for (let press = 0; press < 40 && focused !== 'Deny'; press += 1) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => (document.activeElement as HTMLElement | null)?.textContent?.trim() ?? '');
+    }
+    expect(focused).toBe('Deny');
+    await page.keyboard.press('Enter');
+    const result = (await call) as { isError?: boolean };
+    expect(result.isError).toBe(true);
+    await expect.poll(() => page.getByText('Nothing waits for an answer.').isVisible()).toBe(true);
   });
 
   it('the exec policy is edited in Settings (mode, allowlist, a refused port) and the tester judges commands', async () => {
@@ -238,7 +257,20 @@ describe('dashboard pages (Chromium, real host)', () => {
     expect(missed).toEqual([]);
     // The nav is a landmark with the current page marked.
     expect(await page.getByRole('navigation', { name: 'Dashboard' }).locator('[aria-current="page"]').count()).toBe(id === 'setup' ? 0 : 1);
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate(() => {
+      (document.activeElement as HTMLElement | null)?.blur();
+      window.scrollTo(0, 0);
+    });
     await saveScreenshot(page, id === 'approvals' ? 'approvals-empty' : id);
+  });
+
+  it('follows the system colour scheme (dark)', async () => {
+    await using dark = await newContext(browser, { colorScheme: 'dark' });
+    const darkPage = await openDashboard(dark, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+    await darkPage.getByRole('heading', { level: 1 }).waitFor();
+    await expect.poll(() => darkPage.getByRole('region', { name: 'Local MCP server' }).innerText()).toContain('listening');
+    const background = await darkPage.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(background).toBe('rgb(21, 23, 27)');
+    await saveScreenshot(darkPage, 'status-dark');
   });
 });

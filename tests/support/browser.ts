@@ -101,9 +101,14 @@ export async function tabThrough(page: Page, limit = 300): Promise<number[]> {
   const reached: number[] = [];
   for (let press = 0; press < limit; press += 1) {
     await page.keyboard.press('Tab');
-    const index = await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.e2eControl);
+    const { index, inPage } = await page.evaluate(() => {
+      const active = document.activeElement as HTMLElement | null;
+      return { index: active?.dataset.e2eControl, inPage: active !== null && active !== document.body };
+    });
     // Focus left the page (past the last control): the round is complete.
-    if (index === undefined) break;
+    if (!inPage) break;
+    // A control that appeared after tagging: not counted, the round goes on.
+    if (index === undefined) continue;
     const value = Number(index);
     if (reached.includes(value)) break;
     reached.push(value);

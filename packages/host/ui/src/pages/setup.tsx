@@ -20,7 +20,7 @@ export function SetupPage() {
         </li>
         <li>
           <Section title="2. A token was created">
-            <p>{token.value ? <>Stored in <code>{token.value.path}</code>; clients use it to reach this host. See the <a href="#/token">Token</a> page.</> : 'Reading the token…'}</p>
+            <p>{token.value ? <>Stored in <code>{token.value.path}</code>; clients use it to reach this host. See the <a href="#/token">Token</a> page.</> : 'Loading the token…'}</p>
             <ErrorNote error={token.error} />
           </Section>
         </li>
