@@ -21,7 +21,7 @@ const settingsOf = (home: string) => JSON.parse(readFileSync(join(home, 'setting
 beforeAll(async () => {
   browser = await launchBrowser();
   test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 }, approvals: { wait: 'block', notify: false } } });
-  context = await newContext(browser);
+  context = await newContext(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
   page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
 });
 
@@ -170,6 +170,9 @@ describe('dashboard pages (Chromium, real host)', () => {
     await expect.poll(() => page.getByText(/^Token rotated/).isVisible()).toBe(true);
     const after = tokenOf(test.home);
     expect(after).not.toBe(before);
+    await page.getByRole('button', { name: 'Copy token' }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(after);
+    expect(await page.getByTestId('token-value').innerText()).not.toBe(after);
     await saveScreenshot(page, 'token');
     // The old token is refused, the new one works.
     await expect(connectClient(test.url, before)).rejects.toThrow();

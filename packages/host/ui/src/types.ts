@@ -64,7 +64,12 @@ export interface StatusView {
 export interface ClientView {
   readonly id: string;
   readonly name: string;
-  readonly snippet: string;
+  /** The config to merge: JSON text, or the object itself. */
+  readonly snippet: string | Readonly<Record<string, unknown>>;
+  /** Lines for people: where the snippet goes. */
+  readonly instructions?: readonly string[];
+  /** A command that configures the client instead (argv), e.g. `claude mcp add …`. */
+  readonly command?: readonly string[];
   readonly configPath?: string;
   readonly configured: boolean;
 }

@@ -16,6 +16,8 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
   const [written, setWritten] = useState<{ path: string; backup?: string } | undefined>(undefined);
   const action = useAction();
   const id = `client-${client.id}`;
+  const snippet = typeof client.snippet === 'string' ? client.snippet : JSON.stringify(client.snippet, null, 2);
+  const command = client.command?.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
   const showDiff = () =>
     action.run(async () => {
       setWritten(undefined);
@@ -39,11 +41,23 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
           </>
         ) : null}
       </p>
+      {client.instructions?.length ? (
+        <ul class="instructions">
+          {client.instructions.map((line) => (
+            <li key={line}>{line}</li>
+          ))}
+        </ul>
+      ) : null}
       <pre class="snippet" aria-label={`${client.name} snippet`}>
-        {client.snippet}
+        {snippet}
       </pre>
+      {command ? (
+        <p>
+          Or run <code>{command}</code> <CopyButton text={command} label="Copy command" name={`Copy the ${client.name} command`} />
+        </p>
+      ) : null}
       <div class="actions">
-        <CopyButton text={client.snippet} name={`Copy ${client.name} snippet`} />
+        <CopyButton text={snippet} name={`Copy ${client.name} snippet`} />
         <button type="button" class="primary" disabled={action.busy} onClick={showDiff}>
           Add to {client.name}
         </button>
