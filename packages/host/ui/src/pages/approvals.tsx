@@ -58,7 +58,7 @@ export function ApprovalsPage() {
   const now = useNow();
   return (
     <>
-      <PageHeader title="Approvals">Commands that wait for your answer. "Allow always" adds the command to the allowlist.</PageHeader>
+      <PageHeader title="Approvals">Requests that wait for your answer. "Allow always" also allows the same request from now on (the command joins the exec allowlist; an imported tool is auto-approved).</PageHeader>
       <p class="visually-hidden" role="status" aria-live="polite">
         {pending.length === 0 ? 'No pending approvals.' : `${pending.length} pending approval${pending.length === 1 ? '' : 's'}.`}
       </p>
