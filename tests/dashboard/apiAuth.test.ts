@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHost } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
 import { mintLoginUrl, rawRequest, signIn } from './apiClient.js';
@@ -39,6 +39,23 @@ describe('dashboard sign-in', () => {
     const session = await fetch(new URL('/api/session', url), { headers: { cookie: cookie!.split(';')[0]! } });
     expect(session.status).toBe(200);
     expect(await session.json()).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), version: expect.any(String), firstRun: false });
+  });
+
+  it('refuses a login code after 60 s, and a session after 12 h idle', async () => {
+    await using test = await startTestHost();
+    const stale = await mintLoginUrl(test.host, test.home);
+    const client = await signIn(test.host, test.home);
+    // Only the clock is faked: sockets and timers stay real.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 60_001);
+      expect((await fetch(stale, { redirect: 'manual' })).status).toBe(403);
+      expect((await client.api('/api/status')).status).toBe(200);
+      vi.setSystemTime(Date.now() + 12 * 60 * 60_000 + 1);
+      expect((await client.api('/api/status')).status).toBe(401);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('without a session, / says to use capnode ui and /api is 401; the admin login route needs the admin token', async () => {

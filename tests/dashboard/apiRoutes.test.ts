@@ -35,13 +35,14 @@ describe('dashboard approvals', () => {
     const events = await client.api('/api/events');
     expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const stream = eventReader(events);
-    expect(await stream.next('status')).toMatchObject({ mcp: { state: 'listening' }, dashboard: { state: 'listening' } });
+    expect(await stream.next('status')).toMatchObject({ mcp: { state: 'listening' }, dashboard: { state: 'listening' }, pendingApprovals: 0 });
     await stream.next('approvals', (data) => (data as { pending: unknown[] }).pending.length === 0);
 
     const call = test.call('system.run', { command: [process.execPath, '-e', 'console.log("ran \\u001b[2Jhere")'] });
     const { pending } = (await stream.next('approvals', (data) => (data as { pending: unknown[] }).pending.length === 1)) as { pending: PendingView[] };
     const view = pending[0]!;
     const [approval] = test.host.approvals.list();
+    expect(await stream.next('status', (data) => (data as { pendingApprovals: number }).pendingApprovals === 1)).toMatchObject({ execApprovals: { pending: 1 } });
     expect(view).toEqual({
       id: approval!.id,
       command: 'system.run',
@@ -176,6 +177,33 @@ describe('dashboard settings', () => {
     // The MCP token cannot change settings through the admin route.
     const agent = await fetch(new URL('/_capnode/settings', status.mcp.url), { method: 'PATCH', headers: { authorization: `Bearer ${mcpToken(test.home)}`, 'content-type': 'application/json' }, body: '{}' });
     expect(agent.status).toBe(401);
+  });
+});
+
+describe('dashboard exec tester', () => {
+  it('gives the verdict the exec hook would give, over every input: program, argv, cwd, env, shell', async () => {
+    using dir = tempDir();
+    await using test = await startTestHost({ settings: { execApprovals: { mode: 'allowlist', allowlist: ['git status', { pattern: 'ls *', cwd: dir.path }] } } });
+    const client = await signIn(test.host, test.home);
+    const verdict = async (body: Record<string, unknown>) => {
+      const response = await client.api('/api/exec/test', { method: 'POST', body });
+      return { status: response.status, ...((await response.json()) as { decision?: string; reason?: string }) };
+    };
+    expect(await verdict({ command: ['git', 'status'] })).toMatchObject({ status: 200, decision: 'allow' });
+    expect(await verdict({ command: 'git status' })).toMatchObject({ decision: 'allow' });
+    expect(await verdict({ command: ['git', 'status', '--porcelain'] })).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/no allowlist entry/) });
+    // A program named by path never passes for the bare name.
+    expect(await verdict({ command: ['./git', 'status'] })).toMatchObject({ decision: 'deny' });
+    expect(await verdict({ command: 'git status', shell: true })).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/shell/) });
+    expect(await verdict({ command: ['git', 'status'], env: { LD_PRELOAD: '/tmp/x.so' } })).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/LD_PRELOAD/) });
+    // The cwd scope: inside it, yes; elsewhere, no; through a path that does not exist, a field error.
+    expect(await verdict({ command: ['ls', '-l'], cwd: dir.path })).toMatchObject({ decision: 'allow' });
+    expect(await verdict({ command: ['ls', '-l'], cwd: '/' })).toMatchObject({ decision: 'deny' });
+    expect(await verdict({ command: ['ls'], cwd: join(dir.path, 'missing') })).toMatchObject({ status: 400 });
+    expect(await verdict({ command: ['git'], env: { BAD: 1 } })).toMatchObject({ status: 400 });
+    expect(await verdict({ command: [''] })).toMatchObject({ status: 400 });
+    // Nothing ran and nobody was asked.
+    expect(test.asked).toHaveLength(0);
   });
 });
 

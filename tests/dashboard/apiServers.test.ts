@@ -73,7 +73,7 @@ describe('dashboard MCP servers', () => {
     expect(await imported.json()).toMatchObject({ imported: ['alpha'], skipped: [] });
     const again = await client.api('/api/servers/import', { method: 'POST', body: { path: cursor.path } });
     expect(await again.json()).toMatchObject({ imported: ['beta'], skipped: ['alpha'] });
-    expect(test.host.settings.reload().mcpClient?.servers?.map((server) => (server as { name: string }).name)).toEqual(['alpha', 'beta']);
+    expect((test.host.settings.reload().mcpClient?.servers as { name: string }[] | undefined)?.map((server) => server.name)).toEqual(['alpha', 'beta']);
     expect((await client.api('/api/servers/import', { method: 'POST', body: { path: 'relative.json' } })).status).toBe(400);
     expect((await client.api('/api/servers/import', { method: 'POST', body: { path: '/etc/passwd' } })).status).toBe(400);
   });

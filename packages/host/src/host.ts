@@ -6,7 +6,7 @@ import type { ApprovalBroker, Capability, Invoker, Registry } from '@capnode/cap
 import { generateToken, isInsecureTokenFileError, loadOrCreateToken, rotateToken as rotateTokenFile, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { createAdminHandler } from './adminApi.js';
 import { createDashboardService, type DashboardStatus } from './dashboard/service.js';
-import { applySettingsPatch, type SettingsPatchResult } from './dashboard/settingsPatch.js';
+import { createLiveSettings, type SettingsPatchResult } from './dashboard/settingsPatch.js';
 import { describePending, startApprovalNotifier } from './internal/approvalNotices.js';
 import { createAppCapability } from './appStatus.js';
 import type { AuditLogOptions, AuditStats } from './audit.js';
@@ -261,7 +261,6 @@ export function createHost(options: HostOptions = {}): Host {
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const restartPaths = new Set<string>();
   const background = new Set<Promise<unknown>>();
   /** Runs `work` without waiting (a listener closing while it serves the request that closes it); `close` waits for it. */
   const inBackground = (work: Promise<unknown>): void => {
@@ -279,10 +278,11 @@ export function createHost(options: HostOptions = {}): Host {
       userHome: env.HOME || homedir(),
       env,
       signal: adminStreams.signal,
-      status: () => host.status() as unknown as Record<string, unknown>,
+      // The pending count on its own, as every dashboard page shows it.
+      status: () => ({ ...host.status(), pendingApprovals: approvals.list().length }),
       rotateToken: () => host.rotateToken(),
       patchSettings: (patch) => host.patchSettings(patch),
-      restartNeeded: () => [...restartPaths],
+      restartNeeded: () => liveSettings.restartNeeded(),
       log,
     },
   });
@@ -323,6 +323,11 @@ export function createHost(options: HostOptions = {}): Host {
       log('info', `gateway node: connecting to ${gatewayConfig.url} (settings changed)`);
     }
   }
+
+  const liveSettings = createLiveSettings(settings, [
+    { owns: (path) => path === 'mcp.enabled', apply: (next) => applyMcpEnabled(next.mcp.enabled) },
+    { owns: (path) => path.startsWith('node.'), apply: applyNodeSettings },
+  ]);
 
   const publish = (path: string, runtime: RuntimeState): Promise<void> => publishRuntime(path, runtime, log);
   const unpublish = (path: string): void => unpublishRuntime(path, instance);
@@ -477,24 +482,7 @@ export function createHost(options: HostOptions = {}): Host {
     },
     patchSettings(patch) {
       if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
-      return applySettingsPatch(patch, {
-        store: settings,
-        applyLive: async (changed, next) => {
-          const failed: { path: string; message: string }[] = [];
-          if (changed.includes('mcp.enabled')) {
-            await applyMcpEnabled(next.mcp.enabled).catch((error: unknown) => failed.push({ path: 'mcp.enabled', message: (error as Error).message }));
-          }
-          const nodeChanged = changed.filter((path) => path.startsWith('node.'));
-          if (nodeChanged.length) {
-            await applyNodeSettings(next).catch((error: unknown) => failed.push(...nodeChanged.map((path) => ({ path, message: (error as Error).message }))));
-          }
-          return failed;
-        },
-        needRestart: (changed) => {
-          for (const path of changed) restartPaths.add(path);
-          return [...restartPaths];
-        },
-      });
+      return liveSettings.patch(patch);
     },
     status() {
       const current = settings.get();

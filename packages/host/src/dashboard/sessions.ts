@@ -58,7 +58,7 @@ function key(value: string): string {
 export function createDashboardSessions(options: DashboardSessionsOptions = {}): DashboardSessions {
   const codeTtlMs = options.codeTtlMs ?? DASHBOARD_LOGIN_CODE_TTL_MS;
   const idleMs = options.idleMs ?? DASHBOARD_SESSION_IDLE_MS;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => Date.now());
   const codes = new Map<string, number>();
   const sessions = new Map<string, DashboardSession>();
 

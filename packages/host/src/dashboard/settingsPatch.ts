@@ -145,3 +145,41 @@ export async function applySettingsPatch(patch: unknown, options: ApplySettingsO
   const restartNeeded = options.needRestart(changed.filter((path) => !isLivePath(path)));
   return { ok: true, settings: maskSettings(after), applied, restartNeeded, ...(failed.length ? { failed } : {}) };
 }
+
+/** Applies the settings paths it owns (`owns`) to a running host. */
+export interface LiveApplier {
+  readonly owns: (path: string) => boolean;
+  readonly apply: (settings: Settings) => Promise<void>;
+}
+
+/** A host's live settings: patches applied through its appliers, and the paths waiting for a restart. */
+export interface LiveSettings {
+  patch(patch: unknown): Promise<SettingsPatchResult>;
+  /** Paths changed since start that apply after a restart. */
+  restartNeeded(): readonly string[];
+}
+
+/** {@link applySettingsPatch} over `store` with `appliers` (each runs once per patch that changed a path it owns). */
+export function createLiveSettings(store: SettingsStore, appliers: readonly LiveApplier[]): LiveSettings {
+  const restart = new Set<string>();
+  return {
+    patch: (patch) =>
+      applySettingsPatch(patch, {
+        store,
+        applyLive: async (changed, next) => {
+          const failed: FieldError[] = [];
+          for (const applier of appliers) {
+            const owned = changed.filter(applier.owns);
+            if (owned.length === 0) continue;
+            await applier.apply(next).catch((error: unknown) => failed.push(...owned.map((path) => ({ path, message: (error as Error).message }))));
+          }
+          return failed;
+        },
+        needRestart: (changed) => {
+          for (const path of changed) restart.add(path);
+          return [...restart];
+        },
+      }),
+    restartNeeded: () => [...restart],
+  };
+}

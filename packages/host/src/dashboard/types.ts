@@ -10,7 +10,7 @@ export interface DashboardHostView {
   readonly paths: HostPaths;
   readonly settings: SettingsStore;
   readonly approvals: ApprovalBroker;
-  /** The host status, as `GET /_capnode/status` gives it. */
+  /** The host status, as `GET /_capnode/status` gives it, plus `pendingApprovals` (the count). */
   status(): Record<string, unknown>;
   rotateToken(): Promise<void>;
   /** Validates and writes a partial settings change, then applies what can be applied live. */
