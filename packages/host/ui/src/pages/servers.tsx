@@ -1,11 +1,12 @@
 // MCP servers: the servers whose tools this host imports, with their state; test, enable/disable,
 // remove, per-tool switches; adding a server and importing the ones other clients' configs name.
 import { useEffect, useState } from 'preact/hooks';
-import { api, describeError, isMissingRoute } from '../api.js';
-import { ConfirmButton, ErrorNote, Loading, Notice, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
+import { api, describeError } from '../api.js';
+import { ConfirmButton, ErrorNote, Loading, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
 import { refreshLive, useLive } from '../live.js';
-import type { DiscoveredConfig, ServerDiagnosticView, ServerItem, ServersView, ToolPolicy, ToolView } from '../types.js';
+import type { ServerDiagnosticView, ServerItem, ServersView, ToolPolicy, ToolView } from '../types.js';
 import { AddServerForm } from './serverForm.js';
+import { DiscoveredServers } from './serverImport.js';
 
 const APPROVALS: readonly [string, string][] = [
   ['default', 'Default (risk profile decides)'],
@@ -195,64 +196,6 @@ function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | unde
   );
 }
 
-function Discovered(props: { onImported: () => void }) {
-  const found = useLoad(() => api<{ files: DiscoveredConfig[] }>('GET', '/api/servers/discovered'));
-  const action = useAction();
-  const [notice, setNotice] = useState('');
-  const configs = found.value?.files ?? [];
-  const importAll = (config: DiscoveredConfig, names?: string[]) =>
-    action.run(async () => {
-      const answer = await api<{ imported?: string[]; skipped?: string[] }>('POST', '/api/servers/import', { path: config.path, ...(names ? { names } : {}) });
-      const imported = answer.imported?.length ? `Imported ${answer.imported.join(', ')} from ${config.path}.` : `Nothing new to import from ${config.path}.`;
-      setNotice(`${imported}${answer.skipped?.length ? ` Already configured: ${answer.skipped.join(', ')}.` : ''}`);
-      await found.reload();
-      props.onImported();
-    });
-  return (
-    <Section title="Import from other clients">
-      {found.value === undefined && !found.error ? <Loading what="client configs on this machine" /> : null}
-      {found.value && configs.length === 0 ? <p class="muted">No Claude Desktop, Cursor, VS Code or .mcp.json configs with servers were found.</p> : null}
-      {configs.map((config) => (
-        <div key={config.path} class="discovered">
-          <h3>
-            {config.client ?? 'Config'} <code>{config.path}</code>
-          </h3>
-          <ul>
-            {config.servers.map((server) => (
-              <li key={server.name}>
-                <code>{server.name}</code> <span class="muted">{server.transport ?? ''}</span>{' '}
-                {server.configured ? (
-                  <span class="muted">(already configured)</span>
-                ) : (
-                  <button type="button" disabled={action.busy} onClick={() => importAll(config, [server.name])} aria-label={`Import ${server.name} from ${config.path}`}>
-                    Import
-                  </button>
-                )}
-              </li>
-            ))}
-          </ul>
-          {config.error ? <p class="error-text">{config.error}</p> : null}
-          {config.issues?.length ? (
-            <ul class="warnings">
-              {config.issues.map((issue) => (
-                <li key={issue}>{issue}</li>
-              ))}
-            </ul>
-          ) : null}
-          {config.servers.some((server) => !server.configured) ? (
-            <button type="button" disabled={action.busy} onClick={() => importAll(config)} aria-label={`Import all from ${config.path}`}>
-              Import all
-            </button>
-          ) : null}
-        </div>
-      ))}
-      {isMissingRoute(found.error) ? <p class="muted">This host cannot look for other clients' configs yet.</p> : <ErrorNote error={found.error} />}
-      <ErrorNote error={action.error} />
-      <Notice>{notice}</Notice>
-    </Section>
-  );
-}
-
 export function ServersPage() {
   const servers = useLoad(() => api<ServersView>('GET', '/api/servers'));
   const { status } = useLive();
@@ -284,7 +227,7 @@ export function ServersPage() {
         <ErrorNote error={servers.error} />
       </Section>
       <AddServerForm onAdded={reload} />
-      <Discovered onImported={reload} />
+      <DiscoveredServers onImported={reload} />
     </>
   );
 }

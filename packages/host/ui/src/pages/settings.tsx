@@ -47,6 +47,16 @@ const MATRIX: readonly [boolean, boolean, string][] = [
   [true, true, 'Gateway node and local MCP server'],
 ];
 
+/** The consent categories of the capability contract; a host may know more (its settings list them). */
+const CONSENT_CATEGORIES = ['screen', 'camera', 'microphone', 'location'];
+
+/** Every category to show, with its current choice (`off` when unset), when the host has consent settings at all. */
+function consentOf(settings: SettingsView): Record<string, string> {
+  if (settings.consent === undefined || settings.consent === null || typeof settings.consent !== 'object') return {};
+  const categories = [...new Set([...CONSENT_CATEGORIES, ...Object.keys(settings.consent)])];
+  return Object.fromEntries(categories.map((category) => [category, settings.consent?.[category] ?? 'off']));
+}
+
 function toDraft(settings: SettingsView): Draft {
   return {
     mcpEnabled: settings.mcp.enabled,
@@ -55,7 +65,7 @@ function toDraft(settings: SettingsView): Draft {
     execMode: settings.execApprovals.mode,
     allowlist: [...settings.execApprovals.allowlist],
     reexport: settings.mcpClient?.reexport ?? false,
-    consent: { ...(settings.consent ?? {}) },
+    consent: consentOf(settings),
   };
 }
 
@@ -75,7 +85,8 @@ function changes(saved: SettingsView, draft: Draft): Record<string, unknown> {
   if (draft.execMode !== saved.execApprovals.mode) put('execApprovals', 'mode', draft.execMode);
   if (JSON.stringify(draft.allowlist) !== JSON.stringify(saved.execApprovals.allowlist)) put('execApprovals', 'allowlist', draft.allowlist);
   if (draft.reexport !== (saved.mcpClient?.reexport ?? false)) put('mcpClient', 'reexport', draft.reexport);
-  for (const [category, value] of Object.entries(draft.consent)) if (saved.consent?.[category] !== value) put('consent', category, value);
+  const savedConsent = consentOf(saved);
+  for (const [category, value] of Object.entries(draft.consent)) if (savedConsent[category] !== value) put('consent', category, value);
   return patch;
 }
 
