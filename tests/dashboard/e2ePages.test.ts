@@ -143,7 +143,7 @@ describe('dashboard pages (Chromium, real host)', () => {
     await tester.getByLabel('Command to test').fill('/bin/ls /');
     await tester.getByRole('button', { name: 'Test command' }).click();
     await expect.poll(() => page.getByTestId('exec-verdict').innerText()).toMatch(/^Refused/);
-    await saveScreenshot(page, 'settings');
+    await saveScreenshot(page, 'settings-tester');
     // Back to asking, through the page.
     await page.getByLabel('Exec policy mode').selectOption('ask');
     await page.getByRole('button', { name: `Remove ${pattern} from the allowlist` }).click();
@@ -275,5 +275,20 @@ describe('dashboard pages (Chromium, real host)', () => {
     const background = await darkPage.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(background).toBe('rgb(21, 23, 27)');
     await saveScreenshot(darkPage, 'status-dark');
+  });
+
+  it('a change the host cannot apply live says plainly that a restart is needed', async () => {
+    await go('settings', 'Settings');
+    expect(await page.getByText('Restart needed:').count()).toBe(0);
+    await page.getByLabel('MCP port').fill('18799');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const banner = page.getByRole('status').filter({ hasText: 'Restart needed:' });
+    await expect.poll(() => banner.innerText()).toContain('mcp.port');
+    expect(settingsOf(test.home).mcp?.port).toBe(18799);
+    // The listener keeps serving where it is until then.
+    expect(test.host.status().mcp.url).toBe(test.url);
+    await page.reload();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Restart needed:' }).innerText()).toContain('mcp.port');
+    await saveScreenshot(page, 'settings-restart');
   });
 });

@@ -28,7 +28,7 @@ export function ExecTester() {
         </button>
       </form>
       <p role="status" aria-live="polite" class={answer ? `verdict verdict-${answer.decision}` : 'verdict'} data-testid="exec-verdict">
-        {answer ? `${WORDS[answer.decision] ?? answer.decision}${answer.reason ? ` (${answer.reason})` : ''}` : ''}
+        {answer ? `${WORDS[answer.decision] ?? answer.decision}${answer.reason ? ` (${answer.reason.replace(/^(allowed|asks|refused):\s*/, '')})` : ''}` : ''}
       </p>
       <ErrorNote error={action.error} />
     </Section>

@@ -28,10 +28,10 @@ interface Draft {
 }
 
 const EXEC_MODES: readonly [string, string][] = [
-  ['ask', 'Ask — every command not on the allowlist waits for an answer'],
-  ['allowlist', 'Allowlist — only allowlisted commands run, the rest are refused'],
+  ['ask', 'Ask — commands not allowlisted wait for an answer'],
+  ['allowlist', 'Allowlist — only allowlisted commands run'],
   ['deny', 'Deny — no command runs'],
-  ['full', 'Full — every command runs without asking'],
+  ['full', 'Full — every command runs, nobody is asked'],
 ];
 
 const CONSENT_CHOICES: readonly [string, string][] = [
@@ -259,7 +259,7 @@ export function SettingsPage() {
           <Toggle label="Re-export imported tools through this host" checked={draft.reexport} onChange={(reexport) => set({ reexport })} error={fieldMessage(fields, 'mcpClient.reexport', 'mcpClient')} hint="Serves the tools of the servers on the MCP servers page as <server>__<tool>." />
         </Section>
         <Consent draft={draft} set={set} fields={fields} />
-        <div class="actions sticky">
+        <div class="actions">
           <button type="submit" class="primary" disabled={!dirty || save.busy}>
             Save settings
           </button>
