@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createHost } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
-import { mintLoginUrl, rawRequest, signIn } from './apiClient.js';
+import { freePort, mintLoginUrl, rawRequest, signIn } from './apiClient.js';
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 
@@ -27,6 +28,7 @@ describe('dashboard sign-in', () => {
     await using test = await startTestHost();
     const url = await mintLoginUrl(test.host, test.home);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?code=[A-Za-z0-9_-]{43}$/);
+    expect((await fetch(url, { method: 'HEAD', redirect: 'manual' })).status).toBe(405);
     const first = await fetch(url, { redirect: 'manual' });
     expect(first.status).toBe(303);
     expect(first.headers.get('location')).toBe('/');
@@ -80,6 +82,32 @@ describe('dashboard sign-in', () => {
     const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
     const session = (await (await fetch(new URL('/api/session', fresh.status().dashboard.url), { headers: { cookie } })).json()) as { firstRun: boolean };
     expect(session.firstRun).toBe(true);
+  });
+
+  it('a gateway-node-only host (no MCP listener) serves the dashboard, signed in through its admin-only listener', async () => {
+    using dir = tempDir();
+    writeFileSync(join(dir.path, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, node: { enabled: true, url: `ws://127.0.0.1:${await freePort()}` } }), { mode: 0o600 });
+    await using host = createHost({ home: dir.path, onLog: () => undefined });
+    const status = await host.start();
+    expect(status.mcp.state).toBe('disabled');
+    expect(status.dashboard.state).toBe('listening');
+    const url = await mintLoginUrl(host, dir.path);
+    expect(url.startsWith(status.dashboard.url!)).toBe(true);
+    expect((await fetch(url, { redirect: 'manual' })).status).toBe(303);
+  });
+
+  it('a busy dashboard port is reported in the status and does not stop the host', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      await using test = await startTestHost({ settings: { dashboard: { port } } });
+      expect(test.host.status().dashboard).toEqual({ state: 'error', error: expect.stringContaining(`port ${port} is already in use`) });
+      expect((await test.client.listTools()).tools.length).toBeGreaterThan(0);
+      expect(test.logs.some((line) => line.includes(`port ${port} is already in use`))).toBe(true);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
   });
 
   it('is off with dashboard.enabled false: no listener, and the login route says so', async () => {

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Host } from '@capnode/host';
@@ -92,4 +93,13 @@ export function eventReader(response: Response): { next(name: string, predicate?
     },
     cancel: () => reader.cancel(),
   };
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+export async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

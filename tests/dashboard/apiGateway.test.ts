@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../cli/helpers.js';
 import { startTestHost } from '../support/testHost.js';
-import { signIn } from './apiClient.js';
+import { freePort, signIn } from './apiClient.js';
 
 describe('dashboard gateway', () => {
   it('connects the gateway node live with the stored URL and token (never shown), and turns it off; pairing needs a node identity', async () => {

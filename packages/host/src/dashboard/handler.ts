@@ -74,7 +74,8 @@ export function createDashboardHandler(options: DashboardHandlerOptions): (reque
       return match.handler({ request, session, params: match.params, url, signal, host: options.host });
     }
     if (method !== 'GET' && method !== 'HEAD') return apiError(405, 'method', 'only GET outside /api/');
-    if (path === '/login') return login(url, options);
+    // Only a GET spends a code (a HEAD from a link preview must not).
+    if (path === '/login') return method === 'GET' ? login(url, options) : apiError(405, 'method', 'use GET');
     if (path !== '/' && /\.[a-z0-9]+$/i.test(path)) {
       return (await files.file(path)) ?? apiError(404, 'not_found', `no file ${path}`);
     }

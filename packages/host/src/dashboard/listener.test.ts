@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DASHBOARD_MAX_BODY, startDashboardListener } from './listener.js';
+import { DASHBOARD_MAX_BODY, isLoopbackPeer, startDashboardListener } from './listener.js';
 
 describe('dashboard listener', () => {
   it('serves on loopback with its origin and Host, and hands the body over', async () => {
@@ -56,5 +56,10 @@ describe('dashboard listener', () => {
     expect(await politeText).toBe('open\n');
     expect(await stubbornText).toMatch(/cut|open/);
     await expect(fetch(`${listener.origin}/polite`)).rejects.toThrow();
+  });
+
+  it('tells loopback peers from others', () => {
+    for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) expect(isLoopbackPeer(address)).toBe(true);
+    for (const address of ['10.0.0.1', '::ffff:10.0.0.1', '128.0.0.1', 'fe80::1', undefined]) expect(isLoopbackPeer(address)).toBe(false);
   });
 });

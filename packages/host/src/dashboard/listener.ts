@@ -32,6 +32,15 @@ export interface DashboardListener {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
+export function isLoopbackPeer(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const lower = address.toLowerCase();
+  if (lower === '::1') return true;
+  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
 function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
@@ -94,6 +103,11 @@ export async function startDashboardListener(options: DashboardListenerOptions):
   const inFlight = new Set<Promise<void>>();
   let origin = '';
   const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+    // Bound to loopback already; a peer from elsewhere is refused all the same.
+    if (!isLoopbackPeer(incoming.socket.remoteAddress)) {
+      outgoing.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end('Forbidden: only loopback peers are served.\n');
+      return;
+    }
     const local = new AbortController();
     const signal = AbortSignal.any([local.signal, closing.signal]);
     outgoing.once('close', () => local.abort());
