@@ -137,4 +137,34 @@ describe('MCP servers page (Chromium, real host)', () => {
     expect(await unnamedControls(page.locator('body'))).toEqual([]);
     await saveScreenshot(page, 'servers-import');
   });
+
+  it('the status page shows each imported server live: state, tools, and the failing one\'s error', async () => {
+    await using imports = await startTestHost({
+      settings: {
+        dashboard: { enabled: true, port: 0 },
+        mcpClient: {
+          reexport: true,
+          servers: [
+            { name: 'good', command: process.execPath, args: [FIXTURE, 'ok'] },
+            { name: 'broken', command: process.execPath, args: [FIXTURE, 'exit-at-start'] },
+          ],
+        },
+      },
+    });
+    await using other = await newContext(browser);
+    const status = await openDashboard(other, imports.url, readFileSync(imports.host.paths.adminToken, 'utf8').trim());
+    await status.goto(new URL('/#/status', status.url()).href);
+    const section = status.getByRole('region', { name: 'Imported MCP servers' });
+    const good = section.getByRole('row', { name: /^good/ });
+    const broken = section.getByRole('row', { name: /^broken/ });
+    // Live: the servers connect after the page opened; the page follows without a reload.
+    // Connected, then its tools listed (the count follows when the listing arrives).
+    await expect.poll(async () => Number(/connected\s+(\d+)/.exec(await good.innerText())?.[1] ?? 0), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(() => broken.innerText(), { timeout: 20_000 }).toMatch(/failed/);
+    // The failure says why (scrubbed of the secret the fixture prints).
+    expect(await broken.innerText()).toMatch(/exit|closed|start/i);
+    expect(await broken.innerText()).not.toContain('abcdef123456');
+    expect(await unnamedControls(status.locator('body'))).toEqual([]);
+    await saveScreenshot(status, 'status-imports');
+  });
 });

@@ -59,10 +59,11 @@ export function PageHeader(props: { title: string; children?: ComponentChildren 
   );
 }
 
-export function Section(props: { title: string; children: ComponentChildren; id?: string }) {
+/** A titled card; `wide` spans every column of a grid of cards. */
+export function Section(props: { title: string; children: ComponentChildren; id?: string; wide?: boolean }) {
   const id = useId();
   return (
-    <section class="card" aria-labelledby={id} {...(props.id ? { id: props.id } : {})}>
+    <section class={props.wide ? 'card wide' : 'card'} aria-labelledby={id} {...(props.id ? { id: props.id } : {})}>
       <h2 id={id}>{props.title}</h2>
       {props.children}
     </section>

@@ -75,7 +75,7 @@ function ImportsSection(props: { status: StatusView }) {
   const imports = props.status.mcpClient;
   if (!imports) return null;
   return (
-    <Section title="Imported MCP servers">
+    <Section title="Imported MCP servers" wide>
       <Facts
         rows={[
           ['Re-export', imports.reexport ? 'on' : 'off'],
@@ -85,6 +85,7 @@ function ImportsSection(props: { status: StatusView }) {
         ]}
       />
       {imports.servers.length ? (
+        <div class="table-scroll">
         <table>
           <caption class="visually-hidden">Imported servers</caption>
           <thead>
@@ -94,7 +95,7 @@ function ImportsSection(props: { status: StatusView }) {
               <th scope="col">State</th>
               <th scope="col">Tools</th>
               <th scope="col">Error</th>
-              <th scope="col">Retry at</th>
+              <th scope="col">Retry</th>
             </tr>
           </thead>
           <tbody>
@@ -103,6 +104,7 @@ function ImportsSection(props: { status: StatusView }) {
             ))}
           </tbody>
         </table>
+        </div>
       ) : (
         <p class="muted">No imported servers are connected{imports.reexport ? '' : ' (re-export is off)'}.</p>
       )}
