@@ -8,6 +8,10 @@ import type { ClientView } from '../types.js';
 interface Preview {
   readonly path: string;
   readonly diff: string;
+  /** False when the file already holds exactly this entry. */
+  readonly changed?: boolean;
+  /** The file as previewed; sent back with the write so a change made meanwhile is not overwritten. */
+  readonly before?: string;
 }
 
 function ClientCard(props: { client: ClientView; onWritten: () => void }) {
@@ -25,7 +29,7 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
     });
   const write = () =>
     action.run(async () => {
-      setWritten(await api<{ path: string; backup?: string }>('POST', `/api/clients/${encodeURIComponent(client.id)}/write`));
+      setWritten(await api<{ path: string; backup?: string }>('POST', `/api/clients/${encodeURIComponent(client.id)}/write`, preview?.before === undefined ? {} : { expected: preview.before }));
       setPreview(undefined);
       props.onWritten();
     });
@@ -62,7 +66,12 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
           Add to {client.name}
         </button>
       </div>
-      {preview ? (
+      {preview && preview.changed === false ? (
+        <Notice>
+          {preview.path} already points at this host; nothing to change.
+        </Notice>
+      ) : null}
+      {preview && preview.changed !== false ? (
         <div class="preview" role="region" aria-label={`Change to ${preview.path}`}>
           <p>
             This change will be written to <code>{preview.path}</code> (a backup is kept; your other entries stay):
