@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen), BENCH_RSS_RUNS (default 5),
+// BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard), BENCH_RSS_RUNS (default 5),
 // BENCH_SCREEN_SHOTS (default 30), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen,dashboard').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -51,6 +51,7 @@ const results = {
   imported: undefined,
   pluginsRss: undefined,
   screen: undefined,
+  dashboard: undefined,
   skipped: [],
   targets,
 };
@@ -236,6 +237,43 @@ if (only.has('screen')) {
     );
     console.log('');
     target(`screen.snapshot p50 vs ${screen.fastest ?? 'no program'}`, fmt.ratio(screen.ratio), '<= 1', screen.ratio <= 1);
+  }
+}
+
+if (only.has('dashboard')) {
+  console.log('\n== dashboard: first load (gzip) and status page paint in Chromium, cold contexts (bench/dashboard.mjs) ==');
+  let dashboard;
+  try {
+    const { benchDashboard } = await import('./dashboard.mjs');
+    dashboard = await benchDashboard({ runs: num('BENCH_DASHBOARD_RUNS', 7), log: (line) => console.log(`  ${line}`) });
+  } catch (error) {
+    dashboard = { skipped: `dashboard: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+  results.dashboard = dashboard;
+  if (dashboard.skipped) {
+    results.skipped.push(dashboard.skipped);
+    console.log(dashboard.skipped);
+    target('dashboard first load (gzip)', 'not measured', '<= 300 KB', false);
+    target('dashboard status paint median', 'not measured', '< 500 ms', false);
+  } else {
+    console.log('');
+    printTable(
+      ['file', 'bytes', 'gzip'],
+      dashboard.bytes.files.map((file) => [file.path, fmt.int(file.raw), fmt.int(file.gzip)]),
+    );
+    printTable(
+      ['page', 'median ms', 'samples'],
+      [
+        ['status page, host data painted', fmt.ms(dashboard.statusPaint.medianMs), dashboard.statusPaint.samples.map((ms) => Math.round(ms)).join(' ')],
+        ['status page, first contentful paint', fmt.ms(dashboard.fcp.medianMs), dashboard.fcp.samples.map((ms) => Math.round(ms)).join(' ')],
+        ['bare node:http page, first contentful paint', fmt.ms(dashboard.bare.medianMs), dashboard.bare.samples.map((ms) => Math.round(ms)).join(' ')],
+      ],
+    );
+    console.log('times run from the navigation to the one-time login URL (its redirect included), as `capnode ui` opens the page.');
+    console.log('');
+    const kb = dashboard.bytes.gzip / 1024;
+    target('dashboard first load (gzip)', `${kb.toFixed(1)} KB (UI files ${(dashboard.bytes.assetsGzip / 1024).toFixed(1)} KB)`, '<= 300 KB', kb <= 300);
+    target('dashboard status paint median', fmt.ms(dashboard.statusPaint.medianMs), '< 500 ms', dashboard.statusPaint.medianMs < 500, ' ms');
   }
 }
 

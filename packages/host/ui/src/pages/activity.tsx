@@ -1,0 +1,121 @@
+// Activity: the audit log, newest first, filtered by tool, transport and outcome, a page at a time.
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { ErrorNote, Field, formatTime, Loading, PageHeader, useLoad } from '../components.js';
+import type { AuditRecordView } from '../types.js';
+
+const PAGE_SIZE = 25;
+const TRANSPORTS: readonly [string, string][] = [
+  ['', 'any'],
+  ['mcp-http', 'MCP over HTTP'],
+  ['mcp-stdio', 'MCP over stdio'],
+  ['gateway', 'gateway'],
+  ['cli', 'CLI'],
+  ['internal', 'internal'],
+];
+const OUTCOMES = ['', 'ok', 'error', 'denied', 'timeout', 'invalid_arguments', 'approval_pending', 'consent_required', 'unavailable'];
+
+interface Filters {
+  tool: string;
+  transport: string;
+  outcome: string;
+}
+
+function query(filters: Filters, cursor: string | undefined): string {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (filters.tool.trim()) params.set('tool', filters.tool.trim());
+  if (filters.transport) params.set('transport', filters.transport);
+  if (filters.outcome) params.set('outcome', filters.outcome);
+  if (cursor) params.set('cursor', cursor);
+  return `/api/activity?${params}`;
+}
+
+export function ActivityPage() {
+  const [draft, setDraft] = useState<Filters>({ tool: '', transport: '', outcome: '' });
+  const [filters, setFilters] = useState<Filters>(draft);
+  // Cursors of the pages before the current one (the first page has none).
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(() => api<{ records: AuditRecordView[]; nextCursor?: string }>('GET', query(filters, cursor)), [filters, cursor]);
+  const apply = (event: Event) => {
+    event.preventDefault();
+    setFilters(draft);
+    setCursors([undefined]);
+  };
+  const records = page.value?.records ?? [];
+  return (
+    <>
+      <PageHeader title="Activity">Every tool call this host ran or refused, newest first. Arguments are never logged, only their hash.</PageHeader>
+      <form class="filters card" onSubmit={apply} aria-label="Activity filters">
+        <Field label="Tool">{({ id }) => <input id={id} type="search" value={draft.tool} placeholder="system.run or server__" onInput={(event) => setDraft({ ...draft, tool: (event.currentTarget as HTMLInputElement).value })} />}</Field>
+        <Field label="Transport">
+          {({ id }) => (
+            <select id={id} value={draft.transport} onChange={(event) => setDraft({ ...draft, transport: (event.currentTarget as HTMLSelectElement).value })}>
+              {TRANSPORTS.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Outcome">
+          {({ id }) => (
+            <select id={id} value={draft.outcome} onChange={(event) => setDraft({ ...draft, outcome: (event.currentTarget as HTMLSelectElement).value })}>
+              {OUTCOMES.map((value) => (
+                <option key={value} value={value}>
+                  {value === '' ? 'any' : value === 'error' ? 'any failure' : value}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="submit">Apply filters</button>
+      </form>
+      <ErrorNote error={page.error} />
+      {page.value === undefined && !page.error ? <Loading what="activity" /> : null}
+      {page.value ? (
+        records.length ? (
+          <table class="activity">
+            <caption class="visually-hidden">Audit log, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Tool</th>
+                <th scope="col">Transport</th>
+                <th scope="col">Caller</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Duration</th>
+              </tr>
+            </thead>
+            <tbody>
+              {records.map((record, index) => (
+                <tr key={`${record.time}-${index}`}>
+                  <td>{formatTime(record.time)}</td>
+                  <td>
+                    <code>{record.command}</code>
+                  </td>
+                  <td>{record.transport}</td>
+                  <td>{record.caller ?? '—'}</td>
+                  <td class={record.outcome === 'ok' ? 'ok-text' : 'error-text'}>{record.outcome}</td>
+                  <td>{`${Math.round(record.durationMs)} ms`}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="empty">No activity{filters.tool || filters.transport || filters.outcome ? ' matches these filters' : ' yet'}.</p>
+        )
+      ) : null}
+      <nav aria-label="Activity pages" class="pager">
+        <button type="button" disabled={cursors.length <= 1 || page.loading} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer
+        </button>
+        <span>Page {cursors.length}</span>
+        <button type="button" disabled={!page.value?.nextCursor || page.loading} onClick={() => setCursors([...cursors, page.value?.nextCursor])}>
+          Older
+        </button>
+      </nav>
+    </>
+  );
+}

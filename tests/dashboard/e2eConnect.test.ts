@@ -1,0 +1,78 @@
+// Connect a client in real Chromium against a real host: the snippet with Copy, and "Add to Cursor",
+// which shows the change first and then writes the user's Cursor config, keeping their other entries.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, newContext, openDashboard, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
+import { startTestHost, type TestHost } from '../support/testHost.js';
+
+let browser: TestBrowser;
+let context: BrowserContext & AsyncDisposable;
+let test: TestHost;
+let page: Page;
+let userHome: string;
+/** Whether this host serves `/api/clients` (the client config routes). */
+let clientsRoute = false;
+
+const OTHER = { command: '/usr/bin/true', args: ['--keep-me'] };
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  userHome = realpathSync(mkdtempSync(join(tmpdir(), 'capnode-user-')));
+  mkdirSync(join(userHome, '.cursor'));
+  writeFileSync(join(userHome, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { other: OTHER } }, null, 2)}\n`);
+  test = await startTestHost({
+    settings: { dashboard: { enabled: true, port: 0 } },
+    host: { env: { ...process.env, HOME: userHome, XDG_CONFIG_HOME: join(userHome, '.config'), APPDATA: join(userHome, 'AppData') } },
+  });
+  context = await newContext(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
+  page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+  clientsRoute = await page.evaluate(async () => (await fetch('/api/clients')).status === 200);
+});
+
+afterAll(async () => {
+  await context?.close();
+  await test?.[Symbol.asyncDispose]();
+  await browser?.close();
+  rmSync(userHome, { recursive: true, force: true });
+});
+
+describe('Connect a client (Chromium, real host)', () => {
+  it('lists the clients with snippets; Copy puts the snippet on the clipboard', async (ctx) => {
+    if (!clientsRoute) ctx.skip('this host has no /api/clients yet');
+    await page.goto(new URL('/#/connect', page.url()).href);
+    await page.getByRole('heading', { level: 1, name: 'Connect a client' }).waitFor();
+    for (const name of ['Claude Code', 'Claude Desktop', 'Cursor', 'VS Code']) await page.getByRole('region', { name }).waitFor();
+    const cursor = page.getByRole('region', { name: 'Cursor' });
+    await cursor.getByRole('button', { name: 'Copy Cursor snippet' }).click();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toContain(new URL(test.url).host);
+    expect(await unnamedControls(page.locator('body'))).toEqual([]);
+    await saveScreenshot(page, 'connect');
+  });
+
+  it('"Add to Cursor" shows the diff first, then writes the config with a backup and the user\'s other entry kept', async (ctx) => {
+    if (!clientsRoute) ctx.skip('this host has no /api/clients yet');
+    const file = join(userHome, '.cursor', 'mcp.json');
+    const before = readFileSync(file, 'utf8');
+    await page.goto(new URL('/#/connect', page.url()).href);
+    const cursor = page.getByRole('region', { name: 'Cursor' });
+    await cursor.getByRole('button', { name: 'Add to Cursor' }).click();
+    const preview = cursor.getByRole('region', { name: /^Change to / });
+    await preview.waitFor();
+    expect(await preview.locator('pre.diff').innerText()).toContain('capnode');
+    // Nothing is written before the confirmation.
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    await saveScreenshot(page, 'connect-diff');
+    await preview.getByRole('button', { name: 'Write to Cursor config' }).click();
+    await expect.poll(() => cursor.getByRole('status').last().innerText()).toMatch(/^Written to /);
+    const written = JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: Record<string, unknown> };
+    expect(written.mcpServers.other).toEqual(OTHER);
+    expect(Object.keys(written.mcpServers)).toContain('capnode');
+    const notice = await cursor.getByRole('status').last().innerText();
+    const backup = /backup: ([^)]+)\)/.exec(notice)?.[1];
+    if (backup) expect(existsSync(backup) && readFileSync(backup, 'utf8')).toBe(before);
+  });
+});
