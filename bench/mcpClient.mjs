@@ -45,6 +45,21 @@ async function bareSpawn(server, count) {
   return performance.now() - started;
 }
 
+/** `count` bare SDK v2 clients (the SDK's own stdio transport) connecting and listing in parallel: the handshake floor under any SDK-based runtime. */
+async function bareSdk(Client, StdioClientTransport, server, count) {
+  const one = async () => {
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(new StdioClientTransport({ command: server.command, args: server.args, stderr: 'ignore' }));
+    await client.listTools();
+    return client;
+  };
+  const started = performance.now();
+  const clients = await Promise.all(Array.from({ length: count }, one));
+  const elapsed = performance.now() - started;
+  await Promise.all(clients.map((client) => client.close()));
+  return elapsed;
+}
+
 function configFor(parseMcpConfig, count, server = { command: process.execPath, args: [fixture, 'ok'] }) {
   const servers = Array.from({ length: count }, (_, i) => ({ name: `s${i}`, ...server }));
   return parseMcpConfig({
@@ -112,14 +127,21 @@ export async function benchMcpClient({ log = console.log } = {}) {
   };
   const floorOne = [];
   const floorMany = [];
+  const sdkMany = [];
   for (let round = 0; round < rounds; round += 1) {
     floorOne.push(await bareSpawn(liteServer, 1));
     floorMany.push(await bareSpawn(liteServer, serverCount));
+    sdkMany.push(await bareSdk(Client, StdioClientTransport, liteServer, serverCount));
   }
-  results.connect = { ...(await fanOut(liteServer, 'lite')), floor: { oneMs: median(floorOne), manyMs: median(floorMany), ratio: median(floorMany) / median(floorOne) } };
+  results.connect = {
+    ...(await fanOut(liteServer, 'lite')),
+    floor: { oneMs: median(floorOne), manyMs: median(floorMany), ratio: median(floorMany) / median(floorOne) },
+    sdkFloor: { manyMs: median(sdkMany) },
+  };
   log(
     `connect (sh fixture): 1 server ${results.connect.oneMs.toFixed(1)} ms, ${serverCount} servers ${results.connect.manyMs.toFixed(1)} ms, ratio ${results.connect.ratio.toFixed(2)} (target <= 1.5); ` +
-      `floor (bare spawn + 1 round trip, no client): ${results.connect.floor.oneMs.toFixed(1)} / ${results.connect.floor.manyMs.toFixed(1)} ms, ratio ${results.connect.floor.ratio.toFixed(2)}`,
+      `floor (bare spawn + 1 round trip, no client): ${results.connect.floor.oneMs.toFixed(1)} / ${results.connect.floor.manyMs.toFixed(1)} ms, ratio ${results.connect.floor.ratio.toFixed(2)}; ` +
+      `bare SDK v2 clients (connect + tools/list, no runtime): ${results.connect.sdkFloor.manyMs.toFixed(1)} ms for ${serverCount} = ${(results.connect.sdkFloor.manyMs / results.connect.floor.manyMs).toFixed(2)}x the spawn floor; runtime / SDK clients ${(results.connect.manyMs / results.connect.sdkFloor.manyMs).toFixed(2)}`,
   );
   // 2. Catalog build: re-list + validate + name + register 1,000 tools from an in-memory server.
   {

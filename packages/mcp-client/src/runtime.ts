@@ -75,7 +75,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     onToolsChanged() {},
     onCatalogChanged() {
       catalog.dirty = true;
-      if (!closed) rebuild();
+      rebuildSoon();
     },
     requestHooks: {
       ...(options.onSampling ? { onSampling: options.onSampling } : {}),
@@ -93,6 +93,17 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     serverCommands,
     wrapBuiltin: (command) => adapter.guard(command),
   });
+  // Servers that become ready in the same event-loop turn share one rebuild (a fan-out of N servers
+  // would otherwise rebuild the whole catalog N times); readers of the catalog rebuild first.
+  let rebuildQueued = false;
+  const rebuildSoon = (): void => {
+    if (rebuildQueued || closed) return;
+    rebuildQueued = true;
+    setImmediate(() => {
+      rebuildQueued = false;
+      if (!closed) rebuild();
+    });
+  };
   const rebuild = (): void => {
     const before = catalog.entries;
     if (!catalog.rebuild([...pool.sessions.values()])) return;
@@ -148,7 +159,10 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     get deferred() {
       return current.deferred_loading;
     },
-    toolNames: () => catalog.entries.map((entry) => entry.exposed),
+    toolNames: () => {
+      if (!closed) rebuild();
+      return catalog.entries.map((entry) => entry.exposed);
+    },
     pinnedResources: () => [...pool.pinned],
     call: (name, args, callOptions) => toolMap.call(name, args, callOptions),
     diagnostics: () => pool.diagnostics(),
@@ -163,7 +177,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       const fresh = pool.replace(selection.servers);
       catalog.dirty = true;
       rebuild();
-      const reloaded = pool.start(fresh, reloadOptions?.signal ?? new AbortController().signal, rebuild);
+      const reloaded = pool.start(fresh, reloadOptions?.signal ?? new AbortController().signal, rebuildSoon);
       startup = Promise.all([startup, reloaded]).then(() => {});
       await reloaded;
       rebuild();
@@ -192,7 +206,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   const onAbort = () => void runtime.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  startup = pool.start([...pool.sessions.values()], startupAbort.signal, rebuild).then(() => {
+  startup = pool.start([...pool.sessions.values()], startupAbort.signal, rebuildSoon).then(() => {
     if (!closed) rebuild();
   });
   if (options.waitForServers === false) return runtime;

@@ -21,7 +21,50 @@ describe('ProcessStdioTransport', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     let failure: unknown;
     for (let i = 0; i < 20 && failure === undefined; i += 1) {
+      await transport.send({ jsonrpc: '2.0', id: i, method: 'ping' }).catch((error: unknown) => (failure = error));
+    }
+    expect(String(failure)).toMatch(/server process exited \(code 3\)/);
+    await transport.close();
+  });
+
+  it('a notification is written with the next request, in order, or on the next turn; after a failed write, sends fail with the exit status', async () => {
+    const transport = new ProcessStdioTransport({
+      server: 'echo',
+      command: process.execPath,
+      // Echoes each line's method back as a response to the next request id it sees, and exits 3 on "bye".
+      args: [
+        '-e',
+        `let seen = []; require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+          const m = JSON.parse(line); seen.push(m.method);
+          if (m.method === 'bye') { require('node:fs').closeSync(0); setTimeout(() => process.exit(3), 200); return; }
+          if (m.id !== undefined) { console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { seen } })); seen = []; }
+        });`,
+      ],
+      env: {},
+      maxLineBytes: 1_000_000,
+      logger,
+      scrub: (text) => text,
+    });
+    const messages: unknown[] = [];
+    transport.onmessage = (message) => void messages.push(message);
+    transport.onerror = () => {};
+    await transport.start();
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await transport.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+    for (let i = 0; i < 100 && messages.length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(messages).toEqual([
+      { jsonrpc: '2.0', id: 1, result: { seen: ['notifications/initialized', 'tools/list'] } },
+      { jsonrpc: '2.0', id: 2, result: { seen: ['notifications/roots/list_changed', 'ping'] } },
+    ]);
+    await transport.send({ jsonrpc: '2.0', method: 'bye' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    let failure: unknown;
+    for (let i = 0; i < 20 && failure === undefined; i += 1) {
       await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' }).catch((error: unknown) => (failure = error));
+      await new Promise((resolve) => setImmediate(resolve));
     }
     expect(String(failure)).toMatch(/server process exited \(code 3\)/);
     await transport.close();

@@ -100,6 +100,9 @@ export class ProcessStdioTransport implements Transport {
   #stderrPartial = '';
   #stderrDropping = false;
   #exit: string | undefined;
+  #queued = '';
+  #flushScheduled = false;
+  #writeFailure: Error | undefined;
 
   constructor(options: StdioTransportOptions) {
     this.#options = options;
@@ -181,13 +184,52 @@ export class ProcessStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
+    const failure = this.#writeFailure;
+    if (failure) return new Promise((_, reject) => this.#rejectWithExit(failure, reject));
     if (!stdin || this.#closing || !stdin.writable) return Promise.reject(new Error('stdio transport is not connected'));
+    const line = `${JSON.stringify(message)}\n`;
+    if (!('id' in message)) {
+      this.#queueNotification(line);
+      return Promise.resolve();
+    }
+    const data = this.#takeQueued() + line;
     return new Promise((resolve, reject) => {
-      stdin.write(`${JSON.stringify(message)}\n`, (error) => {
+      stdin.write(data, (error) => {
         if (!error) resolve();
         else if ((error as NodeJS.ErrnoException).code === 'EPIPE') this.#rejectWithExit(error, reject);
         else reject(error);
       });
+    });
+  }
+
+  /**
+   * Notifications wait for the next message or the next event-loop turn and go out with it in one
+   * write: `initialized` and the first `tools/list` reach the server as one pipe write, which
+   * halves the handshake's syscalls and wake-ups when many servers start at once. A failed write
+   * fails the sends after it with the server's exit status.
+   */
+  #queueNotification(line: string): void {
+    this.#queued += line;
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flushQueued());
+  }
+
+  #takeQueued(): string {
+    const queued = this.#queued;
+    this.#queued = '';
+    return queued;
+  }
+
+  #flushQueued(): void {
+    this.#flushScheduled = false;
+    const data = this.#takeQueued();
+    const stdin = this.#child?.stdin;
+    if (!data || !stdin || !stdin.writable) return;
+    stdin.write(data, (error) => {
+      if (!error) return;
+      if ((error as NodeJS.ErrnoException).code === 'EPIPE') this.#writeFailure ??= error;
+      else this.onerror?.(error);
     });
   }
 
@@ -214,6 +256,7 @@ export class ProcessStdioTransport implements Transport {
       });
     const alive = () => child.exitCode === null && child.signalCode === null;
     try {
+      this.#flushQueued();
       child.stdin?.end();
     } catch {
       // The pipe may already be broken.
