@@ -55,12 +55,14 @@ describe('dashboard /api/clients', () => {
     for (const row of rows) {
       expect(row.configured).toBe(false);
       expect(row.configPath.startsWith(user.path)).toBe(true);
-      expect(row.instructions?.length).toBeGreaterThan(0);
+      // One paragraph for the page (the CLI's lines are wrapped for a terminal).
+      expect(row.instructions).toEqual([expect.stringMatching(/^[A-Z].* .*[^ ]$/)]);
     }
     const byId = Object.fromEntries(rows.map((row) => [row.id, row]));
     expect(byId.cursor!.snippet.mcpServers!.capnode!.url).toBe(test.url);
     expect(byId.claude!.command?.slice(0, 3)).toEqual(['claude', 'mcp', 'add']);
     expect(byId.cursor!.command).toBeUndefined();
+    expect(byId.claude!.instructions![0]).toMatch(/^Put this in \.mcp\.json/);
     // No `capnode` on PATH: Node with the CLI's bin script, and the host's config directory.
     const desktop = byId['claude-desktop']!.snippet.mcpServers!.capnode!;
     expect(desktop).toEqual({ command: process.execPath, args: [CLI_BIN, 'mcp'], env: { CAPNODE_HOME: test.home } });

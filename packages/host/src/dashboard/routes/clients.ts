@@ -23,6 +23,15 @@ async function configOptions({ host, signal }: RouteContext): Promise<ClientConf
   };
 }
 
+/**
+ * The snippet's instructions as one paragraph for a page: its lines are wrapped for a terminal, and
+ * the line that introduces the command goes (the page shows the command on its own).
+ */
+function paragraph(instructions: readonly string[], command: readonly string[] | undefined): string[] {
+  const text = (command ? instructions.slice(1) : instructions).join(' ').replace(/^or /, '');
+  return text ? [text.charAt(0).toUpperCase() + text.slice(1)] : [];
+}
+
 /** The client of `:id`, or the 404 reply. */
 function clientOf(context: RouteContext): ClientId | Response {
   const id = context.params.id;
@@ -54,7 +63,7 @@ export const clientRoutes: readonly Route[] = [
       const targets = await listClientTargets(options);
       const clients = targets.map((target) => {
         const { instructions, command } = clientSnippet(target.id, options);
-        return { ...target, instructions, ...(command ? { command } : {}) };
+        return { ...target, instructions: paragraph(instructions, command), ...(command ? { command } : {}) };
       });
       return json(200, { clients });
     },
