@@ -35,8 +35,8 @@ async function hostFor(userHome: string, path: string): Promise<{ test: TestHost
   return { test, client: await signIn(test.host, test.home) };
 }
 
-/** A PATH with Node and the system tools, and no `capnode`. */
-const PATH_WITHOUT_CAPNODE = [dirname(process.execPath), '/usr/bin', '/bin'].join(':');
+/** A PATH with the system tools and no `capnode` (the launch runs Node by its absolute path). */
+const PATH_WITHOUT_CAPNODE = [dirname(process.execPath), '/usr/bin', '/bin'].filter((dir) => !existsSync(join(dir, 'capnode'))).join(':');
 
 async function clients(client: DashboardClient): Promise<ClientRow[]> {
   const response = await client.api('/api/clients');
