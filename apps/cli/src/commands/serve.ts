@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { flag, flagValues, portFlag } from '../args.js';
 import type { Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
-import type { Host } from '@capnode/host';
+import type { Host, HostStatus } from '@capnode/host';
 
 type HostModule = typeof import('@capnode/host');
 
@@ -24,6 +24,13 @@ export function gatewayOverride(context: Context): { url?: string; token?: strin
   if (url === undefined && token === undefined) return undefined;
   if (url !== undefined && !/^wss?:\/\/[^\s/]+/i.test(url)) throw new CliError('usage', `--gateway must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:18789 — got '${url}'`);
   return { ...(url === undefined ? {} : { url }), ...(token === undefined ? {} : { token }) };
+}
+
+/** Where the dashboard is and how to open it (its page needs the one-time sign-in of `capnode ui`). */
+function dashboardLine(dashboard: HostStatus['dashboard']): string {
+  if (dashboard.state === 'listening' && dashboard.url) return `${dashboard.url}   (open it: capnode ui)`;
+  if (dashboard.state === 'disabled') return 'off   (dashboard.enabled: false in settings.json)';
+  return `${dashboard.state}${dashboard.error ? ` — ${dashboard.error}` : ''}`;
 }
 
 /**
@@ -79,6 +86,7 @@ export async function serve(context: Context, version: string): Promise<number> 
     context.out(`                  the gateway must approve this node's commands once: capnode gateway pair (or openclaw nodes approve <request id>)`);
   }
   context.out(`  settings:       ${status.settingsPath}`);
+  context.out(`  dashboard:      ${dashboardLine(status.dashboard)}`);
   context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals watch, or list|allow|deny)' : ''}`);
   context.out(`  tools:          ${status.capabilities.commands}   (list them: capnode --list-tools)`);
   for (const plugin of status.plugins) {

@@ -80,15 +80,49 @@ function approvalsSection(status: HostStatus, pending: readonly PendingApproval[
   return lines;
 }
 
+function dashboardSection(status: HostStatus): string[] {
+  // A host of an older version reports no dashboard.
+  const dashboard = status.dashboard as HostStatus['dashboard'] | undefined;
+  if (!dashboard) return [];
+  const lines = ['', 'Dashboard'];
+  if (dashboard.state === 'disabled') return [...lines, row('state', 'off   (turn it on: dashboard.enabled in settings.json)')];
+  lines.push(row('state', dashboard.state === 'listening' && dashboard.url ? `listening on ${dashboard.url}   (open it: capnode ui)` : dashboard.state));
+  if (dashboard.error) lines.push(row('error', escapeForDisplay(dashboard.error)));
+  return lines;
+}
+
+function pluginsSection(status: HostStatus): string[] {
+  const plugins = (status.plugins as HostStatus['plugins'] | undefined) ?? [];
+  if (plugins.length === 0) return [];
+  const loaded = plugins.filter((plugin) => plugin.state === 'loaded').length;
+  const lines = ['', 'Plugins', row('loaded', `${loaded} of ${plugins.length}   (list them: capnode plugins list)`)];
+  for (const plugin of plugins) {
+    if (plugin.state === 'failed') lines.push(row('failed', `${escapeForDisplay(plugin.name)} (${escapeForDisplay(plugin.source)}): ${escapeForDisplay(plugin.error ?? 'unknown error')}`));
+    else if (plugin.error) lines.push(row('reload failed', `${escapeForDisplay(plugin.name)} (${escapeForDisplay(plugin.source)}): ${escapeForDisplay(plugin.error)}`));
+  }
+  const unavailable = plugins.flatMap((plugin) => plugin.unavailable);
+  if (unavailable.length) lines.push(row('unavailable', `${unavailable.length} command${unavailable.length === 1 ? '' : 's'} (listed, fail until installed)`));
+  for (const missing of unavailable) lines.push(`    ${escapeForDisplay(missing.command)}: install ${escapeForDisplay(missing.install)}`);
+  return lines;
+}
+
 function auditSection(status: HostStatus): string[] {
   const audit = status.audit;
   const dropped = audit.dropped ? `, ${audit.dropped} DROPPED (disk full or stalled)` : '';
   return ['', 'Audit log', row('file', `${audit.path} (${audit.written} records${dropped})`)];
 }
 
-/** The host's status as sections for a terminal: MCP server, gateway node, imported servers, approvals, audit. */
+/** The host's status as sections for a terminal: MCP server, dashboard, gateway node, imported servers, plugins, approvals, audit. */
 export function formatStatus(status: HostStatus, pending?: readonly PendingApproval[], now = Date.now()): string {
-  return [...hostSection(status), ...nodeSection(status, now), ...importedSection(status, now), ...approvalsSection(status, pending, now), ...auditSection(status)].join('\n');
+  return [
+    ...hostSection(status),
+    ...dashboardSection(status),
+    ...nodeSection(status, now),
+    ...importedSection(status, now),
+    ...pluginsSection(status),
+    ...approvalsSection(status, pending, now),
+    ...auditSection(status),
+  ].join('\n');
 }
 
 function isHostStatus(value: unknown): value is HostStatus {

@@ -3,6 +3,7 @@ import { apiError, json } from './reply.js';
 import { createRouter } from './router.js';
 import { activityRoutes } from './routes/activity.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { clientRoutes } from './routes/clients.js';
 import { eventRoutes } from './routes/events.js';
 import { execRoutes } from './routes/exec.js';
 import { gatewayRoutes } from './routes/gateway.js';
@@ -28,6 +29,7 @@ export const DASHBOARD_ROUTES: readonly Route[] = [
   ...settingsRoutes,
   ...execRoutes,
   ...activityRoutes,
+  ...clientRoutes,
   ...serverImportRoutes,
   ...serverRoutes,
   ...gatewayRoutes,
