@@ -60,7 +60,7 @@ const clipInput = z.object({
   deviceId,
   // Clamped, not refused, as OpenClaw's apps do.
   durationMs: z.number().int().default(DEFAULT_CAMERA_CLIP_MS).transform((value) => Math.min(MAX_CAMERA_CLIP_MS, Math.max(MIN_CAMERA_CLIP_MS, value))),
-  includeAudio: z.boolean().default(true),
+  includeAudio: z.boolean().default(true).describe('Record sound too (needs microphone consent as well; false records without it).'),
   format: z.literal('mp4').default('mp4'),
 });
 
