@@ -13,6 +13,8 @@ export type SettingsPatchResult =
   | {
       readonly ok: true;
       readonly settings: Record<string, unknown>;
+      /** Every setting path this change altered (two levels deep, e.g. `consent.screen`). */
+      readonly changed: readonly string[];
       /** Changed paths the running host applied. */
       readonly applied: readonly string[];
       /** Every path changed since start that applies after a restart. */
@@ -143,7 +145,7 @@ export async function applySettingsPatch(patch: unknown, options: ApplySettingsO
   const failed = await options.applyLive(live, after);
   const applied = live.filter((path) => !failed.some((failure) => failure.path === path));
   const restartNeeded = options.needRestart(changed.filter((path) => !isLivePath(path)));
-  return { ok: true, settings: maskSettings(after), applied, restartNeeded, ...(failed.length ? { failed } : {}) };
+  return { ok: true, settings: maskSettings(after), changed, applied, restartNeeded, ...(failed.length ? { failed } : {}) };
 }
 
 /** Applies the settings paths it owns (`owns`) to a running host. */
