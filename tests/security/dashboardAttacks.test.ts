@@ -197,6 +197,28 @@ describe('what a dashboard session can change', () => {
     await client.api('/api/settings', { method: 'PATCH', body: { consent: { screen: null }, node: { token: null } } });
   });
 
+  it('secrets nested in servers (OAuth client_secret) and plugin settings are shown masked, and a masked value sent back keeps the stored one', async () => {
+    const server = { name: 'remote', url: 'https://mcp.example/mcp', auth: { type: 'oauth', client_id: 'id', client_secret: 'oauth-client-secret-9876' } };
+    const written = await client.api('/api/settings', { method: 'PATCH', body: { mcpClient: { servers: [server] }, pluginSettings: { weather: { apiKey: 'weather-api-key-5555', nested: { token: 'nested-token-4444' }, city: 'Oslo' } } } });
+    expect(written.status).toBe(200);
+    const secrets = ['oauth-client-secret-9876', 'weather-api-key-5555', 'nested-token-4444'];
+    const settingsText = await (await client.api('/api/settings')).text();
+    const serversText = await (await client.api('/api/servers')).text();
+    for (const secret of secrets) {
+      expect(settingsText).not.toContain(secret);
+      expect(serversText).not.toContain(secret);
+      expect(JSON.stringify(written.headers)).not.toContain(secret);
+    }
+    expect(settingsText).toContain('Oslo');
+    // The page sends the masked form back with another edit: the stored secrets stay.
+    const shown = (JSON.parse(settingsText) as { settings: { pluginSettings: Record<string, Record<string, unknown>> } }).settings.pluginSettings;
+    expect((await client.api('/api/settings', { method: 'PATCH', body: { pluginSettings: { weather: { ...shown.weather, city: 'Bergen' } } } })).status).toBe(200);
+    const stored = test.host.settings.reload();
+    expect(stored.pluginSettings.weather).toEqual({ apiKey: 'weather-api-key-5555', nested: { token: 'nested-token-4444' }, city: 'Bergen' });
+    expect(JSON.stringify(stored.mcpClient)).toContain('oauth-client-secret-9876');
+    await client.api('/api/settings', { method: 'PATCH', body: { mcpClient: null, pluginSettings: { weather: null } } });
+  });
+
   it('signing out ends the session on the host, not only in the browser', async () => {
     const session = await signIn(test.host, test.home);
     expect((await session.api('/api/status')).status).toBe(200);
