@@ -16,6 +16,7 @@ function setup(store: ConsentStore & { set?: unknown } = createMemoryConsentStor
       commands: [
         defineCommand({ name: 'screen.snapshot', description: 'snap', consent: 'screen', input: z.object({ label: z.string().optional() }), execute: (args) => (ran.push(args), 'snapped') }),
         defineCommand({ name: 'plain.echo', description: 'echo', execute: () => 'echo' }),
+        defineCommand({ name: 'screen.any', description: 'any arguments', consent: 'screen', execute: () => 'any' }),
         defineCommand({ name: 'screen.record', description: 'record', consent: 'screen', input: z.object({ includeAudio: z.boolean().default(false) }), consentFor: (args: { includeAudio: boolean }) => (args.includeAudio ? ['microphone' as const] : []), execute: (args) => (ran.push(args), 'recorded') }),
       ],
     }),
@@ -149,5 +150,28 @@ describe('consent hook', () => {
     store.set('microphone', 'off');
     expect(errorOf((await record({ includeAudio: true })).result).code).toBe('consent_required');
     expect((await record({})).result.ok).toBe(true);
+  });
+
+  it('a long argument cannot hide its end from the person asked: the tail of every long string is shown', async () => {
+    await using t = setup(createMemoryConsentStore({ screen: 'ask' }));
+    const hidden = `/tmp/harmless.png${'/'.repeat(400)}../../home/user/.ssh/id_ed25519`;
+    const pending = t.call({ label: hidden });
+    const approval = await nextPending(t.broker);
+    expect(approval.summary).toContain('../../home/user/.ssh/id_ed25519');
+    expect(approval.summary).toContain('/tmp/harmless.png');
+    expect(approval.summary!.length).toBeLessThan(1200);
+    t.broker.resolve(approval.id, 'deny');
+    await pending;
+  });
+
+  it('many long arguments before it cannot push a later one out of sight either', async () => {
+    await using t = setup(createMemoryConsentStore({ screen: 'ask' }));
+    const args = { phrases: Array.from({ length: 500 }, (_, index) => `${index} ${'p'.repeat(200)}`), inputPath: '/home/user/secret.wav' };
+    const pending = t.invoker.invoke({ command: 'screen.any', args, transport: 'gateway' });
+    const approval = await nextPending(t.broker);
+    expect(approval.summary).toContain('"inputPath":"/home/user/secret.wav"');
+    expect(approval.summary).toContain('(495 more)');
+    t.broker.resolve(approval.id, 'deny');
+    await pending;
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApprovalBroker, ApprovalRequestInput } from './approvalBroker.js';
 import type { ConsentCategory } from './contract.js';
+import { formatArgsForDisplay } from './approvalSummary.js';
 import { CapabilityError } from './errors.js';
 import { askApproval } from './internal/askApproval.js';
 import { hashInvocationArgs } from './internal/argsHash.js';
@@ -54,17 +55,11 @@ export interface ConsentHookOptions {
 }
 
 /** Longest argument text a consent request shows. */
-const MAX_SHOWN_ARGS = 300;
+const MAX_SHOWN_ARGS = 1000;
 
-/** The call's arguments as a consent request shows them: JSON, cut to {@link MAX_SHOWN_ARGS}; escaped by whoever renders it. */
+/** The call's arguments as a consent request shows them ({@link formatArgsForDisplay}); escaped by whoever renders it. */
 function describeArgs(args: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(args ?? {}) ?? '{}';
-  } catch {
-    text = '{…}';
-  }
-  return text.length > MAX_SHOWN_ARGS ? `${text.slice(0, MAX_SHOWN_ARGS)}… (${text.length} characters)` : text;
+  return formatArgsForDisplay(args, { maxChars: MAX_SHOWN_ARGS });
 }
 
 /** The refusal for a category that is off, with the command that turns it on. */
