@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createCameraCapability } from '@capnode/capabilities/pack';
+import { createCameraCapability, createScreenCapability } from '@capnode/capabilities/pack';
+import { hasXvfb, startXvfb } from '../support/xvfb.js';
 import { callRaw, failureCode, hasProgram } from '../pack/screenSupport.js';
 import { startTestHost } from '../support/testHost.js';
 
@@ -24,13 +25,18 @@ describe.skipIf(!hasProgram('ffmpeg'))('consent over every input of a call (real
     expect(silent.structuredContent).toMatchObject({ format: 'mp4', hasAudio: false });
   });
 
-  it('screen.record with includeAudio needs microphone consent beside screen', async () => {
-    await using host = await startTestHost({ settings: { consent: { screen: 'allow' } } });
-    const result = await callRaw(host, 'screen.record', { durationMs: 250, includeAudio: true });
-    expect(result.isError).toBe(true);
-    // Refused before any backend runs: the consent hook comes after availability only.
-    expect(['consent_required', 'unavailable']).toContain(failureCode(result));
-    if (failureCode(result) === 'consent_required') expect(result.content[0]!.text).toContain('microphone');
+  it.skipIf(!hasXvfb())('screen.record with includeAudio needs microphone consent beside screen (real Xvfb display)', async () => {
+    const xvfb = await startXvfb({ width: 320, height: 240 });
+    try {
+      await using host = await startTestHost({ settings: { consent: { screen: 'allow' } }, host: { capabilities: [createScreenCapability({ env: xvfb.env, notify: false })], builtinPlugins: false } });
+      const refused = await callRaw(host, 'screen.record', { durationMs: 250, includeAudio: true });
+      expect(failureCode(refused)).toBe('consent_required');
+      expect(refused.content[0]!.text).toContain('microphone access is off');
+      const silent = await callRaw(host, 'screen.record', { durationMs: 250, fps: 5 });
+      expect(silent.isError).not.toBe(true);
+    } finally {
+      await xvfb.close();
+    }
   });
 
   it('stt.transcribe of a file needs microphone consent: off refuses before the path is even looked at', async () => {
