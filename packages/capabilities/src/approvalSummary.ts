@@ -64,3 +64,51 @@ export function formatApprovalSummary(approval: PendingApproval): string[] {
   if (approval.argsHash !== undefined) lines.push(`hash: ${argsHashPrefix(approval.argsHash)}`);
   return lines;
 }
+
+/** How much of long strings and arrays is shown: generous first, tighter when that is still too long. */
+const DISPLAY_BUDGETS: readonly { readonly head: number; readonly tail: number; readonly items: number }[] = [
+  { head: 48, tail: 96, items: 20 },
+  { head: 16, tail: 48, items: 5 },
+];
+
+export interface FormatArgsOptions {
+  /** Longest text returned. Default 1000. */
+  readonly maxChars?: number;
+  /** Applied to every string (keys too) before it is shortened, e.g. a secret scrubber. */
+  readonly mapString?: (text: string) => string;
+}
+
+/**
+ * Arguments as an approval shows them: JSON in which no long part can push another out of sight.
+ * A long string is shown by its head and tail with its length (a padded path still shows where it
+ * ends), a long array by its first items and a count; when that is still over `maxChars`, tighter,
+ * and only then cut. Not escaped: whoever renders it escapes it. The argument hash binds the full
+ * arguments, so what runs is what was hashed, and this is what the person saw of it.
+ */
+export function formatArgsForDisplay(args: unknown, options: FormatArgsOptions = {}): string {
+  const maxChars = options.maxChars ?? 1000;
+  const map = options.mapString ?? ((text: string) => text);
+  let text = '{…}';
+  for (const budget of DISPLAY_BUDGETS) {
+    const shorten = (value: unknown, depth: number): unknown => {
+      if (typeof value === 'string') {
+        const mapped = map(value);
+        return mapped.length > budget.head + budget.tail + 16 ? `${mapped.slice(0, budget.head)}…(${mapped.length} characters)…${mapped.slice(-budget.tail)}` : mapped;
+      }
+      if (typeof value !== 'object' || value === null) return value;
+      if (depth > 4) return '{…}';
+      if (Array.isArray(value)) {
+        const shown = value.slice(0, budget.items).map((item) => shorten(item, depth + 1));
+        return value.length > budget.items ? [...shown, `…(${value.length - budget.items} more)`] : shown;
+      }
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [shorten(key, depth) as string, shorten(item, depth + 1)]));
+    };
+    try {
+      text = JSON.stringify(shorten(args ?? {}, 0)) ?? '{}';
+    } catch {
+      return '{…}';
+    }
+    if (text.length <= maxChars) return text;
+  }
+  return `${text.slice(0, maxChars)}… (${text.length} characters)`;
+}

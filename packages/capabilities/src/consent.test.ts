@@ -16,6 +16,8 @@ function setup(store: ConsentStore & { set?: unknown } = createMemoryConsentStor
       commands: [
         defineCommand({ name: 'screen.snapshot', description: 'snap', consent: 'screen', input: z.object({ label: z.string().optional() }), execute: (args) => (ran.push(args), 'snapped') }),
         defineCommand({ name: 'plain.echo', description: 'echo', execute: () => 'echo' }),
+        defineCommand({ name: 'screen.any', description: 'any arguments', consent: 'screen', execute: () => 'any' }),
+        defineCommand({ name: 'screen.record', description: 'record', consent: 'screen', input: z.object({ includeAudio: z.boolean().default(false) }), consentFor: (args: { includeAudio: boolean }) => (args.includeAudio ? ['microphone' as const] : []), execute: (args) => (ran.push(args), 'recorded') }),
       ],
     }),
   ]);
@@ -111,5 +113,65 @@ describe('consent hook', () => {
     const error = errorOf((await t.call({})).result);
     expect(error.code).toBe('consent_required');
     expect(t.ran).toEqual([]);
+  });
+
+  it('a grant for screen.snapshot does not cover screen.record, nor a case variant of another command', async () => {
+    const store = createMemoryConsentStore({ screen: 'ask', allowed: [{ command: 'SCREEN.SNAPSHOT', category: 'screen' }] });
+    await using t = setup(store);
+    // The grant matches its own command whatever the case the caller sends.
+    expect((await t.invoker.invoke({ command: 'Screen.Snapshot', args: {}, transport: 'mcp-http' })).result.ok).toBe(true);
+    const record = t.invoker.invoke({ command: 'SCREEN.RECORD', args: {}, transport: 'mcp-http' });
+    const approval = await nextPending(t.broker);
+    expect(approval.command).toBe('screen.record');
+    t.broker.resolve(approval.id, 'deny');
+    expect(errorOf((await record).result).code).toBe('denied');
+  });
+
+  it('consentFor adds categories by argument: sound needs microphone too, off refuses, ask asks once for both', async () => {
+    const store = createMemoryConsentStore({ screen: 'allow' });
+    await using t = setup(store);
+    const record = (args: unknown) => t.invoker.invoke({ command: 'screen.record', args, transport: 'gateway' });
+    expect((await record({})).result.ok).toBe(true);
+    const refused = errorOf((await record({ includeAudio: true })).result);
+    expect(refused.code).toBe('consent_required');
+    expect(refused.data).toMatchObject({ category: 'microphone' });
+    expect(t.ran).toHaveLength(1);
+    store.set('screen', 'ask');
+    store.set('microphone', 'ask');
+    const asked = record({ includeAudio: true });
+    const approval = await nextPending(t.broker);
+    expect(approval.summary).toContain('asks for screen and microphone access');
+    t.broker.resolve(approval.id, 'allow-always');
+    expect((await asked).result.ok).toBe(true);
+    expect((await store.get()).allowed).toEqual([
+      { command: 'screen.record', category: 'screen' },
+      { command: 'screen.record', category: 'microphone' },
+    ]);
+    store.set('microphone', 'off');
+    expect(errorOf((await record({ includeAudio: true })).result).code).toBe('consent_required');
+    expect((await record({})).result.ok).toBe(true);
+  });
+
+  it('a long argument cannot hide its end from the person asked: the tail of every long string is shown', async () => {
+    await using t = setup(createMemoryConsentStore({ screen: 'ask' }));
+    const hidden = `/tmp/harmless.png${'/'.repeat(400)}../../home/user/.ssh/id_ed25519`;
+    const pending = t.call({ label: hidden });
+    const approval = await nextPending(t.broker);
+    expect(approval.summary).toContain('../../home/user/.ssh/id_ed25519');
+    expect(approval.summary).toContain('/tmp/harmless.png');
+    expect(approval.summary!.length).toBeLessThan(1200);
+    t.broker.resolve(approval.id, 'deny');
+    await pending;
+  });
+
+  it('many long arguments before it cannot push a later one out of sight either', async () => {
+    await using t = setup(createMemoryConsentStore({ screen: 'ask' }));
+    const args = { phrases: Array.from({ length: 500 }, (_, index) => `${index} ${'p'.repeat(200)}`), inputPath: '/home/user/secret.wav' };
+    const pending = t.invoker.invoke({ command: 'screen.any', args, transport: 'gateway' });
+    const approval = await nextPending(t.broker);
+    expect(approval.summary).toContain('"inputPath":"/home/user/secret.wav"');
+    expect(approval.summary).toContain('(495 more)');
+    t.broker.resolve(approval.id, 'deny');
+    await pending;
   });
 });

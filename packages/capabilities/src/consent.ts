@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApprovalBroker, ApprovalRequestInput } from './approvalBroker.js';
 import type { ConsentCategory } from './contract.js';
+import { formatArgsForDisplay } from './approvalSummary.js';
 import { CapabilityError } from './errors.js';
 import { askApproval } from './internal/askApproval.js';
 import { hashInvocationArgs } from './internal/argsHash.js';
@@ -54,17 +55,11 @@ export interface ConsentHookOptions {
 }
 
 /** Longest argument text a consent request shows. */
-const MAX_SHOWN_ARGS = 300;
+const MAX_SHOWN_ARGS = 1000;
 
-/** The call's arguments as a consent request shows them: JSON, cut to {@link MAX_SHOWN_ARGS}; escaped by whoever renders it. */
+/** The call's arguments as a consent request shows them ({@link formatArgsForDisplay}); escaped by whoever renders it. */
 function describeArgs(args: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(args ?? {}) ?? '{}';
-  } catch {
-    text = '{…}';
-  }
-  return text.length > MAX_SHOWN_ARGS ? `${text.slice(0, MAX_SHOWN_ARGS)}… (${text.length} characters)` : text;
+  return formatArgsForDisplay(args, { maxChars: MAX_SHOWN_ARGS });
 }
 
 /** The refusal for a category that is off, with the command that turns it on. */
@@ -101,38 +96,50 @@ async function readSettings(store: ConsentStore, category: ConsentCategory, comm
  *   also records a grant for that command and category (later calls run without asking while the
  *   category stays `ask`), `deny` refuses (`denied`), no answer in time refuses (`approval_timeout`);
  * - `allow` runs it.
- * A category switched `off` while its request was pending runs nothing.
+ * A category switched `off` while its request was pending runs nothing. A command's `consentFor`
+ * adds categories by its arguments (a clip with sound needs `microphone` too): every one must pass,
+ * and the `ask` ones are put in one request.
  */
 export function createConsentHook(options: ConsentHookOptions): InvocationHook {
   const { store, broker } = options;
   return {
     async beforeInvoke(invocation: Invocation) {
-      const category = invocation.command.definition.consent;
-      if (category === undefined) return;
+      const categories = consentCategoriesOf(invocation);
+      if (categories.length === 0) return;
       const name = invocation.command.name;
-      const settings = await readSettings(store, category, name);
-      const mode = settings[category];
-      if (mode === 'allow') return;
-      if (mode !== 'ask') throw consentOffError(name, category);
-      const granted = settings.allowed.some((grant) => grant.category === category && grant.command.toLowerCase() === name.toLowerCase());
-      if (granted) return;
+      const settings = await readSettings(store, categories[0]!, name);
+      const off = categories.find((category) => settings[category] !== 'allow' && settings[category] !== 'ask');
+      if (off !== undefined) throw consentOffError(name, off);
+      const granted = (category: ConsentCategory) => settings.allowed.some((grant) => grant.category === category && grant.command.toLowerCase() === name.toLowerCase());
+      const asking = categories.filter((category) => settings[category] === 'ask' && !granted(category));
+      if (asking.length === 0) return;
       const shown = describeArgs(invocation.args);
+      const what = asking.join(' and ');
       const request: ApprovalRequestInput = {
         command: name,
         commandLine: `${name} ${shown}`,
-        summary: `${name} asks for ${category} access with ${shown}`,
-        argsHash: await hashInvocationArgs(name, { consent: category, args: invocation.args }),
+        summary: `${name} asks for ${what} access with ${shown}`,
+        argsHash: await hashInvocationArgs(name, { consent: asking.length === 1 ? asking[0] : asking, args: invocation.args }),
         ...(invocation.request.caller === undefined ? {} : { caller: invocation.request.caller }),
         transport: invocation.request.transport,
       };
-      const decision = await askApproval(broker, request, `${name} (${category} access)`, invocation);
-      const now = await readSettings(store, category, name);
-      if (now[category] === 'off') {
-        throw new CapabilityError('consent_required', `${name} did not run: ${category} access was turned off while its request was pending.`, { data: { category, command: name, mode: 'off' } });
+      const decision = await askApproval(broker, request, `${name} (${what} access)`, invocation);
+      const now = await readSettings(store, categories[0]!, name);
+      const turnedOff = categories.find((category) => now[category] === 'off');
+      if (turnedOff !== undefined) {
+        throw new CapabilityError('consent_required', `${name} did not run: ${turnedOff} access was turned off while its request was pending.`, { data: { category: turnedOff, command: name, mode: 'off' } });
       }
-      if (decision === 'allow-always') await store.grant({ command: name, category });
+      if (decision === 'allow-always') for (const category of asking) await store.grant({ command: name, category });
     },
   };
+}
+
+/** Every category one call needs: the command's own, then those its arguments add (each once). */
+function consentCategoriesOf(invocation: Invocation): ConsentCategory[] {
+  const { consent, consentFor } = invocation.command.definition;
+  const categories: ConsentCategory[] = consent === undefined ? [] : [consent];
+  for (const category of consentFor?.(invocation.args) ?? []) if (!categories.includes(category)) categories.push(category);
+  return categories;
 }
 
 /** A consent store in memory (tests, embedders without a settings file). */

@@ -112,6 +112,11 @@ export interface CommandDefinition<I = any> {
   /** The consent category the command needs before it runs, from any transport. */
   readonly consent?: ConsentCategory;
   /**
+   * More categories one call needs, given its parsed arguments (a camera clip with sound also
+   * needs `microphone`). Each is checked like `consent`: any `off` refuses, `ask` asks once for all.
+   */
+  readonly consentFor?: (args: I) => readonly ConsentCategory[];
+  /**
    * Probes the backend at start. An unavailable command is not declared to a gateway and fails locally
    * with `unavailable` ("unavailable here: install <what>"). Absent means always available.
    */

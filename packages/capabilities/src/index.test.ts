@@ -63,6 +63,7 @@ describe('@capnode/capabilities entries', () => {
       'execPatternSchema',
       'fail',
       'formatApprovalSummary',
+      'formatArgsForDisplay',
       'formatArgument',
       'formatCommandLine',
       'hasInvisibleCharacters',

@@ -88,7 +88,8 @@ export type {
   ApprovalWaitMode,
 } from './approvalBroker.js';
 export { createApprovalBroker, isApprovalDecision, isApprovalWaitMode, approvalCallerKey } from './approvalBroker.js';
-export { formatApprovalSummary, argsHashPrefix, ARGS_HASH_PREFIX_LENGTH } from './approvalSummary.js';
+export { formatApprovalSummary, argsHashPrefix, ARGS_HASH_PREFIX_LENGTH, formatArgsForDisplay } from './approvalSummary.js';
+export type { FormatArgsOptions } from './approvalSummary.js';
 export type { ExecutableResolver, WorkingDirectoryResolver, ExecApprovalHookOptions, ExecDescription } from './execApprovalHook.js';
 export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist } from './execApprovalHook.js';
 export { hashInvocationArgs } from './internal/argsHash.js';

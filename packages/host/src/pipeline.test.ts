@@ -44,8 +44,15 @@ describe('createHostPipeline', () => {
 
   it('shows imported tool arguments scrubbed, then cut', () => {
     const text = describeToolArgs({ padding: 'p'.repeat(270), auth: 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123' });
-    expect(text.length).toBeLessThanOrEqual(300);
+    expect(text.length).toBeLessThanOrEqual(1100);
     expect(text).not.toMatch(/abcdefgh/);
+    expect(describeToolArgs({ items: Array.from({ length: 2000 }, () => 'x'.repeat(300)) }).length).toBeLessThanOrEqual(1100);
+  });
+
+  it('a padded argument cannot hide the end of another from the person asked', () => {
+    const text = describeToolArgs({ padding: 'p'.repeat(5000), path: `/tmp/notes.txt${'/'.repeat(500)}../../home/user/.ssh/id_ed25519` });
+    expect(text).toContain('(5000 characters)');
+    expect(text).toContain('../../home/user/.ssh/id_ed25519');
   });
 });
 

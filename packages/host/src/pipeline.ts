@@ -4,6 +4,7 @@ import {
   createExecApprovalHook,
   createInvoker,
   createRegistry,
+  formatArgsForDisplay,
   type ApprovalBroker,
   type Capability,
   type Invoker,
@@ -103,18 +104,17 @@ export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
 }
 
 /** Longest argument text an approval request for an imported tool shows. */
-const MAX_APPROVAL_ARGS = 300;
+const MAX_APPROVAL_ARGS = 1000;
 const scrubArgs = createSecretScrubber();
 
-/** The arguments of an imported tool call as an approval shows them: JSON, scrubbed of credential shapes, then cut. */
+/**
+ * The arguments of an imported tool call as an approval shows them: each string scrubbed of
+ * credential shapes, then shortened so no long value hides another (`formatArgsForDisplay`: a
+ * padded path still shows its end), then scrubbed and cut once more as a whole.
+ */
 export function describeToolArgs(args: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(args ?? {}) ?? '{}';
-  } catch {
-    text = '{…}';
-  }
-  return scrubAndCap(text, scrubArgs, MAX_APPROVAL_ARGS);
+  const text = formatArgsForDisplay(args, { maxChars: MAX_APPROVAL_ARGS, mapString: (value) => scrubAndCap(value, scrubArgs, Number.MAX_SAFE_INTEGER) });
+  return scrubAndCap(text, scrubArgs, MAX_APPROVAL_ARGS + 64);
 }
 
 /**

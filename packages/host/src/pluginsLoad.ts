@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Capability, PluginContext, PluginExport } from '@capnode/capabilities';
@@ -75,6 +75,9 @@ export function packageEntry(directory: string): { readonly name: string; readon
   const inside = relative(directory, file);
   if (inside.startsWith('..') || isAbsolute(inside)) throw new PluginLoadError(`the entry ${target} of ${manifestPath} is outside the package`);
   if (!existsSync(file)) throw new PluginLoadError(`the entry ${target} of ${manifestPath} does not exist`);
+  // Symlinks resolved: an entry that links out of the (real) package folder is outside it too.
+  const real = relative(realpathSync(directory), realpathSync(file));
+  if (real.startsWith('..') || isAbsolute(real)) throw new PluginLoadError(`the entry ${target} of ${manifestPath} is outside the package (a symlink out of it)`);
   return { name: typeof manifest.name === 'string' && manifest.name ? manifest.name : basename(directory), file };
 }
 

@@ -60,7 +60,7 @@ const clipInput = z.object({
   deviceId,
   // Clamped, not refused, as OpenClaw's apps do.
   durationMs: z.number().int().default(DEFAULT_CAMERA_CLIP_MS).transform((value) => Math.min(MAX_CAMERA_CLIP_MS, Math.max(MIN_CAMERA_CLIP_MS, value))),
-  includeAudio: z.boolean().default(true),
+  includeAudio: z.boolean().default(true).describe('Record sound too (needs microphone consent as well; false records without it).'),
   format: z.literal('mp4').default('mp4'),
 });
 
@@ -126,6 +126,8 @@ function createClipCommand(options: CameraCapabilityOptions) {
     description: `Records a short mp4 clip with a camera (default ${DEFAULT_CAMERA_CLIP_MS} ms, clamped to ${MIN_CAMERA_CLIP_MS}..${MAX_CAMERA_CLIP_MS}), with sound unless includeAudio is false; the user is notified.`,
     annotations: { title: 'Record a camera clip', readOnly: true, openWorld: false },
     consent: 'camera',
+    // The clip's sound is the microphone's: it needs that consent too.
+    consentFor: (args) => (args.includeAudio ? ['microphone'] : []),
     availability: ffmpegProbe(options),
     input: clipInput,
     async execute(args, ctx) {
@@ -142,7 +144,7 @@ function createClipCommand(options: CameraCapabilityOptions) {
 /**
  * The `camera` capability: `camera.list`, `camera.snap`, `camera.clip` through ffmpeg (v4l2 on
  * Linux, avfoundation on macOS, dshow on Windows, lavfi for virtual test devices). Snap and clip
- * need the `camera` consent; a clip's sound is part of that consent (see the README).
+ * need the `camera` consent; a clip with sound (`includeAudio`, the default) needs `microphone` too.
  */
 export function createCameraCapability(options: CameraCapabilityOptions = {}): Capability {
   return defineCapability({ category: 'camera', commands: [createListCommand(options), createSnapCommand(options), createClipCommand(options)] });

@@ -44,7 +44,7 @@ const recordInput = z.object({
   fps: z.number().min(1).max(60).default(10),
   screenIndex: z.number().int().min(0).max(63).optional(),
   monitor: z.number().int().min(0).max(63).optional().describe('Alias of screenIndex (Windows tray).'),
-  includeAudio: z.boolean().default(false).describe('Record the default audio input too (needs microphone consent where the host separates it).'),
+  includeAudio: z.boolean().default(false).describe('Record the default audio input too (needs microphone consent as well).'),
   includePointer: z.boolean().default(true),
   format: z.literal('mp4').default('mp4'),
 });
@@ -115,6 +115,8 @@ function createRecordCommand(options: ScreenCapabilityOptions) {
     description: `Records one screen to an mp4 (default ${DEFAULT_SCREEN_RECORD_MS / 1000} s, at most ${MAX_SCREEN_RECORD_MS / 1000} s); the user is notified while it runs.`,
     annotations: { title: 'Record the screen', readOnly: true, openWorld: false },
     consent: 'screen',
+    // Sound comes from the microphone: it needs that consent too.
+    consentFor: (args) => (args.includeAudio ? ['microphone'] : []),
     availability: recordProbe(options),
     input: recordInput,
     async execute(args, ctx) {

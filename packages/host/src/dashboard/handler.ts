@@ -21,7 +21,15 @@ import type { DashboardHostView, Route } from './types.js';
 /** Every `/api/*` route, in the contract's order. */
 export const DASHBOARD_ROUTES: readonly Route[] = [
   ...sessionRoutes,
-  ['DELETE', '/api/session', () => json(200, { ok: true }, { 'set-cookie': `${DASHBOARD_SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` })],
+  [
+    'DELETE',
+    '/api/session',
+    ({ session, sessions }) => {
+      // Ended on the host too: a copy of the cookie (another tab, a stolen value) opens nothing afterwards.
+      sessions.end(session.id);
+      return json(200, { ok: true }, { 'set-cookie': `${DASHBOARD_SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` });
+    },
+  ],
   ...statusRoutes,
   ...eventRoutes,
   ...approvalRoutes,
@@ -55,12 +63,28 @@ function login(url: URL, options: DashboardHandlerOptions): Response {
 }
 
 /**
+ * `view` whose settings changes are logged by the paths they changed (never the values: they can
+ * be secrets), whichever route made them (settings, servers, gateway).
+ */
+function auditedView(view: DashboardHostView): DashboardHostView {
+  return {
+    ...view,
+    async patchSettings(patch) {
+      const result = await view.patchSettings(patch);
+      if (result.ok && result.changed.length > 0) view.log('info', `dashboard: settings changed: ${result.changed.join(', ')}`);
+      return result;
+    },
+  };
+}
+
+/**
  * The dashboard's request handler: the Host and Origin gate on everything, `/login`, the session-
  * and CSRF-checked `/api/*` routes, and the built UI (its page only with a session).
  */
 export function createDashboardHandler(options: DashboardHandlerOptions): (request: Request, context: { signal: AbortSignal }) => Promise<Response> {
   const route = createRouter(DASHBOARD_ROUTES);
   const files = createStaticFiles(options.uiDir);
+  const host = auditedView(options.host);
   return async (request, { signal }) => {
     const gate = options.gate();
     const refused = checkRequestOrigin(request, gate);
@@ -73,7 +97,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): (reque
       if (session instanceof Response) return session;
       const match = route(method, path);
       if (match instanceof Response) return match;
-      return match.handler({ request, session, params: match.params, url, signal, host: options.host });
+      return match.handler({ request, session, sessions: options.sessions, params: match.params, url, signal, host });
     }
     if (method !== 'GET' && method !== 'HEAD') return apiError(405, 'method', 'only GET outside /api/');
     // Only a GET spends a code (a HEAD from a link preview must not).

@@ -62,4 +62,15 @@ describe('dashboard sessions', () => {
     expect(codes.size).toBe(50);
     for (const code of codes) expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
+
+  it('end() signs one session out; others stay', () => {
+    const sessions = createDashboardSessions();
+    const one = sessions.exchange(sessions.mintCode())!;
+    const two = sessions.exchange(sessions.mintCode())!;
+    sessions.end(one.id);
+    sessions.end(undefined);
+    sessions.end('no-such-session');
+    expect(sessions.get(one.id)).toBeUndefined();
+    expect(sessions.get(two.id)).toBe(two);
+  });
 });

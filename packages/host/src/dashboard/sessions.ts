@@ -34,6 +34,8 @@ export interface DashboardSessions {
   exchange(code: string): DashboardSession | undefined;
   /** The live session with this cookie value (and marks it used), else `undefined`. */
   get(id: string | undefined): DashboardSession | undefined;
+  /** Ends the session with this cookie value (sign-out): its cookie opens nothing any more. */
+  end(id: string | undefined): void;
   /** True when `token` is the session's CSRF token (constant time). */
   checkCsrf(session: DashboardSession, token: string | undefined): boolean;
   /** Ends every session and forgets every code. */
@@ -104,6 +106,9 @@ export function createDashboardSessions(options: DashboardSessionsOptions = {}):
       }
       session.lastSeen = at;
       return session;
+    },
+    end(id) {
+      if (id) sessions.delete(key(id));
     },
     checkCsrf(session, token) {
       if (token === undefined) return false;

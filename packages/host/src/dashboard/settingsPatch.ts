@@ -13,6 +13,8 @@ export type SettingsPatchResult =
   | {
       readonly ok: true;
       readonly settings: Record<string, unknown>;
+      /** Every setting path this change altered (two levels deep, e.g. `consent.screen`). */
+      readonly changed: readonly string[];
       /** Changed paths the running host applied. */
       readonly applied: readonly string[];
       /** Every path changed since start that applies after a restart. */
@@ -34,24 +36,32 @@ function maskValues(record: unknown): unknown {
   return Object.fromEntries(Object.keys(record).map((key) => [key, SECRET_MASK]));
 }
 
+/** `value` with every string under a secret-named key masked, at any depth (`auth.client_secret`, a plugin's `apiKey`). */
+function maskSecretNamed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskSecretNamed);
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, typeof item === 'string' && SECRET_KEY.test(key) ? SECRET_MASK : maskSecretNamed(item)]));
+}
+
 function maskServer(entry: unknown): unknown {
   if (!isPlainObject(entry)) return entry;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
     if (key === 'env' || key === 'headers') out[key] = maskValues(value);
     else if (typeof value === 'string' && SECRET_KEY.test(key)) out[key] = SECRET_MASK;
-    else out[key] = value;
+    else out[key] = maskSecretNamed(value);
   }
   return out;
 }
 
-/** The settings with every secret masked: `node.token`, imported servers' env and header values, secret-named fields. */
+/** The settings with every secret masked: `node.token`, imported servers' env and header values, secret-named fields at any depth (servers, plugin settings). */
 export function maskSettings(settings: Settings): Record<string, unknown> {
   const out = structuredClone(settings) as Record<string, unknown>;
   const node = out.node as Record<string, unknown>;
   if (typeof node.token === 'string') node.token = SECRET_MASK;
   const mcpClient = out.mcpClient as Record<string, unknown> | undefined;
   if (mcpClient && Array.isArray(mcpClient.servers)) mcpClient.servers = mcpClient.servers.map(maskServer);
+  if (isPlainObject(out.pluginSettings)) out.pluginSettings = maskSecretNamed(out.pluginSettings);
   return out;
 }
 
@@ -143,7 +153,7 @@ export async function applySettingsPatch(patch: unknown, options: ApplySettingsO
   const failed = await options.applyLive(live, after);
   const applied = live.filter((path) => !failed.some((failure) => failure.path === path));
   const restartNeeded = options.needRestart(changed.filter((path) => !isLivePath(path)));
-  return { ok: true, settings: maskSettings(after), applied, restartNeeded, ...(failed.length ? { failed } : {}) };
+  return { ok: true, settings: maskSettings(after), changed, applied, restartNeeded, ...(failed.length ? { failed } : {}) };
 }
 
 /** Applies the settings paths it owns (`owns`) to a running host. */

@@ -1,7 +1,7 @@
 import type { ApprovalBroker } from '@capnode/capabilities';
 import type { HostPaths } from '../paths.js';
 import type { SettingsStore } from '../settings.js';
-import type { DashboardSession } from './sessions.js';
+import type { DashboardSession, DashboardSessions } from './sessions.js';
 import type { SettingsPatchResult } from './settingsPatch.js';
 
 /** What the dashboard reads and drives of its host (the host builds it; no import of host.ts here). */
@@ -32,6 +32,8 @@ export interface DashboardHostView {
 export interface RouteContext {
   readonly request: Request;
   readonly session: DashboardSession;
+  /** The session store (sign-out ends `session` there). */
+  readonly sessions: DashboardSessions;
   /** Path parameters, decoded. */
   readonly params: Readonly<Record<string, string>>;
   readonly url: URL;

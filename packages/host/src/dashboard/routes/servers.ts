@@ -78,6 +78,8 @@ async function testServer({ params, host, signal }: RouteContext): Promise<Respo
   const setup = resolveMcpClientSettings(host.settings.reload());
   const server = setup.config.servers.find((candidate) => same(candidate.name, params.name ?? ''));
   if (!server) return apiError(404, 'not_found', `no MCP server '${params.name}'`);
+  // A test starts the server's command (stdio) or connects to its URL: said in the host log.
+  host.log('info', `dashboard: testing MCP server '${server.name}'`);
   const { createMcpRuntime } = await import('@capnode/mcp-client/node');
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(TEST_TIMEOUT_MS)]);
   const config = { ...setup.config, enabled: true, deferred_loading: false, servers: [{ ...server, enabled: true }] };

@@ -34,7 +34,9 @@ export const tokenRoutes: readonly Route[] = [
     '/api/token/reveal',
     (context) => {
       const token = readToken(context);
-      return token instanceof Response ? token : json(200, { token });
+      if (token instanceof Response) return token;
+      context.host.log('info', 'dashboard: the MCP token was revealed');
+      return json(200, { token });
     },
   ],
   [
@@ -42,6 +44,7 @@ export const tokenRoutes: readonly Route[] = [
     '/api/token/rotate',
     async (context) => {
       await context.host.rotateToken();
+      context.host.log('info', 'dashboard: the MCP token was rotated');
       const token = readToken(context);
       return token instanceof Response ? token : json(200, { masked: maskSecret(token) });
     },
