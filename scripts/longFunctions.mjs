@@ -3,8 +3,10 @@
  * Lists functions and closures longer than the style limit (BRIEF: "no function/closure over ~150
  * lines") in packages/*\/src and apps/*\/src, tests excluded, using the TypeScript compiler API.
  *
- * Usage: node scripts/longFunctions.mjs [--max 150] [--json]
- * Exit status 1 when an offender is listed (the allowlist in longFunctions.allow.json excepted).
+ * Usage: node scripts/longFunctions.mjs [--max 150] [--json] [--root <repo>]
+ * Exit status 1 when an offender is not on the allowlist (`scripts/longFunctions.allow.json`:
+ * `{ "<file>#<name>": "<why it is not split yet>" }`), or when an allowlist entry is no longer an
+ * offender (remove it); 2 on bad arguments.
  */
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
@@ -110,22 +112,30 @@ export const offenderKey = (offender) => `${offender.file}#${offender.name}`;
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
-  const maxIndex = args.indexOf('--max');
-  const max = maxIndex >= 0 ? Number(args[maxIndex + 1]) : 150;
+  const valueOf = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+  const max = Number(valueOf('--max') ?? 150);
   if (!Number.isInteger(max) || max < 1) {
     process.stderr.write('longFunctions: --max takes a positive whole number of lines\n');
     process.exit(2);
   }
-  const offenders = findLongFunctions({ max });
-  const allow = readAllowlist();
+  const base = valueOf('--root') ?? root;
+  if (!existsSync(base)) {
+    process.stderr.write(`longFunctions: --root ${base} does not exist\n`);
+    process.exit(2);
+  }
+  const offenders = findLongFunctions({ max, base });
+  const allow = readAllowlist(base);
+  const found = new Set(offenders.map(offenderKey));
+  const stale = Object.keys(allow).filter((key) => !found.has(key));
   if (args.includes('--json')) {
-    process.stdout.write(`${JSON.stringify(offenders.map((o) => ({ ...o, allowed: allow[offenderKey(o)] ?? null })), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ offenders: offenders.map((o) => ({ ...o, allowed: allow[offenderKey(o)] ?? null })), stale }, null, 2)}\n`);
   } else {
     for (const o of offenders) {
       const reason = allow[offenderKey(o)];
       process.stdout.write(`${String(o.lines).padStart(4)} lines  ${o.file}:${o.line}  ${o.name}${reason ? `  (allowed: ${reason})` : ''}\n`);
     }
+    for (const key of stale) process.stdout.write(`stale allowlist entry (no longer over ${max} lines; remove it): ${key}\n`);
     if (offenders.length === 0) process.stdout.write(`no function or closure over ${max} lines\n`);
   }
-  process.exitCode = offenders.some((o) => !allow[offenderKey(o)]) ? 1 : 0;
+  process.exitCode = offenders.some((o) => !allow[offenderKey(o)]) || stale.length > 0 ? 1 : 0;
 }
