@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { rotateToken as rotateTokenFile } from '@capnode/mcp-server/node';
-import { createLiveSettings } from './dashboard/settingsPatch.js';
 import { HostError } from './errors.js';
 import { HOST_LOG_MAX_FILES, HOST_LOG_ROTATE_BYTES, type Host, type HostOptions } from './hostTypes.js';
-import { createControlSurfaces } from './internal/controlSurfaces.js';
 import { closeHostParts, createBackgroundWork } from './internal/hostClose.js';
 import { createHostCore } from './internal/hostCore.js';
 import { createHostLogging } from './internal/hostLogging.js';
+import { createHostServing } from './internal/hostServing.js';
 import { assembleHostStatus, type HostStatusSources } from './internal/hostStatus.js';
-import { createHttpMode } from './internal/httpMode.js';
-import { createListen, createMcpListener } from './internal/mcpListener.js';
-import { createRuntimeFiles } from './internal/runtimeFiles.js';
-import { createStdioMode } from './internal/stdioMode.js';
 import { hostPaths, resolveHome } from './paths.js';
 
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './hostTypes.js';
@@ -32,7 +27,6 @@ export function createHost(options: HostOptions = {}): Host {
     announced = true;
   };
   const version = options.version ?? DEFAULT_VERSION;
-  const serverInfo = { name: 'capnode', version };
   const started = Date.now();
   /** Tells this host's files (`host.json`, `run/*`) from another host's of the same process. */
   const instance = randomBytes(8).toString('hex');
@@ -44,43 +38,25 @@ export function createHost(options: HostOptions = {}): Host {
 
   let closed = false;
   let closing: Promise<void> | undefined;
-  const isClosed = () => closed;
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const background = createBackgroundWork(log);
 
-  const { dashboard, adminHandler } = createControlSurfaces({ core, paths, env, version, log, signal: adminStreams.signal, host: () => host, restartNeeded: () => liveSettings.restartNeeded() });
-  const runtime = createRuntimeFiles({ instance, started, version, dashboardUrl: () => dashboard.status().url, log });
-  const listen = createListen({ invoker, settings, serverInfo, adminHandler, log });
-  const listener = createMcpListener({ paths, settings, ...address(options), listen, knownSecrets, fileLog, closed: isClosed });
-  const adminOnly = { paths, listen, runtime, knownSecrets, log };
-  const http = createHttpMode({
+  const { dashboard, listener, http, stdio, liveSettings } = createHostServing({
+    options,
+    core,
     paths,
-    settings,
     env,
-    instance,
+    logging,
     version,
-    ...address(options),
-    ...(options.gateway === undefined ? {} : { gatewayOverride: options.gateway }),
-    plugins,
-    dashboard,
-    gateway,
-    imports,
-    listener,
-    runtime,
-    adminOnly,
-    log,
-    fileLog,
-    closed: isClosed,
-    status: () => host.status(),
+    instance,
+    started,
+    closed: () => closed,
+    host: () => host,
     announce,
-    inBackground: (work) => background.run(work),
+    background,
+    adminSignal: adminStreams.signal,
   });
-  const stdio = createStdioMode({ paths, invoker, serverInfo, plugins, imports, dashboard, runtime, adminOnly, log, fileLog, announce });
-  const liveSettings = createLiveSettings(settings, [
-    { owns: (path) => path === 'mcp.enabled', apply: (next) => http.applyMcpEnabled(next.mcp.enabled) },
-    { owns: (path) => path.startsWith('node.'), apply: (next) => http.applyNodeSettings(next) },
-  ]);
 
   const statusSources: HostStatusSources = {
     version,
@@ -167,9 +143,4 @@ export function createHost(options: HostOptions = {}): Host {
     [Symbol.asyncDispose]: () => host.close(),
   };
   return host;
-}
-
-/** This run's address and port overrides, as option spreads. */
-function address(options: HostOptions): { host?: string; port?: number } {
-  return { ...(options.host === undefined ? {} : { host: options.host }), ...(options.port === undefined ? {} : { port: options.port }) };
 }
