@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledTrayHelper, runnableTrayHelper } from '../../apps/tray/src/helperBinary.js';
-import { createInProcessLink } from '../../apps/tray/src/hostLink.js';
+import { createInProcessLink, inProcessHostOptions } from '../../apps/tray/src/hostLink.js';
 import { startTray } from '../../apps/tray/src/tray.js';
 import { startTestDisplay, type TestDisplay } from '../support/display.js';
 import { eventually } from '../support/poll.js';
@@ -113,6 +113,45 @@ describe.runIf(process.platform === 'linux' && hasNotificationServer)('a notific
       expect((await second).isError).toBe(true);
     } finally {
       await tray.close();
+      notifications.child.kill();
+    }
+  });
+});
+
+describe.runIf(process.platform === 'linux' && hasNotificationServer)('one notification per pending approval with the tray', () => {
+  const hostNotice = (entry: Shown) => entry.summary === 'capnode: approval needed (system.run)' && entry.actions.length === 0;
+
+  it('a host on its own raises its plain notification (what the tray turns off)', { timeout: 60_000 }, async () => {
+    await using display = await startTestDisplay();
+    const notifications = await startNotificationServer(display.env, '');
+    await using test = await startTestHost({ clientName: 'host-notify', host: { env: display.env } });
+    try {
+      const call = test.call('system.run', { command: [process.execPath, '-e', '1'] });
+      await eventually(() => notifications.shown.some(hostNotice), { what: "the host's own notification", ...slow });
+      test.host.approvals.resolve(test.host.approvals.list()[0]!.id, 'deny');
+      await call;
+    } finally {
+      notifications.child.kill();
+    }
+  });
+
+  it("the tray's in-process host (inProcessHostOptions) leaves it to the tray: only the actionable notification is raised", { timeout: 60_000 }, async () => {
+    await using display = await startTestDisplay();
+    using bin = tempDir('capnode-tray-bin-');
+    const notifications = await startNotificationServer(display.env, '');
+    await using test = await startTestHost({ clientName: 'tray-notify-once', host: inProcessHostOptions({ env: display.env }) });
+    await using tray = await startTray({ link: createInProcessLink(test.host), env: display.env, helperFile: runnableTrayHelper(bundledTrayHelper(), join(bin.path, 'cache')), onLog: () => {} });
+    try {
+      const call = test.call('system.run', { command: [process.execPath, '-e', '1'] });
+      await eventually(() => notifications.shown.some((entry) => entry.actions.includes('open')), { what: 'the tray notification', ...slow });
+      // The host's notice would be spawned with the request, beside the tray's: give it time to show up.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(notifications.shown).toHaveLength(1);
+      expect(notifications.shown.some(hostNotice)).toBe(false);
+      test.host.approvals.resolve(test.host.approvals.list()[0]!.id, 'deny');
+      await call;
+      await eventually(() => tray.state().pendingApprovals === 0, { what: 'no pending approval', ...slow });
+    } finally {
       notifications.child.kill();
     }
   });

@@ -4,7 +4,7 @@ import { createHost, isHostError, type Host } from '@capnode/host';
 import { hostPaths, resolveHome } from '@capnode/host/paths';
 import { discoverAdminTarget } from './adminClient.js';
 import { isTrayError } from './errors.js';
-import { createAttachedLink, createInProcessLink, type TrayHostLink } from './hostLink.js';
+import { createAttachedLink, createInProcessLink, inProcessHostOptions, type TrayHostLink } from './hostLink.js';
 import { startTray } from './tray.js';
 
 const HELP = `capnode-tray — the capnode host as a tray / menu-bar icon
@@ -27,7 +27,7 @@ async function startOwnHost(): Promise<Host | 'locked'> {
   const { limitYoungGenerationGrowth } = await import('@capnode/mcp-server/node');
   // This process serves MCP requests for as long as it runs: keep young-generation pauses short.
   limitYoungGenerationGrowth();
-  const host = createHost({ version: version() });
+  const host = createHost(inProcessHostOptions({ version: version() }));
   try {
     await host.start();
   } catch (error) {

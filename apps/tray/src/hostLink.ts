@@ -1,5 +1,5 @@
 import type { PendingApproval } from '@capnode/capabilities';
-import type { Host } from '@capnode/host';
+import type { Host, HostOptions } from '@capnode/host';
 import { readTokenFile, type HostPaths } from '@capnode/host/paths';
 import { adminRequest, discoverAdminTarget, readServerSentEvents, type AdminTarget } from './adminClient.js';
 import { TrayError } from './errors.js';
@@ -144,7 +144,16 @@ export function createAttachedLink(paths: HostPaths): TrayHostLink {
 }
 
 /**
- * A link to a host this process runs: status, approvals, settings and the dashboard login straight
+ * The options of the host the tray runs in this process (`createHost(inProcessHostOptions(...))`):
+ * the host's own desktop notification per pending approval is off, since the tray raises its own,
+ * actionable one ("Open approvals"); a request is announced once.
+ */
+export function inProcessHostOptions(options: HostOptions = {}): HostOptions {
+  return { ...options, approvalNotifications: false };
+}
+
+/**
+ * A link to a host this process runs (created with {@link inProcessHostOptions}): status, approvals, settings and the dashboard login straight
  * from the host object (no HTTP, so "Resume MCP server" works while the listener is stopped).
  */
 export function createInProcessLink(host: Host): TrayHostLink {

@@ -25,6 +25,7 @@ describe('@capnode/tray entry', () => {
       'dashboardPageUrl',
       'discoverAdminTarget',
       'followApprovalEvents',
+      'inProcessHostOptions',
       'isTrayError',
       'loadTrayIcons',
       'notifyApproval',

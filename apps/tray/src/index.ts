@@ -11,7 +11,7 @@ export { trayAssetsDir, loadTrayIcons } from './icons.js';
 export type { AdminTarget, ServerSentEvent } from './adminClient.js';
 export { ADMIN_REQUEST_TIMEOUT_MS, discoverAdminTarget, adminRequest, readServerSentEvents } from './adminClient.js';
 export type { SettingsPatch, TrayHostLink } from './hostLink.js';
-export { createAttachedLink, createInProcessLink, followApprovalEvents } from './hostLink.js';
+export { createAttachedLink, createInProcessLink, followApprovalEvents, inProcessHostOptions } from './hostLink.js';
 export type { DesktopOptions } from './desktop.js';
 export { writeClipboard, openInBrowser, notifyApproval, approvalNotificationText } from './desktop.js';
 export type { TrayLogLevel, TrayOptions, Tray } from './tray.js';

@@ -107,6 +107,37 @@ function toAuditRecord(request: InvocationRequest, outcome: InvocationOutcome): 
 }
 
 /**
+ * Opens `path` for appending (mode 0600, never through a symlink), rotating it first when it is
+ * already at `rotateBytes`; a regular file's group/other bits are cleared. `size` is 0 for anything
+ * but a regular file (no rotation then).
+ */
+async function openAuditFile(path: string, rotateBytes: number, rotate: () => Promise<void>): Promise<{ handle: FileHandle; regular: boolean; size: number }> {
+  let opened = await open(path, OPEN_FLAGS, 0o600);
+  let stats = await opened.stat();
+  const regular = stats.isFile();
+  if (regular && stats.size >= rotateBytes && stats.size > 0) {
+    await opened.close();
+    await rotate();
+    opened = await open(path, OPEN_FLAGS, 0o600);
+    stats = await opened.stat();
+  }
+  if (regular && process.platform !== 'win32' && (stats.mode & 0o077) !== 0) await opened.chmod(0o600);
+  return { handle: opened, regular, size: regular ? stats.size : 0 };
+}
+
+/** `'settled'` when `work` settles within `ms`, else `'timeout'` (the timer never keeps the process alive). */
+async function settledWithin(work: Promise<void>, ms: number): Promise<'settled' | 'timeout'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+    timer.unref?.();
+  });
+  const result = await Promise.race([work.then(() => 'settled' as const), timedOut]);
+  clearTimeout(timer);
+  return result;
+}
+
+/**
  * Opens `audit.log` (mode 0600, appended, never through a symlink) and returns an `afterInvoke`
  * hook that queues one JSON line per invocation: command, transport, caller, argument hash,
  * outcome code, duration. The hook never waits for the disk: records are written in the background,
@@ -155,18 +186,10 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   }
 
   async function openLog(): Promise<FileHandle> {
-    let opened = await open(path, OPEN_FLAGS, 0o600);
-    let stats = await opened.stat();
-    regular = stats.isFile();
-    if (regular && stats.size >= rotateBytes && stats.size > 0) {
-      await opened.close();
-      await rotate();
-      opened = await open(path, OPEN_FLAGS, 0o600);
-      stats = await opened.stat();
-    }
-    if (regular && process.platform !== 'win32' && (stats.mode & 0o077) !== 0) await opened.chmod(0o600);
-    size = regular ? stats.size : 0;
-    return opened;
+    const opened = await openAuditFile(path, rotateBytes, rotate);
+    regular = opened.regular;
+    size = opened.size;
+    return opened.handle;
   }
 
   async function writeBatch(batch: string[], bytes: number): Promise<void> {
@@ -249,14 +272,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     close() {
       closing ??= (async () => {
         closed = true;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const timedOut = new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(() => resolve('timeout'), closeTimeoutMs);
-          timer.unref?.();
-        });
-        const result = await Promise.race([flush().then(() => 'flushed' as const), timedOut]);
-        clearTimeout(timer);
-        if (result === 'timeout') {
+        if ((await settledWithin(flush(), closeTimeoutMs)) === 'timeout') {
           // A stalled disk: what still waits is lost; the pending write finishes (or not) on its own.
           const waiting = queue.length;
           queue = [];

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import type { ApprovalBroker, Invoker } from '@capnode/capabilities';
 import type { ApprovalRequest, Logger, McpRuntime, McpServerConfig, ServerDiagnostic } from '@capnode/mcp-client';
-import type { HostLogLevel } from './host.js';
+import type { HostLogLevel } from './logLevel.js';
 import { DEFAULT_MCP_CLIENT_AGENT, resolveMcpClientSettings, type McpClientSetup } from './mcpClientSettings.js';
 import { requestToolApproval } from './pipeline.js';
 import type { Settings, SettingsStore } from './settings.js';

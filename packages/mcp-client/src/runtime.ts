@@ -9,6 +9,7 @@ import { CapabilityAdapter } from './internal/capabilityAdapter.js';
 import { Catalog } from './internal/catalog.js';
 import { RuntimeEvents } from './internal/events.js';
 import { ServerPool } from './internal/serverPool.js';
+import type { ServerRequestHooks } from './internal/serverRequests.js';
 import { createServerToolCommands, PROMPTS_TOOL, RESOURCES_TOOL } from './internal/serverTools.js';
 import { SEARCH_TOOL } from './internal/toolSearch.js';
 import { ToolMap } from './internal/toolMap.js';
@@ -42,6 +43,32 @@ function selectServers(from: McpConfig, options: McpRuntimeOptions): Selection {
 }
 
 /**
+ * The scrubber and policy of whatever selection is current (they follow config reloads); the
+ * scrubber says how long the longest secret is, so scrubAndCap scrubs a window that holds it.
+ */
+function followSelection(current: () => Selection): { scrub: SecretScrubber; policy: ToolPolicy } {
+  const scrub = Object.defineProperty((text: string) => current().scrub(text), 'longestSecret', { get: () => current().scrub.longestSecret }) as SecretScrubber;
+  const policy: ToolPolicy = {
+    get profile() {
+      return current().policy.profile;
+    },
+    isAuthorized: (name) => current().policy.isAuthorized(name),
+    needsApproval: (name) => current().policy.needsApproval(name),
+  };
+  return { scrub, policy };
+}
+
+/** The server-to-client request handlers the options set (sampling, elicitation, roots). */
+function requestHooksOf(options: McpRuntimeOptions): ServerRequestHooks {
+  return {
+    ...(options.onSampling ? { onSampling: options.onSampling } : {}),
+    ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
+    ...(options.forwardElicitation ? { forwardElicitation: true } : {}),
+    ...(options.roots ? { roots: options.roots } : {}),
+  };
+}
+
+/**
  * Creates the runtime over a platform (connector and binary store). `@capnode/mcp-client/node`
  * wraps this as `createMcpRuntime`.
  *
@@ -53,15 +80,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   if (options.signal?.aborted) throw new McpClientError('aborted', 'MCP runtime startup was aborted.', { cause: options.signal.reason });
   let current = config;
   let selection = selectServers(config, options);
-  // Follows config reloads; says how long the longest secret is, so scrubAndCap scrubs a window that holds it.
-  const scrub = Object.defineProperty((text: string) => selection.scrub(text), 'longestSecret', { get: () => selection.scrub.longestSecret }) as SecretScrubber;
-  const policy: ToolPolicy = {
-    get profile() {
-      return selection.policy.profile;
-    },
-    isAuthorized: (name) => selection.policy.isAuthorized(name),
-    needsApproval: (name) => selection.policy.needsApproval(name),
-  };
+  const { scrub, policy } = followSelection(() => selection);
   let closed = false;
   let closing: Promise<void> | undefined;
   const events = new RuntimeEvents(logger);
@@ -77,12 +96,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       catalog.dirty = true;
       rebuildSoon();
     },
-    requestHooks: {
-      ...(options.onSampling ? { onSampling: options.onSampling } : {}),
-      ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
-      ...(options.forwardElicitation ? { forwardElicitation: true } : {}),
-      ...(options.roots ? { roots: options.roots } : {}),
-    },
+    requestHooks: requestHooksOf(options),
     emit: (event) => events.emit(event),
   });
   const serverCommands = createServerToolCommands(() => pool.access((server) => catalog.serverPart(server)));

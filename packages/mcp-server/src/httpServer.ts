@@ -6,7 +6,7 @@ import { isJsonContentType } from '@modelcontextprotocol/server';
 import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
 import { Admission } from './internal/admission.js';
 import { browserHeader, canonicalPath, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './internal/gates.js';
-import { createMcpCore } from './internal/mcpCore.js';
+import { createMcpCore, type McpCore } from './internal/mcpCore.js';
 import { writeAnswer } from './internal/nodeWrite.js';
 import { readBody } from './internal/readBody.js';
 import { jsonRpcErrorReply, textReply, type Reply } from './internal/responses.js';
@@ -369,16 +369,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   // Not a Set: see SlotMap for why per-request entries stay out of long-lived hash tables.
   const live = new SlotMap<LiveRequest, true>();
   let closing = false;
-  const sessions =
-    maxSessions === 0
-      ? undefined
-      : new HttpSessions({
-          maxSessions,
-          idleTimeoutMs: sessionIdleTimeoutMs,
-          createServer: (lifetimeOf) => core.sessionServer(lifetimeOf),
-          onError: (error) => log('error', `mcp session: ${error instanceof Error ? error.message : String(error)}`),
-          onLog: (message) => log('info', message),
-        });
+  const sessions = maxSessions === 0 ? undefined : createSessions(maxSessions, sessionIdleTimeoutMs, core, log);
   let origin = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`;
 
   const servePost = async (incoming: IncomingMessage, request: LiveRequest, path: string): Promise<Reply | Response> => {
@@ -473,18 +464,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   const close = (): Promise<void> => {
     closed ??= (async () => {
       closing = true;
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      if (!(await admission.idle(drainTimeoutMs))) {
-        log('warning', `shutdown: aborting ${admission.active} request(s) still in flight after ${drainTimeoutMs} ms`);
-        for (const entry of live.keys()) if (entry.admitted) entry.abort(new Error('server shutting down'));
-        await admission.idle(DEFAULTS.abortGraceMs);
-      }
-      await sessions?.close();
-      for (const entry of live.keys()) entry.abort(new Error('server shutting down'));
-      server.closeAllConnections();
-      await stopped;
-      await core.mcp.close();
+      await drainAndClose({ server, admission, live, sessions, mcp: core.mcp, drainTimeoutMs, log });
       options.signal?.removeEventListener('abort', onSignal);
       log('info', 'closed');
     })();
@@ -512,6 +492,46 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The HTTP sessions (Streamable HTTP, legacy SSE), each served by its own SDK server of `core`. */
+function createSessions(maxSessions: number, idleTimeoutMs: number, core: McpCore, log: (level: 'error' | 'info', message: string) => void): HttpSessions {
+  return new HttpSessions({
+    maxSessions,
+    idleTimeoutMs,
+    createServer: (lifetimeOf) => core.sessionServer(lifetimeOf),
+    onError: (error) => log('error', `mcp session: ${error instanceof Error ? error.message : String(error)}`),
+    onLog: (message) => log('info', message),
+  });
+}
+
+/**
+ * Shutdown order: stop accepting, close idle connections, let admitted requests finish within
+ * `drainTimeoutMs` (then abort them, with a grace), close the sessions, abort what is left, drop
+ * every connection, then close the MCP core.
+ */
+async function drainAndClose(parts: {
+  readonly server: ReturnType<typeof createServer>;
+  readonly admission: Admission;
+  readonly live: SlotMap<LiveRequest, true>;
+  readonly sessions: HttpSessions | undefined;
+  readonly mcp: { close(): Promise<void> };
+  readonly drainTimeoutMs: number;
+  readonly log: (level: 'warning', message: string) => void;
+}): Promise<void> {
+  const { server, admission, live, drainTimeoutMs } = parts;
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  if (!(await admission.idle(drainTimeoutMs))) {
+    parts.log('warning', `shutdown: aborting ${admission.active} request(s) still in flight after ${drainTimeoutMs} ms`);
+    for (const entry of live.keys()) if (entry.admitted) entry.abort(new Error('server shutting down'));
+    await admission.idle(DEFAULTS.abortGraceMs);
+  }
+  await parts.sessions?.close();
+  for (const entry of live.keys()) entry.abort(new Error('server shutting down'));
+  server.closeAllConnections();
+  await stopped;
+  await parts.mcp.close();
 }
 
 /** A cheap look at the method only: the SDK validates the message itself. */

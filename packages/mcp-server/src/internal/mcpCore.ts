@@ -1,48 +1,29 @@
 import { createCancellationTracker } from '@capnode/protocol';
-import {
-  CLIENT_INFO_META_KEY,
-  createMcpHandler,
-  isJsonContentType,
-  readRequestBody,
-  type InboundHttpRequest,
-  type JSONRPCNotification,
-  type JSONRPCRequest,
-  type McpRequestContext,
-  type MessageClassification,
-  type Server,
-  type ServerContext,
-} from '@modelcontextprotocol/server';
-import type { CapnodeMcp, CapnodeMcpOptions, CreateServerOptions, McpFetchOptions } from '../capnodeMcp.js';
+import { isJsonContentType, readRequestBody, type InboundHttpRequest, type JSONRPCNotification, type JSONRPCRequest, type MessageClassification, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import type { CapnodeMcp, CapnodeMcpOptions, McpFetchOptions } from '../capnodeMcp.js';
 import { createToolsListCache } from '../tools.js';
-import { AbortLatch, hookFromSignal, type AbortHook } from './abortLatch.js';
-import { buildServer, requestEntry, type ServerWiring } from './buildServer.js';
+import { hookFromSignal, type AbortHook } from './abortLatch.js';
+import type { ServerWiring } from './buildServer.js';
 import { BOUND_MODERN_REVISION, classifyPost } from './classify.js';
+import { createConnectionServers } from './connectionServers.js';
 import { Exchange } from './exchange.js';
+import { createModernEntry, multiplexedServer } from './modernEntry.js';
+import { acceptsEventStream, type PostInbound } from './postInbound.js';
 import { jsonRpcErrorReply, noSessionReply, toResponse, type Reply } from './responses.js';
 import { SessionlessTransport } from './sessionlessTransport.js';
-import type { CallScope } from './toolCall.js';
 import { supportedProtocolVersions } from './versions.js';
+
+export type { PostInbound } from './postInbound.js';
 
 const DEFAULT_SERVER_INFO = { name: 'capnode', version: '0.1.0' };
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH = 100;
 const KEEP_ALIVE_MS = 15_000;
-const MODERN_POOL_SIZE = 64;
 
-interface ModernRequestInfo {
-  readonly lifetime: AbortHook | undefined;
-  readonly canStream: boolean;
-}
-
-const NOOP = (): void => {};
 const MODERN_CLASSIFICATION: MessageClassification = { era: 'modern', revision: BOUND_MODERN_REVISION };
 
 function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
-}
-
-function acceptsEventStream(inbound: PostInbound): boolean {
-  return inbound.header('accept')?.includes('text/event-stream') ?? false;
 }
 
 function echoId(body: unknown): string | number | null {
@@ -57,29 +38,6 @@ function unsupportedVersion(requested: string, body: unknown): Reply {
   return jsonRpcErrorReply(400, -32022, message, { supported: supportedProtocolVersions, requested }, echoId(body));
 }
 
-function clientNameOf(ctx: ServerContext, server: Server | undefined): string | undefined {
-  const info = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
-  if (typeof info?.name === 'string') return info.name;
-  const name = server?.getClientVersion()?.name;
-  return typeof name === 'string' ? name : undefined;
-}
-
-/** True when the client declared form elicitation (`elicitation: {}` means form, as the spec says). */
-function canElicitForm(server: Server | undefined): boolean {
-  const elicitation = server?.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined;
-  return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
-}
-
-/** The SDK's per-request signal, also aborted by the HTTP request's lifetime when there is one. */
-function callSignal(signal: AbortSignal, lifetime: AbortHook | undefined): AbortSignal | AbortLatch {
-  if (lifetime === undefined) return signal;
-  const latch = new AbortLatch();
-  if (signal.aborted) latch.abort(signal.reason);
-  else signal.addEventListener('abort', () => latch.abort(signal.reason), { once: true });
-  lifetime.subscribe((reason) => latch.abort(reason));
-  return latch;
-}
-
 function isRequestMessage(message: unknown): message is JSONRPCRequest {
   return typeof message === 'object' && message !== null && 'method' in message && 'id' in message;
 }
@@ -88,21 +46,48 @@ function isNotificationMessage(message: unknown): message is JSONRPCNotification
   return typeof message === 'object' && message !== null && 'method' in message && !('id' in message);
 }
 
-/**
- * One parsed JSON-RPC POST, as whichever HTTP layer received it describes it: the Node layer reads
- * headers straight off `IncomingMessage` and builds no web `Request` unless the SDK's per-request
- * entry needs one.
- */
-export interface PostInbound {
-  readonly body: unknown;
-  /** The body's text, so large numeric ids are echoed and matched exactly. */
-  readonly rawBody: string | undefined;
-  /** Aborts the calls this request started (deadline, client gone, shutdown). */
-  readonly lifetime: AbortHook | undefined;
-  /** A request header by lower-case name. */
-  header(name: string): string | undefined;
-  /** The web request handed to the SDK's per-request entry; `withSignal` when it must see disconnects. */
-  webRequest(withSignal: boolean): Request;
+/** The web face's POST as a {@link PostInbound}, or the error reply when its body is not JSON-RPC-shaped JSON within `maxBodyBytes`. */
+async function readFetchPost(request: Request, fetchOptions: McpFetchOptions, maxBodyBytes: number): Promise<{ inbound: PostInbound } | { reply: Reply }> {
+  let body = fetchOptions.parsedBody;
+  let rawBody = fetchOptions.rawBody;
+  if (body === undefined) {
+    if (!isJsonContentType(request.headers.get('content-type'))) {
+      return { reply: jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json') };
+    }
+    const read = await readRequestBody(request, maxBodyBytes);
+    if (read.tooLarge) return { reply: jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`) };
+    rawBody = read.text;
+    try {
+      body = JSON.parse(read.text);
+    } catch {
+      return { reply: jsonRpcErrorReply(400, -32700, 'Parse error: the body is not valid JSON') };
+    }
+  }
+  return {
+    inbound: {
+      body,
+      rawBody,
+      lifetime: fetchOptions.signal === undefined ? undefined : hookFromSignal(fetchOptions.signal),
+      header: (name) => request.headers.get(name) ?? undefined,
+      webRequest: () => request,
+    },
+  };
+}
+
+/** The classification input of a POST: its body and the MCP headers; a reply when the version header names a revision this server does not serve. */
+function classificationOf(inbound: PostInbound): InboundHttpRequest | Reply {
+  const body = inbound.body;
+  const classified: { -readonly [K in keyof InboundHttpRequest]: InboundHttpRequest[K] } = { httpMethod: 'POST', body };
+  const versionHeader = inbound.header('mcp-protocol-version')?.trim();
+  if (versionHeader !== undefined) {
+    if (!supportedProtocolVersions.includes(versionHeader)) return unsupportedVersion(versionHeader, body);
+    classified.protocolVersionHeader = versionHeader;
+  }
+  const methodHeader = inbound.header('mcp-method');
+  if (methodHeader !== undefined) classified.mcpMethodHeader = methodHeader;
+  const nameHeader = inbound.header('mcp-name');
+  if (nameHeader !== undefined) classified.mcpNameHeader = nameHeader;
+  return classified;
 }
 
 /** The public face plus the hot-path entry the Node HTTP layer uses. */
@@ -118,18 +103,12 @@ export interface McpCore {
   sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server;
 }
 
-/** Builds the MCP core behind `createCapnodeMcp`, plus the hot-path `servePost` the Node HTTP layer calls. */
-export function createMcpCore(options: CapnodeMcpOptions): McpCore {
-  const { invoker } = options;
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const reportError = (error: unknown): void => {
-    try {
-      options.onError?.(toError(error));
-    } catch {
-      // Reporting must never break serving.
-    }
-  };
-  const toolsList = createToolsListCache(invoker.registry);
+/**
+ * What every server instance of the core shares (server info, invoker, the cached tool list), and the
+ * cached JSON text of the current `tools/list` result, so the sessionless paths serialize it once per change.
+ */
+function createWiring(options: CapnodeMcpOptions, reportError: (error: unknown) => void): { wiring: ServerWiring; resultJson: (result: unknown) => string | undefined } {
+  const toolsList = createToolsListCache(options.invoker.registry);
   const toolsJson = new WeakMap<object, string>();
   const resultJson = (result: unknown): string | undefined => {
     if (result !== toolsList()) return undefined;
@@ -143,106 +122,38 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const wiring: ServerWiring = {
     serverInfo: { ...(options.serverInfo ?? DEFAULT_SERVER_INFO) },
     instructions: options.instructions,
-    invoker,
+    invoker: options.invoker,
     toolsList,
     onError: reportError,
   };
+  return { wiring, resultJson };
+}
 
-  const sessions = new Set<Server>();
-  /**
-   * A per-connection server (stdio, or one HTTP session) whose calls may stream and ask through the client's
-   * elicitation; `signalOf` gives each call's abort signal. Tracked in `sessions` until it closes.
-   */
-  const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal']): Server => {
-    let server: Server | undefined;
-    const scopeOf = (ctx: ServerContext): CallScope => ({
-      transport,
-      signal: signalOf(ctx),
-      canStream: true,
-      caller: clientNameOf(ctx, server),
-      requestId: String(ctx.mcpReq.id),
-      // A connection carries server-to-client requests on the call's own stream.
-      canElicit: canElicitForm(server),
-    });
-    server = buildServer(wiring, scopeOf, true);
-    const instance = server;
-    sessions.add(instance);
-    instance.onclose = () => {
-      sessions.delete(instance);
-    };
-    return instance;
+/** Builds the MCP core behind `createCapnodeMcp`, plus the hot-path `servePost` the Node HTTP layer calls. */
+export function createMcpCore(options: CapnodeMcpOptions): McpCore {
+  const { invoker } = options;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const reportError = (error: unknown): void => {
+    try {
+      options.onError?.(toError(error));
+    } catch {
+      // Reporting must never break serving.
+    }
   };
-  const createServer = (serverOptions: CreateServerOptions = {}): Server =>
-    connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal);
-  const sessionServer = (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server =>
-    connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)));
+  const { wiring, resultJson } = createWiring(options, reportError);
 
-  /** A long-lived server behind a multiplexing transport, which knows each call's scope. */
-  const multiplexed = (transport: SessionlessTransport, listChanged: boolean, boundRevision?: string): Server => {
-    const server = buildServer(
-      wiring,
-      (ctx) => {
-        const call = transport.call(ctx.mcpReq.id);
-        return {
-          transport: 'mcp-http',
-          signal: call?.signal ?? ctx.mcpReq.signal,
-          canStream: call?.canStream ?? false,
-          caller: clientNameOf(ctx, undefined),
-          requestId: call?.requestId ?? String(ctx.mcpReq.id),
-        };
-      },
-      listChanged,
-      boundRevision,
-    );
-    server.connect(transport).then(() => {
-      transport.deliverRequest = requestEntry(server);
-    }, reportError);
-    return server;
-  };
-
+  const connections = createConnectionServers(wiring);
   const tracker = createCancellationTracker();
   const sessionless = new SessionlessTransport(tracker, resultJson);
-  const sessionlessServer = multiplexed(sessionless, false);
+  const sessionlessServer = multiplexedServer(wiring, sessionless, reportError, false);
 
   // Per-request (2026-07-28) tools/call and tools/list that need nothing of the SDK's per-request
   // entry but its checks are served by one long-lived instance bound to that revision, the way the
   // sessionless transport serves the initialize era: no instance, web Request or Response per call.
   // Whatever the SDK refuses on delivery goes to its per-request entry below for the canonical answer.
   const fastModern = new SessionlessTransport(undefined, resultJson);
-  const fastModernServer = multiplexed(fastModern, true, BOUND_MODERN_REVISION);
-
-  const modernRequests = new WeakMap<Request, ModernRequestInfo>();
-  const modernScope = (ctx: ServerContext): CallScope => {
-    const request = ctx.http?.req;
-    const info = request === undefined ? undefined : modernRequests.get(request);
-    return {
-      transport: 'mcp-http',
-      signal: ctx.mcpReq.signal,
-      canStream: info?.canStream ?? false,
-      caller: clientNameOf(ctx, undefined),
-      requestId: String(ctx.mcpReq.id),
-    };
-  };
-  // The per-request handler asks for an instance per request; idle instances are reused (an instance
-  // is idle again once its single-exchange transport closed). `subscriptions/listen` is answered
-  // without connecting the instance, so those requests get a fresh one that is simply dropped.
-  // The request's lifetime (deadline, disconnect, shutdown) closes the instance's exchange, which
-  // aborts the SDK's own per-request signal: the one signal the call runs under.
-  const modernPool: Server[] = [];
-  const unpooled = new WeakSet<Request>();
-  const modernFactory = (context: McpRequestContext): Server => {
-    const request = context.requestInfo;
-    if (request !== undefined && unpooled.has(request)) return buildServer(wiring, modernScope, true);
-    const server = modernPool.pop() ?? buildServer(wiring, modernScope, true);
-    const lifetime = request === undefined ? undefined : modernRequests.get(request)?.lifetime;
-    const detach = lifetime === undefined ? NOOP : lifetime.subscribe(() => void server.close().catch(NOOP));
-    server.onclose = () => {
-      detach();
-      if (modernPool.length < MODERN_POOL_SIZE) modernPool.push(server);
-    };
-    return server;
-  };
-  const modern = createMcpHandler(modernFactory, { legacy: 'reject', onerror: reportError });
+  const fastModernServer = multiplexedServer(wiring, fastModern, reportError, true, BOUND_MODERN_REVISION);
+  const modern = createModernEntry(wiring, reportError);
 
   let pendingListChange = false;
   const unsubscribe = invoker.registry.subscribe(() => {
@@ -250,15 +161,21 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     pendingListChange = true;
     queueMicrotask(() => {
       pendingListChange = false;
-      modern.notify.toolsChanged();
-      for (const server of sessions) {
-        if (server.transport === undefined || server.getNegotiatedProtocolVersion() === undefined) continue;
-        server.sendToolListChanged().catch(NOOP);
-      }
+      modern.toolsChanged();
+      connections.toolsChanged();
     });
   });
 
   let closing: Promise<void> | undefined;
+
+  const dispatchLegacy = (exchange: Exchange, message: unknown, text: string | undefined, lifetime: AbortHook | undefined): void => {
+    if (isRequestMessage(message)) {
+      exchange.expect();
+      sessionless.dispatchRequest(exchange, message, text, lifetime);
+    } else if (isNotificationMessage(message)) {
+      sessionless.dispatchNotification(message, text);
+    }
+  };
 
   const serveLegacy = (inbound: PostInbound): Promise<Reply> => {
     const body = inbound.body;
@@ -274,22 +191,16 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     return exchange.response;
   };
 
-  const dispatchLegacy = (exchange: Exchange, message: unknown, text: string | undefined, lifetime: AbortHook | undefined): void => {
-    if (isRequestMessage(message)) {
+  /** A `tools/call` or `tools/list` of the per-request era on the long-lived instance; the SDK's entry when it refuses it. */
+  const serveModernFast = (inbound: PostInbound, method: string): Promise<Reply | Response> => {
+    const exchange = new Exchange({ batch: false, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS });
+    exchange.onCancel = () => fastModern.abortExchange(exchange, new Error('the client stopped reading the response'));
+    if (fastModern.dispatchRequest(exchange, inbound.body as JSONRPCRequest, inbound.rawBody, inbound.lifetime, MODERN_CLASSIFICATION)) {
       exchange.expect();
-      sessionless.dispatchRequest(exchange, message, text, lifetime);
-    } else if (isNotificationMessage(message)) {
-      sessionless.dispatchNotification(message, text);
+      exchange.dispatched();
+      return exchange.response;
     }
-  };
-
-  /** Hands a per-request-era POST to the SDK's own per-request entry. */
-  const serveModernEntry = (inbound: PostInbound, method: string): Promise<Response> => {
-    const listen = method === 'subscriptions/listen';
-    const request = inbound.webRequest(listen);
-    if (listen) unpooled.add(request);
-    modernRequests.set(request, { lifetime: inbound.lifetime, canStream: acceptsEventStream(inbound) });
-    return modern.fetch(request, { parsedBody: inbound.body });
+    return modern.serve(inbound, method);
   };
 
   const handlePost = (inbound: PostInbound): Reply | Promise<Reply | Response> => {
@@ -297,34 +208,17 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
     if (Array.isArray(body) && body.length > MAX_BATCH) {
       return jsonRpcErrorReply(400, -32600, `Invalid Request: a batch may carry at most ${MAX_BATCH} messages`);
     }
-    const classified: { -readonly [K in keyof InboundHttpRequest]: InboundHttpRequest[K] } = { httpMethod: 'POST', body };
-    const versionHeader = inbound.header('mcp-protocol-version')?.trim();
-    if (versionHeader !== undefined) {
-      if (!supportedProtocolVersions.includes(versionHeader)) return unsupportedVersion(versionHeader, body);
-      classified.protocolVersionHeader = versionHeader;
-    }
-    const methodHeader = inbound.header('mcp-method');
-    if (methodHeader !== undefined) classified.mcpMethodHeader = methodHeader;
-    const nameHeader = inbound.header('mcp-name');
-    if (nameHeader !== undefined) classified.mcpNameHeader = nameHeader;
+    const classified = classificationOf(inbound);
+    if (!('httpMethod' in classified)) return classified;
     const outcome = classifyPost(classified);
     switch (outcome.kind) {
       case 'reject':
         return jsonRpcErrorReply(outcome.httpStatus, outcome.code, outcome.message, outcome.data, echoId(body));
-      case 'modern-fast': {
-        const exchange = new Exchange({ batch: false, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS });
-        exchange.onCancel = () => fastModern.abortExchange(exchange, new Error('the client stopped reading the response'));
-        if (fastModern.dispatchRequest(exchange, body as JSONRPCRequest, inbound.rawBody, inbound.lifetime, MODERN_CLASSIFICATION)) {
-          exchange.expect();
-          exchange.dispatched();
-          return exchange.response;
-        }
-        return serveModernEntry(inbound, outcome.method);
-      }
+      case 'modern-fast':
+        return serveModernFast(inbound, outcome.method);
       case 'modern':
-      case 'modern-entry': {
-        return serveModernEntry(inbound, outcome.kind === 'modern-entry' ? outcome.method : outcome.message.method);
-      }
+      case 'modern-entry':
+        return modern.serve(inbound, outcome.kind === 'modern-entry' ? outcome.method : outcome.message.method);
       case 'legacy':
         return serveLegacy(inbound);
     }
@@ -343,35 +237,15 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const fetchFace = async (request: Request, fetchOptions: McpFetchOptions): Promise<Reply | Response> => {
     if (closing !== undefined) return jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
     if (request.method !== 'POST') return noSessionReply();
-    let body = fetchOptions.parsedBody;
-    let rawBody = fetchOptions.rawBody;
-    if (body === undefined) {
-      if (!isJsonContentType(request.headers.get('content-type'))) {
-        return jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-      }
-      const read = await readRequestBody(request, maxBodyBytes);
-      if (read.tooLarge) return jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`);
-      rawBody = read.text;
-      try {
-        body = JSON.parse(read.text);
-      } catch {
-        return jsonRpcErrorReply(400, -32700, 'Parse error: the body is not valid JSON');
-      }
-    }
-    return servePost({
-      body,
-      rawBody,
-      lifetime: fetchOptions.signal === undefined ? undefined : hookFromSignal(fetchOptions.signal),
-      header: (name) => request.headers.get(name) ?? undefined,
-      webRequest: () => request,
-    });
+    const read = await readFetchPost(request, fetchOptions, maxBodyBytes);
+    return 'reply' in read ? read.reply : servePost(read.inbound);
   };
 
   const mcp: CapnodeMcp = {
     async fetch(request, fetchOptions = {}) {
       return toResponse(await fetchFace(request, fetchOptions));
     },
-    createServer,
+    createServer: (serverOptions) => connections.createServer(serverOptions),
     get inFlight() {
       return sessionless.activeCount + fastModern.activeCount;
     },
@@ -383,8 +257,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
         await sessionlessServer.close().catch(reportError);
         await fastModern.close().catch(reportError);
         await fastModernServer.close().catch(reportError);
-        await Promise.all([...sessions].map((server) => server.close().catch(reportError)));
-        sessions.clear();
+        await connections.close(reportError);
       })();
       return closing;
     },
@@ -392,5 +265,5 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       return this.close();
     },
   };
-  return { mcp, servePost, sessionServer };
+  return { mcp, servePost, sessionServer: (lifetimeOf) => connections.sessionServer(lifetimeOf) };
 }

@@ -1,0 +1,84 @@
+import { CLIENT_INFO_META_KEY, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import type { CreateServerOptions } from '../capnodeMcp.js';
+import { AbortLatch, type AbortHook } from './abortLatch.js';
+import { buildServer, type ServerWiring } from './buildServer.js';
+import type { CallScope } from './toolCall.js';
+
+const NOOP = (): void => {};
+
+/** The calling client's name: the request's client-info `_meta`, else what the connection's client declared. */
+export function clientNameOf(ctx: ServerContext, server: Server | undefined): string | undefined {
+  const info = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+  if (typeof info?.name === 'string') return info.name;
+  const name = server?.getClientVersion()?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** True when the client declared form elicitation (`elicitation: {}` means form, as the spec says). */
+function canElicitForm(server: Server | undefined): boolean {
+  const elicitation = server?.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined;
+  return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
+}
+
+/** The SDK's per-request signal, also aborted by the HTTP request's lifetime when there is one. */
+function callSignal(signal: AbortSignal, lifetime: AbortHook | undefined): AbortSignal | AbortLatch {
+  if (lifetime === undefined) return signal;
+  const latch = new AbortLatch();
+  if (signal.aborted) latch.abort(signal.reason);
+  else signal.addEventListener('abort', () => latch.abort(signal.reason), { once: true });
+  lifetime.subscribe((reason) => latch.abort(reason));
+  return latch;
+}
+
+/** The per-connection servers (stdio, one HTTP session), tracked until they close. */
+export interface ConnectionServers {
+  /** See `CapnodeMcp.createServer`. */
+  createServer(options?: CreateServerOptions): Server;
+  /** See `McpCore.sessionServer`. */
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server;
+  /** Sends `notifications/tools/list_changed` to every connection that finished initializing. */
+  toolsChanged(): void;
+  /** Closes every connection's server. */
+  close(reportError: (error: unknown) => void): Promise<void>;
+}
+
+export function createConnectionServers(wiring: ServerWiring): ConnectionServers {
+  const sessions = new Set<Server>();
+  /**
+   * A per-connection server whose calls may stream and ask through the client's elicitation;
+   * `signalOf` gives each call's abort signal. Tracked in `sessions` until it closes.
+   */
+  const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal']): Server => {
+    let server: Server | undefined;
+    const scopeOf = (ctx: ServerContext): CallScope => ({
+      transport,
+      signal: signalOf(ctx),
+      canStream: true,
+      caller: clientNameOf(ctx, server),
+      requestId: String(ctx.mcpReq.id),
+      // A connection carries server-to-client requests on the call's own stream.
+      canElicit: canElicitForm(server),
+    });
+    server = buildServer(wiring, scopeOf, true);
+    const instance = server;
+    sessions.add(instance);
+    instance.onclose = () => {
+      sessions.delete(instance);
+    };
+    return instance;
+  };
+  return {
+    createServer: (serverOptions = {}) => connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal),
+    sessionServer: (lifetimeOf) => connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx))),
+    toolsChanged() {
+      for (const server of sessions) {
+        if (server.transport === undefined || server.getNegotiatedProtocolVersion() === undefined) continue;
+        server.sendToolListChanged().catch(NOOP);
+      }
+    },
+    async close(reportError) {
+      await Promise.all([...sessions].map((server) => server.close().catch(reportError)));
+      sessions.clear();
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { AbortHook } from './abortLatch.js';
+
+/**
+ * One parsed JSON-RPC POST, as whichever HTTP layer received it describes it: the Node layer reads
+ * headers straight off `IncomingMessage` and builds no web `Request` unless the SDK's per-request
+ * entry needs one.
+ */
+export interface PostInbound {
+  readonly body: unknown;
+  /** The body's text, so large numeric ids are echoed and matched exactly. */
+  readonly rawBody: string | undefined;
+  /** Aborts the calls this request started (deadline, client gone, shutdown). */
+  readonly lifetime: AbortHook | undefined;
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  /** The web request handed to the SDK's per-request entry; `withSignal` when it must see disconnects. */
+  webRequest(withSignal: boolean): Request;
+}
+
+export function acceptsEventStream(inbound: PostInbound): boolean {
+  return inbound.header('accept')?.includes('text/event-stream') ?? false;
+}
