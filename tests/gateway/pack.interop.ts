@@ -171,6 +171,8 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     expect(result, JSON.stringify(result).slice(0, 500)).toMatchObject({ ok: true, payload: { ok: true, nodeId, command: 'screen.snapshot', payload: { format: 'png', width: 800, height: 600, screenIndex: 0 } } });
     const png = Buffer.from((result as { payload: { payload: { base64: string } } }).payload.payload.base64, 'base64');
     expect(pngSize(png)).toEqual({ width: 800, height: 600 });
+    const screens = await invoke('screen.list', {});
+    expect(screens).toMatchObject({ ok: true, payload: { payload: { screens: [expect.objectContaining({ width: 800, height: 600 })] } } });
   });
 
   it('camera.list and camera.snap (dangerous, allowed in gateway.nodes.commands.allow) from the virtual source', async () => {
@@ -230,12 +232,14 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     expect(read).toMatchObject({ ok: true, payload: { payload: { format: 'text', text, empty: false } } });
   });
 
-  it('tts.status lists its providers and readiness', async () => {
+  it('tts.status lists its providers and readiness; stt.status says what to install', async () => {
     const result = await invoke('tts.status', {});
     expect(result).toMatchObject({
       ok: true,
       payload: { payload: { ready: expect.any(Boolean), providers: expect.arrayContaining([expect.objectContaining({ name: 'espeak-ng', available: expect.any(Boolean), ready: expect.any(Boolean) })]) } },
     });
+    const stt = await invoke('stt.status', {});
+    expect(stt).toMatchObject({ ok: true, payload: { payload: { ready: false, engines: [{ name: 'pocketsphinx', ready: false, install: expect.any(String) }] } } });
   });
 
   it('consent off: the gateway caller gets PERMISSION_REQUIRED; on again, the command runs', async () => {
@@ -253,6 +257,25 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
       await setConsent({ screen: 'allow', camera: 'allow', location: 'allow' });
     }
     expect(await invoke('screen.snapshot', { maxWidth: 100 })).toMatchObject({ ok: true, payload: { payload: { format: 'png', width: 100 } } });
+  });
+
+  it('consent ask: the gateway call waits for the user through the approval broker, with the command and its parameters', async () => {
+    await setConsent({ camera: 'ask' });
+    try {
+      const pending = invoke('camera.snap', { deviceId: 'virtual-test', maxWidth: 160 }, 60_000);
+      const approval = await eventually(() => host.approvals.list()[0], gatewayWait('the consent approval request'));
+      expect(approval).toMatchObject({ command: 'camera.snap', transport: 'gateway' });
+      expect(JSON.stringify(approval)).toContain('virtual-test');
+      host.approvals.resolve(approval.id, 'allow-once');
+      expect(await pending).toMatchObject({ ok: true, payload: { payload: { format: 'jpg', width: 160 } } });
+
+      const denied = invoke('camera.snap', { deviceId: 'virtual-test', maxWidth: 160 }, 60_000);
+      const second = await eventually(() => host.approvals.list()[0], gatewayWait('the second consent approval request'));
+      host.approvals.resolve(second.id, 'deny');
+      expect(nodeErrorCode(await denied)).toBe('DENIED');
+    } finally {
+      await setConsent({ camera: 'allow' });
+    }
   });
 
   it('a result over the 25 MiB payload limit is PAYLOAD_TOO_LARGE with the connection still up; one under it goes through', async () => {
