@@ -22,12 +22,13 @@ const NOTIFICATION_DAEMON = '/usr/lib/notification-daemon/notification-daemon';
 const GEOCLUE_GPS = fileURLToPath(new URL('../pack/fixtures/geoclue-gps.txt', import.meta.url));
 
 /**
- * Dangerous (camera.snap) and non-default (screen.list, clipboard.*, tts.status, stt.*, camera.list,
- * location.get) commands the gateway forwards; stt.transcribe and stt.listen are allowed so that
- * their absence from the declaration is the node's doing. screen.record and camera.clip are left out on purpose: the
- * gateway must refuse them although the node declares them and the pairing approves them.
+ * What this gateway config adds to linux's defaults (system.*, screen.snapshot; camera.list and
+ * location.get through the bundled linux-node plugin): the dangerous camera.snap, and the pack's
+ * commands OpenClaw has no default for. stt.transcribe and stt.listen are allowed so that their
+ * absence from the declaration is the node's doing. screen.record and camera.clip are left out on
+ * purpose: the gateway must refuse them although the node declares them and the pairing approves it.
  */
-const PACK_ALLOW = ['screen.list', 'camera.list', 'camera.snap', 'location.get', 'clipboard.read', 'clipboard.write', 'tts.status', 'stt.status', 'stt.transcribe', 'stt.listen'];
+const PACK_ALLOW = ['camera.snap', 'screen.list', 'clipboard.read', 'clipboard.write', 'tts.status', 'stt.status', 'stt.transcribe', 'stt.listen'];
 
 /** The virtual cameras: a test pattern, and a noise source whose JPEG is larger than the gateway accepts. */
 const CAMERAS = [
@@ -146,7 +147,7 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
       return found?.pendingDeclaredCommands?.length ? found : undefined;
     }, gatewayWait('the node with its declared commands'));
     const declared = entry.pendingDeclaredCommands ?? [];
-    expect(declared).toEqual(expect.arrayContaining([...PACK_ALLOW.filter((command) => !command.startsWith('stt.') || command === 'stt.status'), 'screen.snapshot', 'system.notify']));
+    expect(declared).toEqual(expect.arrayContaining([...PACK_ALLOW.filter((command) => command !== 'stt.transcribe' && command !== 'stt.listen'), 'screen.snapshot', 'system.notify', 'camera.list', 'location.get']));
     expect(declared).not.toContain('stt.transcribe');
     expect(declared).not.toContain('stt.listen');
     // Declared, but the gateway withholds dangerous commands without an allow entry.
