@@ -8,9 +8,11 @@ import { createHost, type Host } from '@capnode/host';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectOperator, invokeNode } from './fixtures.js';
 import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
-import { missingDisplayTools, startTestDisplay, type TestDisplay } from '../support/display.js';
+import { missingDisplayTools } from '../support/display.js';
 import { eventually } from '../support/poll.js';
 import { tempDir } from '../support/testHost.js';
+import { startXvfb, type Xvfb } from '../support/xvfb.js';
+import { decodeToRgb } from '../pack/screenSupport.js';
 
 const hasTool = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0;
 const missingTools = missingDisplayTools() ?? (['ffmpeg', 'xclip', 'notify-send'].filter((tool) => !hasTool(tool)).join(', ') || undefined);
@@ -36,6 +38,15 @@ const CAMERAS = [
   { id: 'virtual-noise', name: 'Virtual noise', lavfi: 'color=c=gray:s=6144x4096,noise=alls=100:allf=t', position: 'back' },
 ];
 
+/** A private D-Bus session bus (for notify-send and the notification server); its address. */
+async function startSessionBus(dir: string): Promise<{ readonly address: string; readonly child: ChildProcess }> {
+  const child = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'bus')}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const address = await eventually(() => (out.includes('\n') ? out.split('\n')[0]!.trim() : undefined), { what: 'dbus-daemon', timeoutMs: 10_000 });
+  return { address, child };
+}
+
 function pngSize(data: Buffer): { width: number; height: number } | undefined {
   if (data.length < 24 || data.toString('latin1', 1, 4) !== 'PNG' || data.toString('latin1', 12, 16) !== 'IHDR') return undefined;
   return { width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
@@ -47,7 +58,8 @@ function nodeErrorCode(result: Awaited<ReturnType<typeof invokeNode>>): string |
 
 describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gateway node (stock host) through the real OpenClaw gateway', () => {
   let gateway: RealGateway;
-  let display: TestDisplay;
+  let display: Xvfb;
+  let bus: { readonly address: string; readonly child: ChildProcess } | undefined;
   let notifications: ChildProcess | undefined;
   let notificationsReady = false;
   let host: Host;
@@ -64,15 +76,18 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
   const invoke = (command: string, params: unknown, timeoutMs = 30_000) => invokeNode(operator, nodeId, command, params, { timeoutMs });
 
   beforeAll(async () => {
-    // The display lives in this (loopback-only) namespace: Xvfb's abstract socket is per namespace.
-    display = await startTestDisplay();
+    // Xvfb on a display number whose lock file and socket path are free: its abstract socket is this
+    // (loopback-only) namespace's own, so `-displayfd` would pick numbers a server outside already
+    // uses and take over its /tmp/.X11-unix path, the only socket capnode's X11 client can reach.
+    display = await startXvfb({ width: 800, height: 600 });
+    bus = await startSessionBus(dir.path);
     process.env.DISPLAY = display.display;
-    process.env.DBUS_SESSION_BUS_ADDRESS = display.busAddress;
+    process.env.DBUS_SESSION_BUS_ADDRESS = bus.address;
     delete process.env.WAYLAND_DISPLAY;
     if (existsSync(NOTIFICATION_DAEMON)) {
-      notifications = spawn(NOTIFICATION_DAEMON, [], { env: display.env, stdio: 'ignore' });
+      notifications = spawn(NOTIFICATION_DAEMON, [], { env: { ...process.env, NO_AT_BRIDGE: '1' }, stdio: 'ignore' });
       notificationsReady = await eventually(
-        () => spawnSync('busctl', ['--address', display.busAddress, 'list', '--no-pager'], { encoding: 'utf8' }).stdout?.includes('org.freedesktop.Notifications'),
+        () => spawnSync('busctl', ['--address', bus!.address, 'list', '--no-pager'], { encoding: 'utf8' }).stdout?.includes('org.freedesktop.Notifications'),
         { what: 'the notification daemon on the session bus', timeoutMs: 20_000 },
       ).then(() => true, () => false);
     }
@@ -123,6 +138,7 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     await operator?.close();
     await host?.close();
     notifications?.kill();
+    bus?.child.kill();
     await display?.close();
     for (const [key, value] of Object.entries(savedEnv)) {
       if (value === undefined) delete process.env[key];
@@ -167,11 +183,15 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     expect([...((after as { caps?: string[] } | undefined)?.caps ?? [])].sort()).toEqual(['camera', 'location', 'screen', 'talk']);
   });
 
-  it('screen.snapshot: canonical { format, base64 } whose PNG has the Xvfb size', async () => {
-    const result = await invoke('screen.snapshot', { format: 'png' });
+  it('screen.snapshot: canonical { format, base64 } whose PNG has the Xvfb size and colour', async () => {
+    display.paint('#ff8000');
+    // OpenClaw's computer-use contract adds executionId to the canonical params.
+    const result = await invoke('screen.snapshot', { format: 'png', executionId: 'exec-interop-1' });
     expect(result, JSON.stringify(result).slice(0, 500)).toMatchObject({ ok: true, payload: { ok: true, nodeId, command: 'screen.snapshot', payload: { format: 'png', width: 800, height: 600, screenIndex: 0 } } });
     const png = Buffer.from((result as { payload: { payload: { base64: string } } }).payload.payload.base64, 'base64');
     expect(pngSize(png)).toEqual({ width: 800, height: 600 });
+    const rgb = decodeToRgb(png, 800, 600);
+    expect([...rgb.subarray((300 * 800 + 10) * 3, (300 * 800 + 10) * 3 + 3)]).toEqual([0xff, 0x80, 0x00]);
     const screens = await invoke('screen.list', {});
     expect(screens).toMatchObject({ ok: true, payload: { payload: { screens: [expect.objectContaining({ width: 800, height: 600 })] } } });
   });
@@ -186,6 +206,9 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     expect(snap).toMatchObject({ ok: true, payload: { payload: { format: 'jpg', width: 320, height: 240 } } });
     const jpeg = Buffer.from((snap as { payload: { payload: { base64: string } } }).payload.payload.base64, 'base64');
     expect(jpeg.subarray(0, 2).toString('hex')).toBe('ffd8');
+    // Exactly the params OpenClaw's agent tool sends to a linux node (no facing there); its parser needs format, base64, width, height.
+    const agent = await invoke('camera.snap', { maxWidth: 1600, quality: 0.95, format: 'jpg', deviceId: 'virtual-test' });
+    expect(agent).toMatchObject({ ok: true, payload: { payload: { format: 'jpg', base64: expect.stringMatching(/^\/9j\//), width: 640, height: 480 } } });
   });
 
   it('the gateway refuses dangerous commands missing from gateway.nodes.commands.allow (screen.record, camera.clip), though declared and paired', async () => {
