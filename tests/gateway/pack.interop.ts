@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GatewayClient } from '@capnode/gateway-bridge';
@@ -11,11 +11,11 @@ import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from '
 import { missingDisplayTools } from '../support/display.js';
 import { eventually } from '../support/poll.js';
 import { tempDir } from '../support/testHost.js';
-import { startXvfb, type Xvfb } from '../support/xvfb.js';
+import { hasXvfb, startXvfb, type Xvfb } from '../support/xvfb.js';
 import { decodeToRgb } from '../pack/screenSupport.js';
 
 const hasTool = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0;
-const missingTools = missingDisplayTools() ?? (['ffmpeg', 'xclip', 'notify-send'].filter((tool) => !hasTool(tool)).join(', ') || undefined);
+const missingTools = missingDisplayTools() ?? (hasXvfb() ? undefined : 'xsetroot (apt install x11-xserver-utils)') ?? (['ffmpeg', 'xclip', 'notify-send'].filter((tool) => !hasTool(tool)).join(', ') || undefined);
 const skipReason = interopSkipReason() ?? (missingTools ? `pack backends missing: ${missingTools}` : undefined);
 if (skipReason) console.warn(`gateway pack interop skipped: ${skipReason}`);
 
@@ -110,7 +110,7 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     chmodSync(whereAmI, 0o755);
 
     gateway = await startGateway({ allowCommands: PACK_ALLOW });
-    spawnSync('mkdir', ['-p', home]);
+    mkdirSync(home, { mode: 0o700 });
     writeFileSync(
       join(home, 'settings.json'),
       JSON.stringify({
