@@ -89,11 +89,16 @@ describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
 
   it('transcribe without inputPath records the microphone for at most maxDurationMs', async () => {
     const file = path.join(audioDir, 'phrase-0.wav');
-    const stt = createSttCapability({ microphone: { format: 'lavfi', input: `amovie=${file}` } });
+    const notices: string[] = [];
+    const stt = createSttCapability({ microphone: { format: 'lavfi', input: `amovie=${file}` }, notify: async (notice) => void notices.push(notice.title) });
     await using host = await startPackHost([stt]);
     const result = await host.call('stt.transcribe', { maxDurationMs: 700, phrases: PHRASES });
     expect(result.isError, result.text).toBe(false);
     expect(result.structured).toMatchObject({ source: 'microphone' });
+    // The user is told while the microphone records; a file input records nothing and says nothing.
+    expect(notices).toEqual(['capnode is listening to your microphone']);
+    expect((await host.call('stt.transcribe', { inputPath: file, phrases: PHRASES })).isError).toBe(false);
+    expect(notices).toHaveLength(1);
     expect(result.structured?.durationMs).toBeLessThanOrEqual(720);
   });
 

@@ -9,6 +9,7 @@ import { definePlugin, type PluginContext } from '../plugin.js';
 import type { MicrophoneSource, SttSegment } from './sttEngine.js';
 import { checkRun, firstLine, runTool } from './internal/voiceProcess.js';
 import { envOf, findFirst, platformOf, wavDurationMs, type PackEnvironment } from './internal/voiceProbe.js';
+import { announceRecording, requester, type RecordingNotifier } from './internal/recordingNotice.js';
 
 /** The longest recording or file excerpt `stt.transcribe` takes (OpenClaw's cap). */
 export const MAX_TRANSCRIBE_MS = 30_000;
@@ -29,6 +30,8 @@ export interface SttOptions extends PackEnvironment {
   readonly microphone?: SttMicrophoneSource;
   /** Windows: the DirectShow audio device to record from; default the first one ffmpeg lists. */
   readonly windowsDevice?: string;
+  /** Tells the user while the microphone records (default: a desktop notification); `false` for none. */
+  readonly notify?: RecordingNotifier | false;
 }
 
 const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -138,6 +141,9 @@ async function captureAudio(
   const engine = await import('./sttEngine.js');
   const source = from.inputPath === undefined ? await microphoneSource(options, tools, ctx.signal) : undefined;
   const input = from.inputPath === undefined ? engine.microphoneInputArgs(source!) : engine.fileInputArgs(await checkInputFile(from.inputPath));
+  if (source) {
+    announceRecording(options.notify, { title: 'capnode is listening to your microphone', body: `For up to ${Math.round(from.durationMs / 1000)} s, asked by ${requester(ctx)}.` }, envOf(options), ctx);
+  }
   const started = Date.now();
   const ticker = source
     ? setInterval(() => ctx.progress({ progress: Math.min(Date.now() - started, from.durationMs), total: from.durationMs, message: 'listening' }), 1000)
