@@ -25,7 +25,8 @@ function firstLoadBytes(responses) {
     raw += body.length;
     const size = gzipSync(body, { level: 9 }).length;
     gzip += size;
-    files.push({ path: new URL(url).pathname, raw: body.length, gzip: size });
+    // Paths without the dashboard's random base path (`/d/<random>`), so runs compare.
+    files.push({ path: new URL(url).pathname.replace(/^\/d\/[^/]+/, ''), raw: body.length, gzip: size });
   }
   return { raw, gzip, files };
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createHost } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
-import { freePort, mintLoginUrl, rawRequest, signIn } from './apiClient.js';
+import { dashboardBase, freePort, mintLoginUrl, rawRequest, signIn } from './apiClient.js';
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 
@@ -24,21 +24,24 @@ describe('dashboard sign-in', () => {
     expect(runtime.dashboardUrl).toBe(dashboard.url);
   });
 
-  it('exchanges a one-time code once for an HttpOnly SameSite=Strict cookie; a second use is refused', async () => {
+  it('exchanges a one-time code once for an HttpOnly SameSite=Strict cookie scoped to the secret base path; a second use is refused', async () => {
     await using test = await startTestHost();
     const url = await mintLoginUrl(test.host, test.home);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?code=[A-Za-z0-9_-]{43}$/);
     expect((await fetch(url, { method: 'HEAD', redirect: 'manual' })).status).toBe(405);
     const first = await fetch(url, { redirect: 'manual' });
     expect(first.status).toBe(303);
-    expect(first.headers.get('location')).toBe('/');
+    const location = first.headers.get('location')!;
+    expect(location).toMatch(/^\/d\/[A-Za-z0-9_-]{43}\/$/);
     const [cookie] = first.headers.getSetCookie();
-    expect(cookie).toMatch(/^capnode_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    // Not Path=/: cookies are not isolated by port, and every other server on 127.0.0.1 would get it.
+    expect(cookie).toMatch(/^capnode_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/d\/[A-Za-z0-9_-]{43}\/$/);
+    expect(cookie!.endsWith(`Path=${location}`)).toBe(true);
     const again = await fetch(url, { redirect: 'manual' });
     expect(again.status).toBe(403);
     expect(again.headers.getSetCookie()).toEqual([]);
     expect(await again.text()).toContain('capnode ui');
-    const session = await fetch(new URL('/api/session', url), { headers: { cookie: cookie!.split(';')[0]! } });
+    const session = await fetch(new URL(`${location}api/session`, url), { headers: { cookie: cookie!.split(';')[0]! } });
     expect(session.status).toBe(200);
     expect(await session.json()).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), version: expect.any(String), firstRun: false });
   });
@@ -66,7 +69,10 @@ describe('dashboard sign-in', () => {
     const page = await fetch(origin);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('capnode ui');
-    expect((await fetch(new URL('/api/status', origin))).status).toBe(401);
+    const { base } = await signIn(test.host, test.home);
+    expect((await fetch(`${base}/api/status`)).status).toBe(401);
+    expect((await fetch(`${base}/`)).status).toBe(200);
+    expect(await (await fetch(`${base}/`)).text()).toContain('capnode ui');
     expect((await fetch(new URL('/login?code=guess', origin), { redirect: 'manual' })).status).toBe(403);
     // An agent holding only the MCP token cannot mint a dashboard login (it could approve its own calls).
     const withMcpToken = await fetch(new URL('/_capnode/ui/login', test.url), { method: 'POST', headers: { authorization: `Bearer ${mcpToken(test.home)}` } });
@@ -77,10 +83,11 @@ describe('dashboard sign-in', () => {
     using dir = tempDir();
     await using fresh = createHost({ home: dir.path, port: 0, onLog: () => undefined });
     await fresh.start();
-    const login = await fetch(await mintLoginUrl(fresh, dir.path), { redirect: 'manual' });
-    expect(login.headers.get('location')).toBe('/setup');
+    const loginUrl = await mintLoginUrl(fresh, dir.path);
+    const login = await fetch(loginUrl, { redirect: 'manual' });
+    expect(login.headers.get('location')).toMatch(/^\/d\/[A-Za-z0-9_-]{43}\/setup$/);
     const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
-    const session = (await (await fetch(new URL('/api/session', fresh.status().dashboard.url), { headers: { cookie } })).json()) as { firstRun: boolean };
+    const session = (await (await fetch(`${dashboardBase(loginUrl, login)}/api/session`, { headers: { cookie } })).json()) as { firstRun: boolean };
     expect(session.firstRun).toBe(true);
   });
 
@@ -128,11 +135,11 @@ describe('dashboard against other origins', () => {
       const response = await client.api('/api/token/reveal', { method: 'GET', headers });
       expect(response.status).toBe(403);
       noCors(response);
-      const status = await fetch(`${client.origin}/api/status`, { headers: { cookie: client.cookie, ...headers } });
+      const status = await fetch(`${client.base}/api/status`, { headers: { cookie: client.cookie, ...headers } });
       expect(status.status).toBe(403);
       noCors(status);
     }
-    const preflight = await fetch(`${client.origin}/api/settings`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'PATCH' } });
+    const preflight = await fetch(`${client.base}/api/settings`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'PATCH' } });
     expect(preflight.status).toBeGreaterThanOrEqual(400);
     noCors(preflight);
     // Changes: forged Origin, missing Origin, wrong or missing CSRF token are all 403, and nothing changed.
@@ -144,13 +151,13 @@ describe('dashboard against other origins', () => {
       { cookie: client.cookie, origin: client.origin.replace('127.0.0.1', 'localhost'), 'x-csrf-token': client.csrfToken },
     ];
     for (const headers of attempts) {
-      const rotate = await fetch(`${client.origin}/api/token/rotate`, { method: 'POST', headers });
+      const rotate = await fetch(`${client.base}/api/token/rotate`, { method: 'POST', headers });
       expect(rotate.status, JSON.stringify(Object.keys(headers))).toBe(403);
-      const patch = await fetch(`${client.origin}/api/settings`, { method: 'PATCH', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ execApprovals: { mode: 'full' } }) });
+      const patch = await fetch(`${client.base}/api/settings`, { method: 'PATCH', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ execApprovals: { mode: 'full' } }) });
       expect(patch.status).toBe(403);
     }
     // A form post of another site (no custom header, text/plain) is refused the same way.
-    const form = await fetch(`${client.origin}/api/settings`, { method: 'PATCH', headers: { cookie: client.cookie, origin: 'http://evil.example', 'content-type': 'text/plain' }, body: '{"execApprovals":{"mode":"full"}}' });
+    const form = await fetch(`${client.base}/api/settings`, { method: 'PATCH', headers: { cookie: client.cookie, origin: 'http://evil.example', 'content-type': 'text/plain' }, body: '{"execApprovals":{"mode":"full"}}' });
     expect(form.status).toBe(403);
     expect(mcpToken(test.home)).toBe(before);
     expect(test.host.settings.reload().execApprovals.mode).toBe('ask');
@@ -161,13 +168,13 @@ describe('dashboard against other origins', () => {
     const client = await signIn(test.host, test.home);
     const port = new URL(client.origin).port;
     for (const host of [`evil.example:${port}`, `localhost:${port}`, '127.0.0.1', `127.0.0.1:${Number(port) + 1}`]) {
-      const response = await rawRequest(`${client.origin}/api/status`, 'GET', { host, cookie: client.cookie });
+      const response = await rawRequest(`${client.base}/api/status`, 'GET', { host, cookie: client.cookie });
       expect(response.status, host).toBe(403);
       expect(response.body).not.toContain('"mcp"');
     }
     const page = await rawRequest(`${client.origin}/`, 'GET', { host: `rebound.example:${port}` });
     expect(page.status).toBe(403);
-    const ok = await rawRequest(`${client.origin}/api/status`, 'GET', { host: `127.0.0.1:${port}`, cookie: client.cookie });
+    const ok = await rawRequest(`${client.base}/api/status`, 'GET', { host: `127.0.0.1:${port}`, cookie: client.cookie });
     expect(ok.status).toBe(200);
   });
 
@@ -176,11 +183,11 @@ describe('dashboard against other origins', () => {
     const client = await signIn(test.host, test.home);
     const bearer = { authorization: `Bearer ${mcpToken(test.home)}` };
     for (const path of ['/api/session', '/api/status', '/api/token', '/api/approvals', '/api/events']) {
-      expect((await fetch(`${client.origin}${path}`, { headers: bearer })).status, path).toBe(401);
+      expect((await fetch(`${client.base}${path}`, { headers: bearer })).status, path).toBe(401);
     }
-    expect((await fetch(`${client.origin}/api/token/reveal`, { method: 'POST', headers: { ...bearer, origin: client.origin } })).status).toBe(401);
+    expect((await fetch(`${client.base}/api/token/reveal`, { method: 'POST', headers: { ...bearer, origin: client.origin } })).status).toBe(401);
     // A bearer token next to a valid cookie is refused too: the API never looks at Authorization.
-    expect((await fetch(`${client.origin}/api/status`, { headers: { ...bearer, cookie: client.cookie } })).status).toBe(401);
+    expect((await fetch(`${client.base}/api/status`, { headers: { ...bearer, cookie: client.cookie } })).status).toBe(401);
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const mcp = await fetch(test.url, { method: 'POST', headers: { cookie: client.cookie, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
     expect(mcp.status).toBe(401);
@@ -189,6 +196,34 @@ describe('dashboard against other origins', () => {
     // From the dashboard's own origin (a page of the dashboard calling MCP) the MCP endpoint refuses it outright.
     const fromPage = await fetch(test.url, { method: 'POST', headers: { cookie: client.cookie, origin: client.origin, 'content-type': 'application/json' }, body });
     expect(fromPage.status).toBe(403);
+  });
+
+  it('outside the secret base path, even with the session cookie, only /login and the capnode ui page answer', async () => {
+    await using test = await startTestHost();
+    const client = await signIn(test.host, test.home);
+    const { origin, base, cookie } = client;
+    const basePath = new URL(base).pathname;
+    const other = `/d/${'A'.repeat(43)}`;
+    for (const path of ['/api/session', '/api/status', '/api/token', '/api/events', '/app.js', '/index.html', '/setup', `${other}/`, `${other}/api/session`, `${basePath}x/api/session`, `/x${basePath}/api/session`]) {
+      const response = await fetch(`${origin}${path}`, { headers: { cookie } });
+      expect(response.status, path).toBe(404);
+      expect(await response.text(), path).not.toMatch(/csrfToken|"mcp"|app\.js/);
+    }
+    const changed = await fetch(`${origin}/api/token/rotate`, { method: 'POST', headers: { cookie, origin, 'x-csrf-token': client.csrfToken } });
+    expect(changed.status).toBe(405);
+    // The bare origin only says how to open the dashboard; the base path without its slash goes to the base.
+    const root = await fetch(`${origin}/`, { headers: { cookie } });
+    expect(root.status).toBe(200);
+    expect(await root.text()).toContain('capnode ui');
+    const bare = await fetch(`${origin}${basePath}`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([308, `${basePath}/`]);
+    // Under the base path, the same cookie works; page paths are one segment deep.
+    expect((await fetch(`${base}/api/session`, { headers: { cookie } })).status).toBe(200);
+    expect(await (await fetch(`${base}/setup`, { headers: { cookie } })).text()).toContain('app.js');
+    expect((await fetch(`${base}/setup/deeper`, { headers: { cookie } })).status).toBe(404);
+    // Sign-out clears the cookie on the same Path it was set on.
+    const out = await client.api('/api/session', { method: 'DELETE' });
+    expect(out.headers.getSetCookie()).toEqual([`capnode_session=; HttpOnly; SameSite=Strict; Path=${basePath}/; Max-Age=0`]);
   });
 
   it('sessions end when the host closes', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { completion, runCli, spawnCli, startServe, tempHome } from '../cli/helpers.js';
 import { eventually } from '../support/poll.js';
 import { startTestHost, tempDir } from '../support/testHost.js';
+import { dashboardBase } from './apiClient.js';
 
 describe('capnode ui', () => {
   it('--print-url prints exactly one line: a login URL that signs in once', async () => {
@@ -19,7 +20,7 @@ describe('capnode ui', () => {
     const login = await fetch(url, { redirect: 'manual' });
     expect(login.status).toBe(303);
     const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
-    expect((await fetch(new URL('/api/status', url), { headers: { cookie } })).status).toBe(200);
+    expect((await fetch(`${dashboardBase(url, login)}/api/status`, { headers: { cookie } })).status).toBe(200);
     expect((await fetch(url, { redirect: 'manual' })).status).toBe(403);
   });
 
@@ -55,7 +56,7 @@ describe('capnode ui', () => {
     const url = (await runCli(['ui', '--print-url'], dir.home)).stdout.trim();
     const login = await fetch(url, { redirect: 'manual' });
     const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
-    const events = await fetch(new URL('/api/events', url), { headers: { cookie } });
+    const events = await fetch(`${dashboardBase(url, login)}/api/events`, { headers: { cookie } });
     expect(events.status).toBe(200);
     const reader = events.body!.getReader();
     await reader.read();

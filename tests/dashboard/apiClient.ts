@@ -17,13 +17,23 @@ export async function mintLoginUrl(host: Host, home: string): Promise<string> {
   return ((await response.json()) as { url: string }).url;
 }
 
-/** A signed-in browser as the dashboard sees it: its cookie, CSRF token and origin. */
+/** A signed-in browser as the dashboard sees it: its cookie, CSRF token, origin and base URL. */
 export interface DashboardClient {
   readonly origin: string;
+  /** `http://127.0.0.1:<port>/d/<random>` (no trailing slash): where the login redirect sent the browser. */
+  readonly base: string;
   readonly cookie: string;
   readonly csrfToken: string;
-  /** fetch on the dashboard with the cookie; state-changing methods get Origin and X-CSRF-Token. */
+  /** fetch on the dashboard (`path` under {@link base}) with the cookie; state-changing methods get Origin and X-CSRF-Token. */
   api(path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+}
+
+/** The dashboard's base URL (`http://127.0.0.1:<port>/d/<random>`, no trailing slash) from the 303 of `GET /login`. */
+export function dashboardBase(loginUrl: string, redirect: Response): string {
+  const location = new URL(redirect.headers.get('location')!, loginUrl);
+  const match = /^\/d\/[^/]+/.exec(location.pathname);
+  if (!match) throw new Error(`login redirected outside a base path: ${location.href}`);
+  return location.origin + match[0];
 }
 
 /** Exchanges a fresh login URL for a session, as a browser following `capnode ui` does. */
@@ -33,16 +43,18 @@ export async function signIn(host: Host, home: string): Promise<DashboardClient>
   if (response.status !== 303) throw new Error(`login answered ${response.status}`);
   const cookie = response.headers.getSetCookie()[0]!.split(';')[0]!;
   const origin = new URL(url).origin;
-  const session = (await (await fetch(`${origin}/api/session`, { headers: { cookie } })).json()) as { csrfToken: string };
+  const base = dashboardBase(url, response);
+  const session = (await (await fetch(`${base}/api/session`, { headers: { cookie } })).json()) as { csrfToken: string };
   const csrfToken = session.csrfToken;
   return {
     origin,
+    base,
     cookie,
     csrfToken,
     api(path, init = {}) {
       const method = init.method ?? 'GET';
       const changing = method !== 'GET' && method !== 'HEAD';
-      return fetch(`${origin}${path}`, {
+      return fetch(`${base}${path}`, {
         method,
         headers: {
           cookie,

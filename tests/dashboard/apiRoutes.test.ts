@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/poll.js';
 import { createHost } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
-import { adminToken, eventReader, signIn } from './apiClient.js';
+import { adminToken, dashboardBase, eventReader, signIn } from './apiClient.js';
 
 interface PendingView {
   id: string;
@@ -219,17 +219,19 @@ describe('dashboard settings that cannot apply', () => {
       await host.start();
       expect(host.status().mcp.state).toBe('disabled');
       // In process (the tray): no admin listener is needed to sign in.
-      const login = await fetch(host.dashboardLoginUrl(), { redirect: 'manual' });
+      const loginUrl = host.dashboardLoginUrl();
+      const login = await fetch(loginUrl, { redirect: 'manual' });
       const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
       const origin = new URL(host.status().dashboard.url!).origin;
-      const { csrfToken } = (await (await fetch(`${origin}/api/session`, { headers: { cookie } })).json()) as { csrfToken: string };
-      const response = await fetch(`${origin}/api/settings`, { method: 'PATCH', headers: { cookie, origin, 'x-csrf-token': csrfToken, 'content-type': 'application/json' }, body: JSON.stringify({ mcp: { enabled: true } }) });
+      const base = dashboardBase(loginUrl, login);
+      const { csrfToken } = (await (await fetch(`${base}/api/session`, { headers: { cookie } })).json()) as { csrfToken: string };
+      const response = await fetch(`${base}/api/settings`, { method: 'PATCH', headers: { cookie, origin, 'x-csrf-token': csrfToken, 'content-type': 'application/json' }, body: JSON.stringify({ mcp: { enabled: true } }) });
       expect(response.status).toBe(200);
       const result = (await response.json()) as { applied: string[]; failed: { path: string; message: string }[] };
       expect(result.applied).toEqual([]);
       expect(result.failed).toEqual([{ path: 'mcp.enabled', message: expect.stringMatching(/already in use/) }]);
       expect(host.status().mcp.state).toBe('error');
-      expect((await fetch(`${origin}/api/status`, { headers: { cookie } })).status).toBe(200);
+      expect((await fetch(`${base}/api/status`, { headers: { cookie } })).status).toBe(200);
     } finally {
       await new Promise((resolve) => busy.close(resolve));
     }

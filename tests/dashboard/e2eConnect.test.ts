@@ -38,7 +38,7 @@ afterAll(async () => {
 
 describe('Connect a client (Chromium, real host)', () => {
   it('lists the clients with snippets; Copy puts the snippet on the clipboard', async () => {
-    await page.goto(new URL('/#/connect', page.url()).href);
+    await page.goto(new URL('#/connect', page.url()).href);
     await page.getByRole('heading', { level: 1, name: 'Connect a client' }).waitFor();
     for (const name of ['Claude Code', 'Claude Desktop', 'Cursor', 'VS Code']) await page.getByRole('region', { name }).waitFor();
     const cursor = page.getByRole('region', { name: 'Cursor' });
@@ -52,7 +52,7 @@ describe('Connect a client (Chromium, real host)', () => {
   it('"Add to Cursor" shows the diff first, then writes the config with a backup and the user\'s other entry kept', async () => {
     const file = join(userHome, '.cursor', 'mcp.json');
     const before = readFileSync(file, 'utf8');
-    await page.goto(new URL('/#/connect', page.url()).href);
+    await page.goto(new URL('#/connect', page.url()).href);
     const cursor = page.getByRole('region', { name: 'Cursor' });
     await cursor.getByRole('button', { name: 'Add to Cursor' }).click();
     const preview = cursor.getByRole('region', { name: /^Change to / });

@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 async function go(id: string, title: string): Promise<void> {
-  await page.goto(new URL(`/#/${id}`, page.url()).href);
+  await page.goto(new URL(`#/${id}`, page.url()).href);
   await page.getByRole('heading', { level: 1, name: title }).waitFor();
   // Wait until no "Loading …" placeholder is left.
   await expect.poll(() => page.getByText(/^Loading /).count(), { timeout: 10_000 }).toBe(0);

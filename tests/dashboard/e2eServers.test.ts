@@ -50,7 +50,7 @@ afterAll(async () => {
 
 describe('MCP servers page (Chromium, real host)', () => {
   it('adds a real stdio server with a write-only env value, tests it, sets per-tool choices, disables, enables and removes it', async () => {
-    await page.goto(new URL('/#/servers', page.url()).href);
+    await page.goto(new URL('#/servers', page.url()).href);
     await page.getByRole('heading', { level: 1, name: 'MCP servers' }).waitFor();
     const form = page.getByRole('form', { name: 'Add a server' });
     await form.getByLabel('Server name').fill('fixture');
@@ -114,7 +114,7 @@ describe('MCP servers page (Chromium, real host)', () => {
   });
 
   it('refuses an invalid server with the host\'s error beside the field, writing nothing', async () => {
-    await page.goto(new URL('/#/servers', page.url()).href);
+    await page.goto(new URL('#/servers', page.url()).href);
     const form = page.getByRole('form', { name: 'Add a server' });
     await form.getByLabel('Server name').fill('bad name!');
     await form.getByLabel('Transport').selectOption('http');
@@ -125,7 +125,7 @@ describe('MCP servers page (Chromium, real host)', () => {
   });
 
   it('imports a server from a Cursor config found in the user\'s home', async () => {
-    await page.goto(new URL('/#/servers', page.url()).href);
+    await page.goto(new URL('#/servers', page.url()).href);
     const config = join(userHome, '.cursor', 'mcp.json');
     const section = page.getByRole('region', { name: 'Import from other clients' });
     await section.getByText(config).waitFor();
@@ -153,7 +153,7 @@ describe('MCP servers page (Chromium, real host)', () => {
     });
     await using other = await newContext(browser);
     const status = await openDashboard(other, imports.url, readFileSync(imports.host.paths.adminToken, 'utf8').trim());
-    await status.goto(new URL('/#/status', status.url()).href);
+    await status.goto(new URL('#/status', status.url()).href);
     const section = status.getByRole('region', { name: 'Imported MCP servers' });
     const good = section.getByRole('row', { name: /^good/ });
     const broken = section.getByRole('row', { name: /^broken/ });

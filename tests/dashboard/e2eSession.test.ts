@@ -1,5 +1,6 @@
-// The dashboard in real Chromium: the one-time login URL, its refusal on reuse, and a page of
-// another loopback origin that can neither read nor change anything.
+// The dashboard in real Chromium: the one-time login URL, its refusal on reuse, a session cookie
+// that never reaches another loopback server, and a page of another loopback origin that can
+// neither read nor change anything.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -14,6 +15,8 @@ let test: TestHost;
 let token: string;
 let adminToken: string;
 let dashboard: string;
+/** `http://127.0.0.1:<port>/d/<random>` (no trailing slash): where the login sends the browser. */
+let base: string;
 
 beforeAll(async () => {
   browser = await launchBrowser();
@@ -23,6 +26,8 @@ beforeAll(async () => {
   const url = (test.host.status() as { dashboard?: { url?: string } }).dashboard?.url;
   if (!url) throw new Error('the dashboard is not listening');
   dashboard = new URL(url).origin;
+  const login = await fetch(await dashboardLoginUrl(test.url, adminToken), { redirect: 'manual' });
+  base = dashboard + /^\/d\/[^/]+/.exec(login.headers.get('location') ?? '')![0];
 });
 
 afterAll(async () => {
@@ -31,10 +36,12 @@ afterAll(async () => {
 });
 
 /** A page server on another loopback port: another origin than the dashboard (same site: both 127.0.0.1). */
-async function startOtherOrigin(html: string, host = '127.0.0.1'): Promise<{ url: string; requests: string[]; server: Server } & AsyncDisposable> {
+async function startOtherOrigin(html: string, host = '127.0.0.1'): Promise<{ url: string; requests: string[]; cookies: string[]; server: Server } & AsyncDisposable> {
   const requests: string[] = [];
+  const cookies: string[] = [];
   const server = createServer((request, response) => {
     requests.push(`${request.method} ${request.url}`);
+    cookies.push(request.headers.cookie ?? '');
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -42,6 +49,7 @@ async function startOtherOrigin(html: string, host = '127.0.0.1'): Promise<{ url
   return {
     url: `http://${host}:${port}/`,
     requests,
+    cookies,
     server,
     [Symbol.asyncDispose]: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -56,10 +64,12 @@ describe('dashboard login (Chromium)', () => {
     const response = await page.goto(url);
     expect(response?.ok()).toBe(true);
     await expect.poll(() => page.getByRole('navigation', { name: 'Dashboard' }).isVisible()).toBe(true);
-    // The code left the address bar with the redirect.
+    // The code left the address bar with the redirect, which went to the secret base path.
     expect(page.url()).not.toContain('code=');
-    const cookie = (await first.cookies(dashboard)).find((entry) => entry.name === 'capnode_session');
-    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+    const landed = /^\/d\/[A-Za-z0-9_-]{43}\//.exec(new URL(page.url()).pathname)?.[0];
+    expect(landed).toBe(`${new URL(base).pathname}/`);
+    const cookie = (await first.cookies()).find((entry) => entry.name === 'capnode_session');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: landed, domain: '127.0.0.1' });
     // Not readable by the page's scripts either.
     expect(await page.evaluate(() => document.cookie)).not.toContain('capnode_session');
 
@@ -67,14 +77,56 @@ describe('dashboard login (Chromium)', () => {
     const again = await second.newPage();
     const reused = await again.goto(url);
     expect(reused?.status()).toBe(403);
-    expect(await second.cookies(dashboard)).toEqual([]);
+    expect(await second.cookies()).toEqual([]);
     // Without a session the dashboard says how to open it, and shows nothing of the host.
     const home = await again.goto(`${dashboard}/`);
     expect(home?.status()).toBeLessThan(500);
     await expect.poll(() => again.locator('body').innerText()).toContain('capnode ui');
     await expect.poll(() => again.getByRole('navigation', { name: 'Dashboard' }).count()).toBe(0);
-    const api = await again.goto(`${dashboard}/api/status`);
+    const api = await again.goto(`${base}/api/status`);
     expect(api?.status()).toBe(401);
+    const outside = await page.goto(`${dashboard}/api/status`);
+    expect(outside?.status()).toBe(404);
+  });
+
+  it('the session cookie never reaches another server on 127.0.0.1 (another port), whether visited or fetched', async () => {
+    await using context = await newContext(browser);
+    const page = await openDashboard(context, test.url, adminToken);
+    await using other = await startOtherOrigin('<!doctype html><title>dev server</title><p>untrusted packages run here</p>');
+    // Control: a cookie of 127.0.0.1 with Path=/ does reach the other port (cookies are not isolated by port).
+    await context.addCookies([{ name: 'control', value: '1', domain: '127.0.0.1', path: '/' }]);
+    // The dashboard page itself cannot even send there (CSP connect-src 'self').
+    const fromDashboard = await page.evaluate(async (url) => {
+      const response = await fetch(`${url}api/session`, { credentials: 'include' }).catch((error: Error) => error);
+      return response instanceof Error ? response.name : String(response.status);
+    }, other.url);
+    expect(fromDashboard).toBe('TypeError');
+    // The user visits the other server in the same browser profile, and its page fetches with credentials.
+    const visit = await context.newPage();
+    await visit.goto(other.url);
+    const fetched = await visit.evaluate(async () => {
+      const out: number[] = [];
+      for (const path of ['/api/session', '/d/another-base/api/session', '/login']) out.push((await fetch(path, { credentials: 'include' })).status);
+      return out;
+    });
+    expect(fetched).toEqual([200, 200, 200]);
+    // (Chromium may ask for /favicon.ico too, at its own time.)
+    expect(other.requests.filter((line) => line !== 'GET /favicon.ico')).toEqual(['GET /', 'GET /api/session', 'GET /d/another-base/api/session', 'GET /login']);
+    expect(other.cookies).toHaveLength(other.requests.length);
+    for (const header of other.cookies) {
+      expect(header).toContain('control=1');
+      expect(header).not.toContain('capnode_session');
+    }
+    // The dashboard itself still has the session.
+    expect(await page.evaluate(async () => (await fetch('api/session')).status)).toBe(200);
+  });
+
+  it('the tray\u2019s login link with #/approvals lands on the approvals page under the base path', async () => {
+    await using context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(`${await dashboardLoginUrl(test.url, adminToken)}#/approvals`);
+    await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
+    expect(page.url()).toBe(`${base}/#/approvals`);
   });
 
   it('an unknown code is refused and the page of another origin can neither read nor change anything', async () => {
@@ -100,7 +152,7 @@ describe('dashboard login (Chromium)', () => {
         }
       }
       return out;
-    }, dashboard);
+    }, base);
     expect(reads).toEqual(['/api/status', '/api/token', '/api/session', '/api/settings'].map((path) => `blocked ${path}: TypeError`));
 
     // Writes: no-cors "simple" requests (no preflight) reach the server with the cookie and this
@@ -119,9 +171,9 @@ describe('dashboard login (Chromium)', () => {
       for (const [method, path, body] of writes) {
         await fetch(base + path, { method, mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body }).catch(() => undefined);
       }
-    }, dashboard);
+    }, base);
     // A form POST (navigates, sends cookies for a same-site target).
-    const formResponse = page.waitForResponse((response) => response.url().startsWith(`${dashboard}/api/settings`));
+    const formResponse = page.waitForResponse((response) => response.url().startsWith(`${base}/api/settings`));
     await page.evaluate((base) => {
       const form = document.createElement('form');
       form.method = 'POST';
@@ -133,7 +185,7 @@ describe('dashboard login (Chromium)', () => {
       form.append(input);
       document.body.append(form);
       form.submit();
-    }, dashboard);
+    }, base);
     const form = await formResponse;
     expect(form.status()).toBeGreaterThanOrEqual(400);
     expect(form.status()).toBeLessThan(500);
@@ -158,7 +210,7 @@ describe('dashboard login (Chromium)', () => {
       } catch (error) {
         return (error as Error).name;
       }
-    }, dashboard);
+    }, base);
     expect(outcome).toBe('TypeError');
     expect(readFileSync(join(test.home, 'mcp-token'), 'utf8').trim()).toBe(token);
   });

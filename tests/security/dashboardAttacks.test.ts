@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintLoginUrl, rawRequest, signIn, type DashboardClient } from '../dashboard/apiClient.js';
+import { dashboardBase, mintLoginUrl, rawRequest, signIn, type DashboardClient } from '../dashboard/apiClient.js';
 import { startTestHost, type TestHost } from '../support/testHost.js';
 
 /**
@@ -26,7 +26,7 @@ const mcpToken = () => readFileSync(join(test.home, 'mcp-token'), 'utf8').trim()
 
 /** POST /api/token/reveal with exactly these headers on a raw socket. */
 function reveal(headers: Record<string, string>) {
-  return rawRequest(`${client.origin}/api/token/reveal`, 'POST', { host: `127.0.0.1:${port}`, cookie: client.cookie, 'x-csrf-token': client.csrfToken, ...headers });
+  return rawRequest(`${client.base}/api/token/reveal`, 'POST', { host: `127.0.0.1:${port}`, cookie: client.cookie, 'x-csrf-token': client.csrfToken, ...headers });
 }
 
 describe('dashboard login code', () => {
@@ -43,6 +43,7 @@ describe('dashboard login code', () => {
     const cookie = winner.headers.getSetCookie()[0]!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/; Path=\/d\/[A-Za-z0-9_-]{43}\/$/);
     const code = new URL(url).searchParams.get('code')!;
     expect(code.length).toBeGreaterThanOrEqual(43);
     expect(test.logs.join('\n')).not.toContain(code);
@@ -54,10 +55,38 @@ describe('dashboard login code', () => {
     const login = await fetch(url, { redirect: 'manual', headers: { cookie: fixed } });
     expect(login.status).toBe(303);
     expect(login.headers.getSetCookie()[0]).not.toContain('attacker-chosen');
-    expect((await fetch(`${client.origin}/api/session`, { headers: { cookie: fixed } })).status).toBe(401);
+    expect((await fetch(`${client.base}/api/session`, { headers: { cookie: fixed } })).status).toBe(401);
     const wrong = await fetch(`${client.origin}/login?code=${'A'.repeat(43)}`, { redirect: 'manual' });
     expect(wrong.status).toBe(403);
     expect(wrong.headers.getSetCookie()).toEqual([]);
+  });
+});
+
+describe('dashboard base path (cookies are not isolated by port)', () => {
+  it('the cookie is scoped to a random base path per host; with it, a server that forges Origin and Host gets nothing outside that path', async () => {
+    const basePath = new URL(client.base).pathname;
+    expect(basePath).toMatch(/^\/d\/[A-Za-z0-9_-]{43}$/);
+    const url = await mintLoginUrl(test.host, test.home);
+    const login = await fetch(url, { redirect: 'manual' });
+    expect(login.headers.getSetCookie()[0]).toMatch(new RegExp(`; Path=${basePath}/$`));
+    expect(new URL(dashboardBase(url, login)).pathname).toBe(basePath);
+    // What another loopback server that received the cookie would do: read the CSRF token, then change things.
+    const forged = { host: `127.0.0.1:${port}`, origin: client.origin, cookie: client.cookie, 'sec-fetch-site': 'same-origin' };
+    const guesses = ['', '/d', '/d/', `/d/${'A'.repeat(43)}`, basePath.toUpperCase(), basePath.slice(0, -1), `${basePath}%2F..`, `/%64/${basePath.slice(3)}`];
+    for (const prefix of guesses) {
+      const session = await rawRequest(`${client.origin}${prefix}/api/session`, 'GET', forged);
+      expect(session.status, prefix).toBe(404);
+      expect(session.body, prefix).not.toContain(client.csrfToken);
+      const rotate = await rawRequest(`${client.origin}${prefix}/api/token/rotate`, 'POST', { ...forged, 'x-csrf-token': client.csrfToken });
+      expect(rotate.status, prefix).toBeGreaterThanOrEqual(400);
+      const stdio = await rawRequest(`${client.origin}${prefix}/api/servers`, 'POST', { ...forged, 'x-csrf-token': client.csrfToken, 'content-type': 'application/json' }, JSON.stringify({ name: 'pwn', command: 'touch', args: ['/tmp/pwned'] }));
+      expect(stdio.status, prefix).toBeGreaterThanOrEqual(400);
+    }
+    expect(JSON.stringify(test.host.settings.reload().mcpClient ?? {})).not.toContain('pwn');
+    // Another host instance has another base path.
+    await using second = await startTestHost();
+    const other = await signIn(second.host, second.home);
+    expect(new URL(other.base).pathname).not.toBe(basePath);
   });
 });
 
@@ -91,7 +120,7 @@ describe('dashboard Origin and Host', () => {
   it('refuses every Host but 127.0.0.1:<port>: suffixes, case, IPv6, numeric and absolute-form targets', async () => {
     const hosts = [`127.0.0.1:${port}.evil`, `LOCALHOST:${port}`, `[::1]:${port}`, `2130706433:${port}`, `127.0.0.1:0${port}`, ''];
     for (const host of hosts) {
-      const answer = await rawRequest(`${client.origin}/api/status`, 'GET', { host, cookie: client.cookie });
+      const answer = await rawRequest(`${client.base}/api/status`, 'GET', { host, cookie: client.cookie });
       expect(answer.status, JSON.stringify(host)).toBeGreaterThanOrEqual(400);
       expect(answer.body).not.toContain('"mcp"');
     }
@@ -107,17 +136,17 @@ describe('dashboard CSRF token', () => {
     const before = mcpToken();
     const attempts: Record<string, string>[] = [{ 'x-csrf-token': '' }, { 'x-csrf-token': other.csrfToken }, { 'x-csrf-token': client.csrfToken.toUpperCase() }];
     for (const headers of attempts) {
-      const answer = await rawRequest(`${client.origin}/api/token/rotate`, 'POST', { host: `127.0.0.1:${port}`, cookie: client.cookie, origin: client.origin, ...headers });
+      const answer = await rawRequest(`${client.base}/api/token/rotate`, 'POST', { host: `127.0.0.1:${port}`, cookie: client.cookie, origin: client.origin, ...headers });
       expect(answer.status, JSON.stringify(headers)).toBe(403);
     }
-    const inQuery = await rawRequest(`${client.origin}/api/token/rotate?csrf=${client.csrfToken}&x-csrf-token=${client.csrfToken}`, 'POST', { host: `127.0.0.1:${port}`, cookie: client.cookie, origin: client.origin });
+    const inQuery = await rawRequest(`${client.base}/api/token/rotate?csrf=${client.csrfToken}&x-csrf-token=${client.csrfToken}`, 'POST', { host: `127.0.0.1:${port}`, cookie: client.cookie, origin: client.origin });
     expect(inQuery.status).toBe(403);
     expect(mcpToken()).toBe(before);
   });
 
   it('the event stream and every read need the session; the MCP token never stands in', async () => {
     for (const path of ['/api/events', '/api/token', '/api/settings', '/api/activity', '/api/servers']) {
-      const answer = await rawRequest(`${client.origin}${path}`, 'GET', { host: `127.0.0.1:${port}`, authorization: `Bearer ${mcpToken()}` });
+      const answer = await rawRequest(`${client.base}${path}`, 'GET', { host: `127.0.0.1:${port}`, authorization: `Bearer ${mcpToken()}` });
       expect(answer.status, path).toBe(401);
       expect(answer.headers['content-type']).toMatch(/^application\/json/);
     }
@@ -138,20 +167,22 @@ describe('dashboard static files and headers', () => {
       '//etc/passwd.json',
     ];
     for (const path of paths) {
-      const answer = await rawRequest(`${client.origin}${path}`, 'GET', { host: `127.0.0.1:${port}` });
-      expect(answer.status, path).not.toBe(200);
-      expect(answer.body, path).not.toContain('"devDependencies"');
-      expect(answer.body, path).not.toContain('root:');
+      for (const base of [client.origin, client.base]) {
+        const answer = await rawRequest(`${base}${path}`, 'GET', { host: `127.0.0.1:${port}` });
+        expect(answer.status, path).not.toBe(200);
+        expect(answer.body, path).not.toContain('"devDependencies"');
+        expect(answer.body, path).not.toContain('root:');
+      }
     }
   });
 
   it('pages forbid framing and sniffing; API answers, the token reveal included, are never cached', async () => {
-    const page = await fetch(`${client.origin}/`, { headers: { cookie: client.cookie } });
+    const page = await fetch(`${client.base}/`, { headers: { cookie: client.cookie } });
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
-    const signedOut = await fetch(`${client.origin}/`);
+    const signedOut = await fetch(`${client.base}/`);
     expect(signedOut.headers.get('x-frame-options')).toBe('DENY');
     const token = await client.api('/api/token/reveal', { method: 'POST' });
     expect(token.status).toBe(200);
@@ -166,7 +197,7 @@ describe('dashboard request bodies', () => {
     const answer = await client.api('/api/settings', { method: 'PATCH', body: JSON.parse(big) as unknown });
     expect(answer.status).toBe(413);
     for (const body of ['[]', '"x"', '{', 'null']) {
-      const bad = await rawRequest(`${client.origin}/api/settings`, 'PATCH', { host: `127.0.0.1:${port}`, cookie: client.cookie, origin: client.origin, 'x-csrf-token': client.csrfToken, 'content-type': 'application/json' }, body);
+      const bad = await rawRequest(`${client.base}/api/settings`, 'PATCH', { host: `127.0.0.1:${port}`, cookie: client.cookie, origin: client.origin, 'x-csrf-token': client.csrfToken, 'content-type': 'application/json' }, body);
       expect(bad.status, body).toBe(400);
     }
     expect((await client.api('/api/status')).status).toBe(200);
@@ -226,7 +257,7 @@ describe('what a dashboard session can change', () => {
     expect(out.status).toBe(200);
     // A copy of the cookie (another tab, a stolen value) no longer opens anything.
     expect((await session.api('/api/status')).status).toBe(401);
-    expect((await fetch(`${session.origin}/`, { headers: { cookie: session.cookie } })).headers.get('content-type')).toMatch(/html/);
+    expect((await fetch(`${session.base}/`, { headers: { cookie: session.cookie } })).headers.get('content-type')).toMatch(/html/);
     // Other sessions stay.
     expect((await client.api('/api/status')).status).toBe(200);
   });

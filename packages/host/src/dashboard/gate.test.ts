@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authorizeApi, checkRequestOrigin, readCookie, sessionCookie } from './gate.js';
+import { authorizeApi, checkRequestOrigin, clearedSessionCookie, createBasePath, readCookie, sessionCookie, stripBasePath } from './gate.js';
 import { createDashboardSessions } from './sessions.js';
 
 const gate = { origin: 'http://127.0.0.1:4000', hostHeader: '127.0.0.1:4000' };
@@ -35,8 +35,9 @@ describe('dashboard gate', () => {
   it('needs a live session, never accepts Authorization, and needs Origin + CSRF token to change anything', async () => {
     const sessions = createDashboardSessions();
     const session = sessions.exchange(sessions.mintCode())!;
-    const cookie = sessionCookie(session).split(';')[0]!;
-    expect(sessionCookie(session)).toMatch(/; HttpOnly; SameSite=Strict; Path=\/$/);
+    const cookie = sessionCookie(session, '/d/base').split(';')[0]!;
+    expect(sessionCookie(session, '/d/base')).toMatch(/; HttpOnly; SameSite=Strict; Path=\/d\/base\/$/);
+    expect(clearedSessionCookie('/d/base')).toMatch(/^capnode_session=; HttpOnly; SameSite=Strict; Path=\/d\/base\/; Max-Age=0$/);
     expect(authorizeApi(request('GET', { cookie }), sessions, gate)).toBe(session);
     expect(await code(authorizeApi(request('GET', {}), sessions, gate))).toBe('unauthorized');
     expect(await code(authorizeApi(request('GET', { authorization: 'Bearer x' }), sessions, gate))).toBe('unauthorized');
@@ -55,5 +56,16 @@ describe('dashboard gate', () => {
     expect(readCookie('a=1; capnode_session=abc; b=2', 'capnode_session')).toBe('abc');
     expect(readCookie('xcapnode_session=abc', 'capnode_session')).toBeUndefined();
     expect(readCookie(null, 'capnode_session')).toBeUndefined();
+  });
+
+  it('makes an unguessable base path per call and finds a path under it, never outside it', () => {
+    const base = createBasePath();
+    expect(base).toMatch(/^\/d\/[A-Za-z0-9_-]{43}$/);
+    expect(createBasePath()).not.toBe(base);
+    expect(stripBasePath(`${base}/`, base)).toBe('/');
+    expect(stripBasePath(`${base}/api/status`, base)).toBe('/api/status');
+    for (const outside of ['/', '/api/status', base, `${base}x/`, `${base.slice(0, -1)}/`, `/d/${base.slice(3).toUpperCase()}/`, `/x${base}/`, '/d//']) {
+      expect(stripBasePath(outside, base), outside).toBeUndefined();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DASHBOARD_SESSION_COOKIE, type DashboardSession, type DashboardSessions } from './sessions.js';
 import { apiError } from './reply.js';
 
@@ -15,9 +16,34 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined;
 }
 
-/** The `Set-Cookie` value of a new session: HttpOnly, SameSite=Strict, the whole origin. */
-export function sessionCookie(session: DashboardSession): string {
-  return `${DASHBOARD_SESSION_COOKIE}=${session.id}; HttpOnly; SameSite=Strict; Path=/`;
+/**
+ * A fresh dashboard base path, `/d/<32 random bytes, base64url>` (no trailing slash). The whole
+ * dashboard lives under it and the session cookie is scoped to it: cookies are not isolated by port,
+ * so a cookie for `Path=/` would reach every other server on 127.0.0.1 the browser visits.
+ */
+export function createBasePath(): string {
+  return `/d/${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * The rest of `path` under `basePath` (starting with `/`), or `undefined` when `path` is outside it.
+ * The secret segment is compared by digest in constant time.
+ */
+export function stripBasePath(path: string, basePath: string): string | undefined {
+  const match = /^(\/d\/[^/]*)(\/.*)?$/.exec(path);
+  if (!match || match[2] === undefined) return undefined;
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  return timingSafeEqual(digest(match[1]!), digest(basePath)) ? match[2] : undefined;
+}
+
+/** The `Set-Cookie` value of a new session: HttpOnly, SameSite=Strict, only under the dashboard's base path. */
+export function sessionCookie(session: DashboardSession, basePath: string): string {
+  return `${DASHBOARD_SESSION_COOKIE}=${session.id}; HttpOnly; SameSite=Strict; Path=${basePath}/`;
+}
+
+/** The `Set-Cookie` value that removes the session cookie (sign-out). */
+export function clearedSessionCookie(basePath: string): string {
+  return `${DASHBOARD_SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=${basePath}/; Max-Age=0`;
 }
 
 export interface GateOptions {

@@ -1,4 +1,4 @@
-import { authorizeApi, checkRequestOrigin, sessionCookie, type GateOptions } from './gate.js';
+import { authorizeApi, checkRequestOrigin, clearedSessionCookie, readCookie, sessionCookie, stripBasePath, type GateOptions } from './gate.js';
 import { apiError, json } from './reply.js';
 import { createRouter } from './router.js';
 import { activityRoutes } from './routes/activity.js';
@@ -15,7 +15,6 @@ import { statusRoutes } from './routes/status.js';
 import { tokenRoutes } from './routes/token.js';
 import { DASHBOARD_SESSION_COOKIE, type DashboardSessions } from './sessions.js';
 import { createStaticFiles, signInPage } from './static.js';
-import { readCookie } from './gate.js';
 import type { DashboardHostView, Route } from './types.js';
 
 /** Every `/api/*` route, in the contract's order. */
@@ -24,10 +23,10 @@ export const DASHBOARD_ROUTES: readonly Route[] = [
   [
     'DELETE',
     '/api/session',
-    ({ session, sessions }) => {
+    ({ session, sessions, basePath }) => {
       // Ended on the host too: a copy of the cookie (another tab, a stolen value) opens nothing afterwards.
       sessions.end(session.id);
-      return json(200, { ok: true }, { 'set-cookie': `${DASHBOARD_SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` });
+      return json(200, { ok: true }, { 'set-cookie': clearedSessionCookie(basePath) });
     },
   ],
   ...statusRoutes,
@@ -48,9 +47,11 @@ export interface DashboardHandlerOptions {
   readonly sessions: DashboardSessions;
   readonly gate: () => GateOptions;
   readonly uiDir: string | undefined;
+  /** The secret path everything but `/login` lives under, `/d/<random>` (see {@link createBasePath}). */
+  readonly basePath: string;
 }
 
-/** `GET /login?code=`: the one-time code for a session cookie, then 303 to `/` (or `/setup` on first run). */
+/** `GET /login?code=`: the one-time code for a session cookie, then 303 to `<base>/` (or `<base>/setup` on first run). */
 function login(url: URL, options: DashboardHandlerOptions): Response {
   const code = url.searchParams.get('code') ?? '';
   const session = code ? options.sessions.exchange(code) : undefined;
@@ -58,7 +59,7 @@ function login(url: URL, options: DashboardHandlerOptions): Response {
   options.host.log('info', 'dashboard: signed in a browser with a one-time link');
   return new Response(null, {
     status: 303,
-    headers: { location: options.host.firstRun ? '/setup' : '/', 'set-cookie': sessionCookie(session), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
+    headers: { location: `${options.basePath}/${options.host.firstRun ? 'setup' : ''}`, 'set-cookie': sessionCookie(session, options.basePath), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
   });
 }
 
@@ -78,34 +79,49 @@ function auditedView(view: DashboardHostView): DashboardHostView {
 }
 
 /**
- * The dashboard's request handler: the Host and Origin gate on everything, `/login`, the session-
- * and CSRF-checked `/api/*` routes, and the built UI (its page only with a session).
+ * The dashboard's request handler: the Host and Origin gate on everything; outside the secret base
+ * path only `GET /login` and a "use `capnode ui`" page at `/` (a cookie there opens nothing: its
+ * Path does not even match); under it the session- and CSRF-checked `api/*` routes and the built UI
+ * (its page only with a session).
  */
 export function createDashboardHandler(options: DashboardHandlerOptions): (request: Request, context: { signal: AbortSignal }) => Promise<Response> {
   const route = createRouter(DASHBOARD_ROUTES);
   const files = createStaticFiles(options.uiDir);
   const host = auditedView(options.host);
+  const { basePath } = options;
   return async (request, { signal }) => {
     const gate = options.gate();
     const refused = checkRequestOrigin(request, gate);
     if (refused) return refused;
     const url = new URL(request.url);
     const method = request.method.toUpperCase();
-    const path = url.pathname;
+    const path = stripBasePath(url.pathname, basePath);
+    if (path === undefined) return outside(url, method, options);
     if (path === '/api' || path.startsWith('/api/')) {
       const session = authorizeApi(request, options.sessions, gate);
       if (session instanceof Response) return session;
       const match = route(method, path);
       if (match instanceof Response) return match;
-      return match.handler({ request, session, sessions: options.sessions, params: match.params, url, signal, host });
+      return match.handler({ request, session, sessions: options.sessions, params: match.params, url, signal, host, basePath });
     }
     if (method !== 'GET' && method !== 'HEAD') return apiError(405, 'method', 'only GET outside /api/');
-    // Only a GET spends a code (a HEAD from a link preview must not).
-    if (path === '/login') return method === 'GET' ? login(url, options) : apiError(405, 'method', 'use GET');
     if (path !== '/' && /\.[a-z0-9]+$/i.test(path)) {
       return (await files.file(path)) ?? apiError(404, 'not_found', `no file ${path}`);
     }
+    // Page routes are one segment deep (`/setup`): the page's relative asset URLs resolve under the base.
+    if (!/^\/[^/]*$/.test(path)) return apiError(404, 'not_found', 'no such page');
     const signedIn = options.sessions.get(readCookie(request.headers.get('cookie'), DASHBOARD_SESSION_COOKIE)) !== undefined;
     return signedIn ? files.index() : signInPage();
   };
+}
+
+/** A request outside the base path: `/login`, the sign-in hint at `/`, the base without its slash; nothing else. */
+function outside(url: URL, method: string, options: DashboardHandlerOptions): Response {
+  const path = url.pathname;
+  if (method !== 'GET' && method !== 'HEAD') return apiError(405, 'method', 'only GET outside the dashboard');
+  // Only a GET spends a code (a HEAD from a link preview must not).
+  if (path === '/login') return method === 'GET' ? login(url, options) : apiError(405, 'method', 'use GET');
+  if (path === '/') return signInPage();
+  if (stripBasePath(`${path}/`, options.basePath) === '/') return new Response(null, { status: 308, headers: { location: `${options.basePath}/`, 'cache-control': 'no-store' } });
+  return apiError(404, 'not_found', 'nothing here; open the dashboard with capnode ui');
 }

@@ -1,4 +1,5 @@
 import { createDashboardHandler } from './handler.js';
+import { createBasePath } from './gate.js';
 import { startDashboardListener, type DashboardListener } from './listener.js';
 import { createDashboardSessions, type DashboardSessions } from './sessions.js';
 import { findUiDirectory } from './static.js';
@@ -44,10 +45,13 @@ export function createDashboardService(options: DashboardServiceOptions): Dashbo
   let error: string | undefined;
   let starting: Promise<DashboardStatus> | undefined;
   const uiDir = options.uiDir ?? findUiDirectory();
+  // One per host instance: the cookie's Path, so another server on 127.0.0.1 never receives it.
+  const basePath = createBasePath();
   const handle = createDashboardHandler({
     host: view,
     sessions,
     uiDir,
+    basePath,
     gate: () => ({ origin: listener?.origin ?? '', hostHeader: listener?.hostHeader ?? '' }),
   });
 

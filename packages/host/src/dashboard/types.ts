@@ -39,6 +39,8 @@ export interface RouteContext {
   readonly url: URL;
   readonly signal: AbortSignal;
   readonly host: DashboardHostView;
+  /** The dashboard's secret base path, `/d/<random>` (the session cookie's Path, with a trailing slash). */
+  readonly basePath: string;
 }
 
 export type RouteHandler = (context: RouteContext) => Response | Promise<Response>;

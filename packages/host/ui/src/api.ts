@@ -1,5 +1,7 @@
 // The dashboard's HTTP API (same origin, session cookie). State-changing requests carry the CSRF
-// token from GET /api/session; the browser adds the Origin header the server checks.
+// token from GET /api/session; the browser adds the Origin header the server checks. Paths are
+// under the dashboard's base path.
+import { underBase } from './base.js';
 
 /** One field the host refused, as `PATCH /api/settings` and the other writes report it. */
 export interface FieldError {
@@ -52,7 +54,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
     if (csrfToken) headers['X-CSRF-Token'] = csrfToken;
     headers['Content-Type'] = 'application/json';
   }
-  const response = await fetch(path, {
+  const response = await fetch(underBase(path), {
     method,
     headers,
     credentials: 'same-origin',

@@ -2,6 +2,7 @@
 // server-sent events of GET /api/events (`status`, `approvals`). EventSource reconnects by itself.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
+import { underBase } from './base.js';
 import type { PendingView, StatusView } from './types.js';
 
 export interface LiveState {
@@ -40,7 +41,7 @@ export async function refreshLive(): Promise<void> {
 /** Opens the event stream once per page load; each (re)connected stream starts with the full status and approvals. */
 export function startLive(): void {
   if (source) return;
-  source = new EventSource('/api/events');
+  source = new EventSource(underBase('/api/events'));
   source.addEventListener('open', () => set({ connected: true }));
   source.addEventListener('error', () => set({ connected: false }));
   source.addEventListener('status', (event) => {

@@ -1,6 +1,7 @@
 // Hash routing (`#/status`), so the server serves one index.html. A first load on a page path
-// (`/setup`, as the login redirect may send) moves to the same page's hash.
+// (`<base>/setup`, as the login redirect may send) moves to the same page's hash.
 import { useEffect, useState } from 'preact/hooks';
+import { basePath } from './base.js';
 
 export const PAGES = [
   { id: 'status', title: 'Status' },
@@ -23,9 +24,10 @@ function isPage(value: string): value is PageId {
 function current(): PageId | undefined {
   const fromHash = location.hash.replace(/^#\/?/, '').split(/[/?]/)[0] ?? '';
   if (isPage(fromHash)) return fromHash;
-  const fromPath = location.pathname.replace(/^\/+/, '').split('/')[0] ?? '';
+  const base = basePath();
+  const fromPath = location.pathname.slice(base.length).split('/')[0] ?? '';
   if (isPage(fromPath)) {
-    history.replaceState(null, '', `/#/${fromPath}`);
+    history.replaceState(null, '', `${base}#/${fromPath}`);
     return fromPath;
   }
   return undefined;
