@@ -4,7 +4,7 @@
 // maim when installed. Rounds interleave the host and the programs, so load affects both alike.
 // Run as `node bench/screen.mjs --host` it is the host child (prints READY {url, token}).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,9 @@ async function runHost() {
   const { createHost } = await import(join(rootDir, 'packages/host/dist/index.js'));
   const { createScreenCapability } = await import(join(rootDir, 'packages/capabilities/dist/pack.js'));
   const home = mkdtempSync(join(tmpdir(), 'capnode-bench-screen-'));
-  const host = createHost({ home, port: 0, capabilities: [createScreenCapability({ notify: false })], onLog: () => undefined });
+  // Screen consent on (it is off by default), as a user who lets an agent take screenshots has it.
+  writeFileSync(join(home, 'settings.json'), `${JSON.stringify({ consent: { screen: 'allow' } })}\n`, { mode: 0o600 });
+  const host = createHost({ home, port: 0, builtinPlugins: false, capabilities: [createScreenCapability({ notify: false })], onLog: () => undefined });
   const status = await host.start();
   const token = readFileSync(join(home, 'mcp-token'), 'utf8').trim();
   const stop = async () => {
