@@ -125,16 +125,46 @@ export async function benchMcpClient({ log = console.log } = {}) {
     }
     return { oneMs: median(one), manyMs: median(many), servers: serverCount, ratio: median(ratios) };
   };
+  // The floor and the bare SDK clients run in the same rounds as the runtime, in rotating order, and
+  // the target is the median of per-round ratios: spawn cost drifts with the heap and the machine's
+  // load, so references measured in other rounds would not be the same conditions.
   const floorOne = [];
   const floorMany = [];
   const sdkMany = [];
-  for (let round = 0; round < rounds; round += 1) {
+  const runtimeMany = [];
+  const overFloor = [];
+  const connectMany = async () => {
+    const started = performance.now();
+    const runtime = await createMcpRuntime(configFor(parseMcpConfig, serverCount, liteServer), { agent: 'bench', logger: quiet });
+    const elapsed = performance.now() - started;
+    const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
+    await runtime.close();
+    if (connected !== serverCount) throw new Error(`lite: only ${connected}/${serverCount} servers connected`);
+    return elapsed;
+  };
+  const floorRounds = Math.max(rounds * 2, 11);
+  for (let round = 0; round <= floorRounds; round += 1) {
+    const measured = {};
+    const steps = [
+      ['floor', () => bareSpawn(liteServer, serverCount)],
+      ['runtime', connectMany],
+      ['sdk', () => bareSdk(Client, StdioClientTransport, liteServer, serverCount)],
+    ];
+    for (let i = 0; i < steps.length; i += 1) {
+      const [key, run] = steps[(i + round) % steps.length];
+      measured[key] = await run();
+    }
+    if (round === 0) continue; // warm-up
     floorOne.push(await bareSpawn(liteServer, 1));
-    floorMany.push(await bareSpawn(liteServer, serverCount));
-    sdkMany.push(await bareSdk(Client, StdioClientTransport, liteServer, serverCount));
+    floorMany.push(measured.floor);
+    runtimeMany.push(measured.runtime);
+    sdkMany.push(measured.sdk);
+    overFloor.push(measured.runtime / measured.floor);
   }
   results.connect = {
     ...(await fanOut(liteServer, 'lite')),
+    manyMs: median(runtimeMany),
+    overFloor: median(overFloor),
     floor: { oneMs: median(floorOne), manyMs: median(floorMany), ratio: median(floorMany) / median(floorOne) },
     sdkFloor: { manyMs: median(sdkMany) },
   };
