@@ -33,9 +33,9 @@ describe('consent settings under attack (real host)', () => {
     await using t = await startTestHost({ host: { capabilities: [peek], builtinPlugins: false } });
     const client = await signIn(t.host, t.home);
     const body = JSON.stringify({ consent: { screen: 'allow' } });
-    const noCsrf = await fetch(`${client.origin}/api/settings`, { method: 'PATCH', headers: { cookie: client.cookie, origin: client.origin, 'content-type': 'application/json' }, body });
+    const noCsrf = await fetch(`${client.base}/api/settings`, { method: 'PATCH', headers: { cookie: client.cookie, origin: client.origin, 'content-type': 'application/json' }, body });
     expect(noCsrf.status).toBe(403);
-    const grant = await fetch(`${client.origin}/api/settings`, { method: 'PATCH', headers: { cookie: client.cookie, 'x-csrf-token': client.csrfToken, 'content-type': 'application/json' }, body });
+    const grant = await fetch(`${client.base}/api/settings`, { method: 'PATCH', headers: { cookie: client.cookie, 'x-csrf-token': client.csrfToken, 'content-type': 'application/json' }, body });
     expect(grant.status).toBe(403);
     expect(t.host.settings.reload().consent.screen).toBe('off');
     expect((await t.call('peek.screen', {})).isError).toBe(true);

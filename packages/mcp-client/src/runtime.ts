@@ -58,6 +58,23 @@ function followSelection(current: () => Selection): { scrub: SecretScrubber; pol
   return { scrub, policy };
 }
 
+/**
+ * `run` at most once per event-loop turn however often the result is called: servers that become
+ * ready in the same turn share one catalog rebuild (a fan-out of N servers would otherwise rebuild
+ * the whole catalog N times); readers of the catalog rebuild first, so they never see it stale.
+ */
+function oncePerTurn(run: () => void): () => void {
+  let queued = false;
+  return () => {
+    if (queued) return;
+    queued = true;
+    setImmediate(() => {
+      queued = false;
+      run();
+    });
+  };
+}
+
 /** The server-to-client request handlers the options set (sampling, elicitation, roots). */
 function requestHooksOf(options: McpRuntimeOptions): ServerRequestHooks {
   return {
@@ -107,17 +124,9 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     serverCommands,
     wrapBuiltin: (command) => adapter.guard(command),
   });
-  // Servers that become ready in the same event-loop turn share one rebuild (a fan-out of N servers
-  // would otherwise rebuild the whole catalog N times); readers of the catalog rebuild first.
-  let rebuildQueued = false;
-  const rebuildSoon = (): void => {
-    if (rebuildQueued || closed) return;
-    rebuildQueued = true;
-    setImmediate(() => {
-      rebuildQueued = false;
-      if (!closed) rebuild();
-    });
-  };
+  const rebuildSoon = oncePerTurn(() => {
+    if (!closed) rebuild();
+  });
   const rebuild = (): void => {
     const before = catalog.entries;
     if (!catalog.rebuild([...pool.sessions.values()])) return;
