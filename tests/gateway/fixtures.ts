@@ -22,7 +22,7 @@ import {
 import { createBuiltinCapabilities, createNodeExecResolvers } from '@capnode/capabilities/node';
 import type { GatewayClient, GatewayNode } from '@capnode/gateway-bridge';
 import { NODE_IDENTITY_FILE, connectGatewayOperator, createGatewayNode, type GatewayNodeOptions } from '@capnode/gateway-bridge/node';
-import { startGateway, type RealGateway } from './harness.js';
+import { startGateway, type GatewayOptions, type RealGateway } from './harness.js';
 import { z } from 'zod';
 
 /** Commands the interop gateway must forward to a linux node beyond its platform defaults. */
@@ -180,9 +180,12 @@ export interface NodeSession extends AsyncDisposable {
   readonly operator: GatewayClient;
 }
 
-/** Starts a {@link NodeSession}; `nodeOptions` adds to the node's connection options. Disposing closes all of it. */
-export async function startNodeSession(nodeOptions: Partial<GatewayNodeOptions> = {}): Promise<NodeSession> {
-  const gateway = await startGateway({ allowCommands: INTEROP_ALLOW });
+/**
+ * Starts a {@link NodeSession}; `nodeOptions` adds to the node's connection options, `gatewayConfig`
+ * to the gateway's config (see {@link GatewayOptions.config}). Disposing closes all of it.
+ */
+export async function startNodeSession(nodeOptions: Partial<GatewayNodeOptions> = {}, gatewayConfig?: GatewayOptions['config']): Promise<NodeSession> {
+  const gateway = await startGateway({ allowCommands: INTEROP_ALLOW, ...(gatewayConfig ? { config: gatewayConfig } : {}) });
   const fixture = createNodeFixture();
   const node = createGatewayNode({
     url: gateway.url,

@@ -51,6 +51,21 @@ async function freePort(): Promise<number> {
 export interface GatewayOptions {
   /** Commands the gateway forwards to linux nodes beyond its platform defaults (`gateway.nodes.commands.allow`). */
   readonly allowCommands?: readonly string[];
+  /** More gateway config, deep-merged over the harness's own (plain objects merge; anything else replaces). */
+  readonly config?: Readonly<Record<string, unknown>>;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mergeConfig(base: Record<string, unknown>, extra: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(extra)) {
+    const current = merged[key];
+    merged[key] = isPlainObject(current) && isPlainObject(value) ? mergeConfig(current, value) : value;
+  }
+  return merged;
 }
 
 /** One real OpenClaw gateway on loopback with isolated state; restartable on the same port and state. */
@@ -98,7 +113,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<RealGa
   writeFileSync(
     configPath,
     JSON.stringify(
-      {
+      mergeConfig({
         gateway: {
           mode: 'local',
           port,
@@ -113,7 +128,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<RealGa
         telemetry: { enabled: false },
         models: { catalogRefresh: { enabled: false } },
         logging: { file: join(logs, 'openclaw-gateway.log') },
-      },
+      }, options.config ?? {}),
       null,
       2,
     ),
