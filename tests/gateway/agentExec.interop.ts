@@ -120,9 +120,11 @@ function agentConfig(baseUrl: string): Record<string, unknown> {
 }
 
 /**
- * An operator that declares the `exec-approvals` cap, so the gateway has an approval route for the
- * agent's exec (a headless agent run without one is refused before `system.run`); it approves every
- * `exec.approval.requested` once and records what it was shown.
+ * An operator that declares the `exec-approvals` cap, so the gateway has a route for its own exec
+ * approval: without one, the agent's exec on this gateway node fails after `system.run.prepare` and
+ * `system.execApprovals.get` with "exec denied: Headless runs cannot wait for interactive exec
+ * approval" (openclaw@2026.9.6, capnode in mode `ask`). It allows every `exec.approval.requested`
+ * once and records what it was shown.
  */
 async function connectExecApprover(url: string, token: string, home: string, seen: unknown[]): Promise<GatewayClient> {
   const { identity, deviceTokens } = loadOrCreateDeviceIdentity(join(home, 'test-exec-approver.json'));
@@ -204,6 +206,12 @@ describe.skipIf(skipReason !== undefined)("OpenClaw's own agent exec path (exec 
     const plan = run.params.systemRunPlan as { argv: string[] };
     expect(plan.argv).toEqual(['/bin/sh', '-lc', SHELL_COMMAND]);
     expect(run.params.command).toEqual(plan.argv);
+    expect(plan).toMatchObject({ agentId: 'main', sessionKey: 'agent:main:main' });
+
+    // OpenClaw's own approval first (delivered to the approval client, which allowed once); the run carries that decision.
+    expect(gatewayApprovals).toHaveLength(1);
+    expect(gatewayApprovals[0]).toMatchObject({ approvalKind: 'exec', request: { host: 'node', nodeId: node.nodeId, systemRunPlan: { argv: plan.argv }, toolCallId: 'callcapnode1' } });
+    expect(run.params).toMatchObject({ approved: true, approvalDecision: 'allow-once', runId: expect.any(String) });
 
     // capnode's own approval was asked for that argv, and answered allow.
     expect(asked.filter((approval) => approval.command === 'system.run')).toHaveLength(1);
@@ -216,6 +224,8 @@ describe.skipIf(skipReason !== undefined)("OpenClaw's own agent exec path (exec 
     const toolResult = followUp!.body.messages!.find((message) => message.role === 'tool')!;
     expect(toolResult.tool_call_id).toBe('callcapnode1');
     expect(JSON.stringify(toolResult.content)).toContain('capnode-agent-42');
-    console.log(`DEBUG run params ${JSON.stringify(run.params)}\nDEBUG prepare ${JSON.stringify(prepare.params)}\nDEBUG gateway approvals ${JSON.stringify(gatewayApprovals)}\nDEBUG asked ${JSON.stringify(asked)}\nDEBUG tool ${JSON.stringify(toolResult)}\nDEBUG requests ${model!.requests.length}`);
+    expect(toolResult.content).toEqual(expect.stringContaining(`Node: ${node.nodeId}`));
+    // The model saw the command's output only after both approvals: one request, one follow-up.
+    expect(model!.requests).toHaveLength(2);
   });
 });

@@ -12,11 +12,12 @@ const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
 
 /**
- * OpenClaw's agent exec path (`exec host=node`) needs a model-driven agent turn, which cannot run
- * offline: the gateway's `tools.invoke` RPC builds tools on its `http` surface, where the shell tools
- * (`exec`) are never constructed even with `gateway.tools.allow: ["exec"]` ("Tool not available: exec",
- * seen on 2026.9.6); only an agent run's own loopback surface has them. So these tests replay the exact `node.invoke` requests its exec tool builds
- * (openclaw@2026.9.6 dist/bash-tools: `prepareNodeSystemRun`, `buildNodeSystemRunInvoke`) and
+ * OpenClaw's agent exec path (`exec host=node`) runs inside a model-driven agent turn; agentExec.interop.ts
+ * drives one with a scripted model. The gateway's `tools.invoke` RPC cannot stand in for it: it builds tools
+ * on its `http` surface, where the shell tools (`exec`) are never constructed even with
+ * `gateway.tools.allow: ["exec"]` ("Tool not available: exec", seen on 2026.9.6). So these tests replay the
+ * exact `node.invoke` requests its exec tool builds (openclaw@2026.9.6 dist/bash-tools:
+ * `prepareNodeSystemRun`, `buildNodeSystemRunInvoke`) to reach the cases an agent turn cannot choose, and
  * check the reply the way its result formatter reads it (`payload.success`).
  */
 function agentPrepareParams(nodeId: string, shellCommand: string, workdir: string | undefined) {
