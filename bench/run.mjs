@@ -6,7 +6,7 @@
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
 // BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard), BENCH_RSS_RUNS (default 5),
-// BENCH_SCREEN_SHOTS (default 30), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
+// BENCH_SCREEN_SHOTS (default 60), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -220,7 +220,7 @@ if (only.has('screen')) {
   let screen;
   try {
     const { benchScreen } = await import('./screen.mjs');
-    screen = await benchScreen({ shots: num('BENCH_SCREEN_SHOTS', 30), log: (line) => console.log(`  ${line}`) });
+    screen = await benchScreen({ shots: num('BENCH_SCREEN_SHOTS', 60), log: (line) => console.log(`  ${line}`) });
   } catch (error) {
     screen = { skipped: `screen: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
   }
