@@ -51,7 +51,12 @@ async function startOtherOrigin(html: string, host = '127.0.0.1'): Promise<{ url
     requests,
     cookies,
     server,
-    [Symbol.asyncDispose]: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // Chromium keeps (and preconnects) sockets a plain close() would wait for: end them all.
+    [Symbol.asyncDispose]: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
