@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
 /** The bare (non-relative) specifiers of every module an entry loads, following relative imports. */
@@ -22,4 +23,24 @@ export function expectEntryImports(entryFile: string, allowed: (specifier: strin
   for (const [file, specifiers] of graph) {
     for (const specifier of specifiers) expect(allowed(specifier), `${file} imports ${specifier}`).toBe(true);
   }
+}
+
+/** The surface checks of one package's entries, named relative to the test file's directory (`index.ts`, `node.ts`). */
+export interface EntrySurface {
+  /** Asserts that every bare import in the entry's module graph passes `allowed`. */
+  expectImports(entry: string, allowed: (specifier: string) => boolean): void;
+  /** Asserts that the entry's runtime exports are exactly `names` (sorted). */
+  expectExports(entry: string, names: readonly string[]): Promise<void>;
+}
+
+/** The surface checks for the entries beside the test file at `testFileUrl` (pass `import.meta.url`). */
+export function entrySurface(testFileUrl: string): EntrySurface {
+  const directory = dirname(fileURLToPath(testFileUrl));
+  return {
+    expectImports: (entry, allowed) => expectEntryImports(join(directory, entry), allowed),
+    async expectExports(entry, names) {
+      const module = (await import(join(directory, entry))) as Record<string, unknown>;
+      expect(Object.keys(module).sort()).toEqual(names);
+    },
+  };
 }

@@ -1,12 +1,7 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { expectEntryImports } from '../../../tests/support/entrySurface.js';
+import { entrySurface } from '../../../tests/support/entrySurface.js';
 
-const sourceDirectory = dirname(fileURLToPath(import.meta.url));
-
-const expectImports = (entry: string, allowed: (specifier: string) => boolean): void =>
-  expectEntryImports(join(sourceDirectory, entry), allowed);
+const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/capabilities entries', () => {
   it('the root entry is runtime-neutral: zod only, no Node built-ins, no sibling packages', () => {
@@ -21,9 +16,8 @@ describe('@capnode/capabilities entries', () => {
     expectImports('display.ts', () => false);
   });
 
-  it('the root entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./index.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the root entry exports exactly the documented runtime API', () =>
+    expectExports('index.ts', [
       'ARGS_HASH_PREFIX_LENGTH',
       'CONSENT_CATEGORIES',
       'CapabilityError',
@@ -92,12 +86,10 @@ describe('@capnode/capabilities entries', () => {
       'toInputJsonSchema',
       'updateExecApprovalPolicy',
       'z',
-    ]);
-  });
+    ]));
 
-  it('the /node entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./node.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the /node entry exports exactly the documented runtime API', () =>
+    expectExports('node.ts', [
       'DEFAULT_MAX_OUTPUT_BYTES',
       'DEFAULT_RUN_TIMEOUT_MS',
       'createBuiltinCapabilities',
@@ -113,16 +105,13 @@ describe('@capnode/capabilities entries', () => {
       'resolveWorkingDirectory',
       'showDesktopNotification',
       'truncationMarker',
-    ]);
-  });
+    ]));
 
-  it('the /display entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./display.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the /display entry exports exactly the documented runtime API', () =>
+    expectExports('display.ts', [
       'escapeForDisplay',
       'hasInvisibleCharacters',
-    ]);
-  });
+    ]));
 
   it('the /pack entry lists the built-in plugins (the pack helpers add theirs)', async () => {
     const entry = await import('./pack.js');

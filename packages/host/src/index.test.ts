@@ -1,12 +1,7 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { expectEntryImports } from '../../../tests/support/entrySurface.js';
+import { describe, it } from 'vitest';
+import { entrySurface } from '../../../tests/support/entrySurface.js';
 
-const sourceDirectory = dirname(fileURLToPath(import.meta.url));
-
-const expectImports = (entry: string, allowed: (specifier: string) => boolean): void =>
-  expectEntryImports(join(sourceDirectory, entry), allowed);
+const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/host entries', () => {
   it('the root entry loads siblings only through their public entries', () => {
@@ -21,9 +16,8 @@ describe('@capnode/host entries', () => {
     expectImports('settings.ts', (specifier) => !/^@capnode\/(?:mcp-server|gateway-bridge)(?:\/|$)/.test(specifier) && specifier !== '@capnode/capabilities/node' && specifier !== '@capnode/mcp-client/node');
   });
 
-  it('the root entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./index.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the root entry exports exactly the documented runtime API', () =>
+    expectExports('index.ts', [
       'AUDIT_MAX_FILES',
       'AUDIT_MAX_QUEUED_BYTES',
       'AUDIT_ROTATE_BYTES',
@@ -100,12 +94,10 @@ describe('@capnode/host entries', () => {
       'windowsQuoteArg',
       'writeClientConfig',
       'xmlEscape',
-    ]);
-  });
+    ]));
 
-  it('the /paths entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./paths.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the /paths entry exports exactly the documented runtime API', () =>
+    expectExports('paths.ts', [
       'DEFAULT_MCP_HOST',
       'DEFAULT_MCP_PORT',
       'HOME_ENV',
@@ -116,18 +108,15 @@ describe('@capnode/host entries', () => {
       'readRuntimeState',
       'readTokenFile',
       'resolveHome',
-    ]);
-  });
+    ]));
 
   it('the /service entry loads only node:path and exports exactly the login-service generators', async () => {
     expectImports('service.ts', (specifier) => specifier === 'node:path');
-    const entry = await import('./service.js');
-    expect(Object.keys(entry).sort()).toEqual(['LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
+    await expectExports('service.ts', ['LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
   });
 
-  it('the /settings entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./settings.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the /settings entry exports exactly the documented runtime API', () =>
+    expectExports('settings.ts', [
       'DEFAULT_MCP_CLIENT_AGENT',
       'HostError',
       'addMcpServers',
@@ -142,6 +131,5 @@ describe('@capnode/host entries', () => {
       'resolveMcpClientSettings',
       'setMcpReexport',
       'settingsSchema',
-    ]);
-  });
+    ]));
 });

@@ -1,12 +1,7 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { expectEntryImports } from '../../../tests/support/entrySurface.js';
+import { describe, it } from 'vitest';
+import { entrySurface } from '../../../tests/support/entrySurface.js';
 
-const sourceDirectory = dirname(fileURLToPath(import.meta.url));
-
-const expectImports = (entry: string, allowed: (specifier: string) => boolean): void =>
-  expectEntryImports(join(sourceDirectory, entry), allowed);
+const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/mcp-client entries', () => {
   it('the root entry is runtime-neutral: no Node built-ins, no undici, no stdio transport, never the server, host or gateway packages', () => {
@@ -21,9 +16,8 @@ describe('@capnode/mcp-client entries', () => {
     expectImports('redact.ts', (specifier) => specifier === 'zod' || specifier === '@capnode/capabilities');
   });
 
-  it('the root entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./index.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the root entry exports exactly the documented runtime API', () =>
+    expectExports('index.ts', [
       'CONTENT_LIMITS',
       'DEFAULT_CONNECT_TIMEOUT_SECS',
       'DEFAULT_MAX_RESPONSE_BYTES',
@@ -66,12 +60,10 @@ describe('@capnode/mcp-client entries', () => {
       'toServerPart',
       'validateMcpConfig',
       'wrapUntrusted',
-    ]);
-  });
+    ]));
 
-  it('the /node entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./node.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the /node entry exports exactly the documented runtime API', () =>
+    expectExports('node.ts', [
       'DEFAULT_CALLBACK_TIMEOUT_MS',
       'MAX_CA_FILE_BYTES',
       'MAX_OAUTH_FILE_BYTES',
@@ -80,12 +72,10 @@ describe('@capnode/mcp-client entries', () => {
       'loadCaBundle',
       'loginMcpServer',
       'oauthFileName',
-    ]);
-  });
+    ]));
 
-  it('the /redact entry exports exactly the documented runtime API', async () => {
-    const entry = await import('./redact.js');
-    expect(Object.keys(entry).sort()).toEqual([
+  it('the /redact entry exports exactly the documented runtime API', () =>
+    expectExports('redact.ts', [
       'MAX_ERROR_TEXT',
       'REDACTED',
       'capText',
@@ -95,6 +85,5 @@ describe('@capnode/mcp-client entries', () => {
       'redactConfig',
       'redactServerConfig',
       'scrubAndCap',
-    ]);
-  });
+    ]));
 });
