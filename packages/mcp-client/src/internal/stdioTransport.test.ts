@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProcessStdioTransport } from './stdioTransport.js';
+import { ProcessStdioTransport, STDIO_CLOSE_GRACE_MS } from './stdioTransport.js';
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -69,4 +69,38 @@ describe('ProcessStdioTransport', () => {
     expect(String(failure)).toMatch(/server process exited \(code 3\)/);
     await transport.close();
   });
+
+  it('close() right after a notification writes it before EOF, and ends a server that ignores EOF and SIGTERM', async () => {
+    const transport = new ProcessStdioTransport({
+      server: 'stubborn',
+      command: process.execPath,
+      // Echoes each line's method as a notification, ignores stdin EOF and SIGTERM: only SIGKILL ends it.
+      args: [
+        '-e',
+        `process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);
+        require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+          console.log(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { got: JSON.parse(line).method } }));
+        });`,
+      ],
+      env: {},
+      maxLineBytes: 1_000_000,
+      logger,
+      scrub: (text) => text,
+    });
+    const messages: unknown[] = [];
+    transport.onmessage = (message) => void messages.push(message);
+    transport.onerror = () => {};
+    let closed = 0;
+    transport.onclose = () => void (closed += 1);
+    await transport.start();
+    const pid = transport.pid!;
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+    // Same turn: the notification is still queued when close() starts.
+    await transport.close();
+    expect(messages).toEqual([{ jsonrpc: '2.0', method: 'notifications/message', params: { got: 'notifications/cancelled' } }]);
+    expect(transport.exitStatus).toBe('SIGKILL');
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(closed).toBe(1);
+    await expect(transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })).rejects.toThrow(/not connected/);
+  }, 4 * STDIO_CLOSE_GRACE_MS + 5_000);
 });
