@@ -1,25 +1,16 @@
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { CONTENT_LIMITS } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
-import { startHttpServer } from '@capnode/mcp-server/node';
 import { afterAll, describe, expect, test } from 'vitest';
-import { eventually } from '../support/poll.js';
-import { fixtureServer, grantAll, memoryLogger, tempDir, textOf } from './helpers.js';
+import { activeHandles, CONTENT_SECRET as SECRET, contentServer, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, tempDir, textOf } from './helpers.js';
+import { connectHostClient } from './hostClient.js';
 
-const CONTENT_FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures/contentServer.mjs');
-const SECRET = 'sk-live-0123456789abcdefSECRET';
-const contentServer = (name = 'cx', extra: Record<string, unknown> = {}) => ({ name, command: process.execPath, args: [CONTENT_FIXTURE], env: { SECRET_TOKEN: SECRET }, ...extra });
-const resources = () => process.getActiveResourcesInfo().filter((resource) => resource !== 'TTYWrap').length;
-const baseline = resources();
+const baseline = activeHandles();
 
-afterAll(async () => {
-  // Every runtime of this file is closed: nothing of it may keep the process alive.
-  await eventually(() => resources() <= baseline, { what: 'the runtimes to leave no handles', timeoutMs: 5_000 });
-});
+// Every runtime of this file is closed: nothing of it may keep the process alive.
+afterAll(() => expectNoHandlesLeft(baseline));
 
 describe('content from a misbehaving server is bounded, never a later exception', () => {
   test('5,000-deep and 2 MiB schemas become {type:"object"} with a note; deep annotations are dropped', async () => {
@@ -60,24 +51,17 @@ describe('content from a misbehaving server is bounded, never a later exception'
     const invoker = createInvoker({ registry: createRegistry() });
     await using imported = await createMcpRuntime(grantAll([contentServer()]), { agent: 'test', invoker, logger: memoryLogger() });
     expect(imported.diagnostics()[0]!.state).toBe('connected');
-    const token = 'host-token-0123456789';
-    await using server = await startHttpServer({ invoker, port: 0, token });
-    const client = new Client({ name: 'content-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-    try {
-      const { tools } = await client.listTools();
-      const byName = new Map(tools.map((tool) => [tool.name, tool]));
-      expect(byName.get('cx__deep-schema')!.inputSchema).toEqual({ type: 'object' });
-      expect(byName.get('cx__huge-schema')!.inputSchema).toEqual({ type: 'object' });
-      const claims = byName.get('cx__claims')!;
-      expect(claims.annotations).toEqual({ title: 'cx: Harmless reader' });
-      expect(claims.description).toContain("[capnode: hints declared by server 'cx', not verified: readOnlyHint=true, destructiveHint=false, idempotentHint=true, openWorldHint=false]");
-      const result = await client.callTool({ name: 'cx__deep-result', arguments: {} });
-      expect(result.structuredContent).toBeUndefined();
-      expect(JSON.stringify(result.content)).toContain('[capnode: structuredContent omitted: nested deeper than 32 levels]');
-    } finally {
-      await client.close();
-    }
+    await using client = await connectHostClient(invoker, 'content-test');
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('cx__deep-schema')!.inputSchema).toEqual({ type: 'object' });
+    expect(byName.get('cx__huge-schema')!.inputSchema).toEqual({ type: 'object' });
+    const claims = byName.get('cx__claims')!;
+    expect(claims.annotations).toEqual({ title: 'cx: Harmless reader' });
+    expect(claims.description).toContain("[capnode: hints declared by server 'cx', not verified: readOnlyHint=true, destructiveHint=false, idempotentHint=true, openWorldHint=false]");
+    const result = await client.callTool({ name: 'cx__deep-result', arguments: {} });
+    expect(result.structuredContent).toBeUndefined();
+    expect(JSON.stringify(result.content)).toContain('[capnode: structuredContent omitted: nested deeper than 32 levels]');
   });
 });
 

@@ -16,6 +16,14 @@ export function realServer(name: 'server-everything' | 'server-filesystem' | 'se
   return join(dirname(requireFromPackage.resolve(`@modelcontextprotocol/${name}/package.json`)), 'dist/index.js');
 }
 
+/** The secret the content fixture is given (and leaks); results must never show it. */
+export const CONTENT_SECRET = 'sk-live-0123456789abcdefSECRET';
+
+/** A server entry running the content fixture (oversized schemas and results, leaked secrets, progress bursts). */
+export function contentServer(name = 'cx', extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, command: process.execPath, args: [join(here, 'fixtures/contentServer.mjs')], env: { SECRET_TOKEN: CONTENT_SECRET }, ...extra };
+}
+
 /** A server entry running the misbehaving fixture in `mode`. */
 export function fixtureServer(name: string, mode = 'ok', extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { name, command: process.execPath, args: [FIXTURE, mode], ...extra };

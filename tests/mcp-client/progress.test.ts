@@ -1,13 +1,11 @@
 import type { ProgressUpdate } from '@capnode/capabilities';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
-import { Client, StreamableHTTPClientTransport, type Progress } from '@modelcontextprotocol/client';
+import type { Progress } from '@modelcontextprotocol/client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
-import { startHttpServer } from '@capnode/mcp-server/node';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { everythingServer } from '../support/mcpServers.js';
-import { grantAll, memoryLogger, textOf } from './helpers.js';
+import { contentServer, grantAll, memoryLogger, textOf } from './helpers.js';
+import { connectHostClient } from './hostClient.js';
 
 const LONG = 'everything__trigger-long-running-operation';
 const args = { duration: 0.3, steps: 3 };
@@ -34,28 +32,19 @@ test("the host forwards an imported tool's progress to its own MCP client", asyn
   const invoker = createInvoker({ registry: createRegistry() });
   await using imported = await createMcpRuntime(grantAll([everythingServer()]), { agent: 'test', invoker, logger: memoryLogger() });
   expect(imported.diagnostics()[0]!.state).toBe('connected');
-  const token = 'host-token-0123456789';
-  await using server = await startHttpServer({ invoker, port: 0, token });
-  const client = new Client({ name: 'progress-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  try {
-    const seen: Progress[] = [];
-    const result = await client.callTool({ name: LONG, arguments: args }, { onprogress: (progress) => seen.push(progress) });
-    expect(JSON.stringify(result.content)).toMatch(/completed/);
-    expect(seen.map((progress) => [progress.progress, progress.total])).toEqual([
-      [1, 3],
-      [2, 3],
-      [3, 3],
-    ]);
-  } finally {
-    await client.close();
-  }
+  await using client = await connectHostClient(invoker, 'progress-test');
+  const seen: Progress[] = [];
+  const result = await client.callTool({ name: LONG, arguments: args }, { onprogress: (progress) => seen.push(progress) });
+  expect(JSON.stringify(result.content)).toMatch(/completed/);
+  expect(seen.map((progress) => [progress.progress, progress.total])).toEqual([
+    [1, 3],
+    [2, 3],
+    [3, 3],
+  ]);
 });
 
 test('reports written in the same read as the result still arrive; messages are scrubbed, bad numbers dropped', async () => {
-  const fixture = join(dirname(fileURLToPath(import.meta.url)), 'fixtures/contentServer.mjs');
-  const server = { name: 'cx', command: process.execPath, args: [fixture], env: { SECRET_TOKEN: 'sk-live-0123456789abcdefSECRET' } };
-  await using runtime = await createMcpRuntime(grantAll([server]), { agent: 'test', logger: memoryLogger() });
+  await using runtime = await createMcpRuntime(grantAll([contentServer()]), { agent: 'test', logger: memoryLogger() });
   for (let round = 0; round < 5; round += 1) {
     const updates: ProgressUpdate[] = [];
     expect(textOf(await runtime.call('cx__progress-burst', {}, { onProgress: (update) => updates.push(update) }))).toBe('burst');
