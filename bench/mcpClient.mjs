@@ -102,6 +102,16 @@ export async function benchMcpClient({ log = console.log } = {}) {
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   const results = {};
 
+  /** Milliseconds until a runtime over `count` copies of `server` is created; every one of them must connect. */
+  const connectRuntime = async (count, server, label) => {
+    const started = performance.now();
+    const runtime = await createMcpRuntime(configFor(parseMcpConfig, count, server), { agent: 'bench', logger: quiet });
+    const elapsed = performance.now() - started;
+    const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
+    await runtime.close();
+    if (connected !== count) throw new Error(`${label}: only ${connected}/${count} servers connected`);
+    return elapsed;
+  };
   // 1. Connect fan-out: N stdio servers in parallel vs one, interleaved rounds, median of per-round ratios.
   const fanOut = async (server, label) => {
     const one = [];
@@ -109,15 +119,7 @@ export async function benchMcpClient({ log = console.log } = {}) {
     const ratios = [];
     for (let round = 0; round <= rounds; round += 1) {
       const pair = [];
-      for (const count of round % 2 === 0 ? [1, serverCount] : [serverCount, 1]) {
-        const started = performance.now();
-        const runtime = await createMcpRuntime(configFor(parseMcpConfig, count, server), { agent: 'bench', logger: quiet });
-        const elapsed = performance.now() - started;
-        const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
-        await runtime.close();
-        if (connected !== count) throw new Error(`${label}: only ${connected}/${count} servers connected`);
-        pair[count === 1 ? 0 : 1] = elapsed;
-      }
+      for (const count of round % 2 === 0 ? [1, serverCount] : [serverCount, 1]) pair[count === 1 ? 0 : 1] = await connectRuntime(count, server, label);
       if (round === 0) continue; // warm-up
       one.push(pair[0]);
       many.push(pair[1]);
@@ -133,21 +135,12 @@ export async function benchMcpClient({ log = console.log } = {}) {
   const sdkMany = [];
   const runtimeMany = [];
   const overFloor = [];
-  const connectMany = async () => {
-    const started = performance.now();
-    const runtime = await createMcpRuntime(configFor(parseMcpConfig, serverCount, liteServer), { agent: 'bench', logger: quiet });
-    const elapsed = performance.now() - started;
-    const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
-    await runtime.close();
-    if (connected !== serverCount) throw new Error(`lite: only ${connected}/${serverCount} servers connected`);
-    return elapsed;
-  };
   const floorRounds = Math.max(rounds * 2, 11);
   for (let round = 0; round <= floorRounds; round += 1) {
     const measured = {};
     const steps = [
       ['floor', () => bareSpawn(liteServer, serverCount)],
-      ['runtime', connectMany],
+      ['runtime', () => connectRuntime(serverCount, liteServer, 'lite')],
       ['sdk', () => bareSdk(Client, StdioClientTransport, liteServer, serverCount)],
     ];
     for (let i = 0; i < steps.length; i += 1) {
