@@ -38,6 +38,22 @@ const target = (name, value, goal, pass, unit = '') => {
   console.log(`${pass ? 'PASS' : 'MISS'}  ${name}: ${value}${unit} (target ${goal})`);
 };
 
+/** Runs an optional section's bench; a failure (a missing tool, no display) becomes `{ skipped: '<label>: SKIP, <why>' }`. */
+async function attempt(label, run) {
+  try {
+    return await run();
+  } catch (error) {
+    return { skipped: `${label}: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+}
+
+/** Records a section that did not run: its reason, and each of its targets (`[name, goal]`) as not measured, a MISS. */
+function skipSection(skipped, unmet = []) {
+  results.skipped.push(skipped);
+  console.log(skipped);
+  for (const [name, goal] of unmet) target(name, 'not measured', goal, false);
+}
+
 const results = {
   date: new Date().toISOString(),
   node: process.version,
@@ -106,11 +122,8 @@ if (only.has('stdio')) {
   console.log(`\n== stdio tools/call, sequential, SDK v2 client (${config.stdioRounds} alternating rounds x ${config.stdioCalls} calls, median) ==`);
   const stdio = await benchStdio({ rounds: config.stdioRounds, calls: config.stdioCalls, warmup: config.stdioWarmup, log });
   results.stdio = stdio;
-  if (stdio.skipped) {
-    results.skipped.push(stdio.skipped);
-    console.log(stdio.skipped);
-    target('stdio ratio vs SDK pair', 'not measured', '>= 0.95', false);
-  } else {
+  if (stdio.skipped) skipSection(stdio.skipped, [['stdio ratio vs SDK pair', '>= 0.95']]);
+  else {
     console.log('');
     printTable(
       ['server', 'calls/s', 'p50 ms', 'p99 ms', 'ratio'],
@@ -128,11 +141,8 @@ if (only.has('cold')) {
   console.log(`\n== cold start: \`capnode --list-tools\` against a running host (${config.coldRuns} runs, alternating with \`node -e 0\`) ==`);
   const cold = await benchColdStart({ runs: config.coldRuns, log });
   results.coldStart = cold;
-  if (cold.skipped) {
-    results.skipped.push(cold.skipped);
-    console.log(cold.skipped);
-    target('cold start median', 'not measured', '< 150 ms', false);
-  } else {
+  if (cold.skipped) skipSection(cold.skipped, [['cold start median', '< 150 ms']]);
+  else {
     console.log('');
     printTable(
       ['command', 'median ms', 'p90 ms', 'min ms'],
@@ -149,18 +159,10 @@ if (only.has('cold')) {
 
 if (only.has('client')) {
   console.log('\n== MCP client runtime (@capnode/mcp-client; bench/mcpClient.mjs) ==');
-  let client;
-  try {
-    const { benchMcpClient } = await import('./mcpClient.mjs');
-    client = await benchMcpClient({ log: (line) => console.log(`  ${line}`) });
-  } catch (error) {
-    client = { skipped: `mcp-client: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
-  }
+  const client = await attempt('mcp-client', async () => (await import('./mcpClient.mjs')).benchMcpClient({ log: (line) => console.log(`  ${line}`) }));
   results.mcpClient = client;
-  if (client.skipped) {
-    results.skipped.push(client.skipped);
-    console.log(client.skipped);
-  } else {
+  if (client.skipped) skipSection(client.skipped);
+  else {
     console.log('');
     const overFloor = client.connect.overFloor;
     target(
@@ -176,18 +178,10 @@ if (only.has('client')) {
 
 if (only.has('imported')) {
   console.log('\n== imported tools through the host\'s HTTP endpoint (bench/imported.mjs; autocannon; interleaved rounds; medians) ==');
-  let imported;
-  try {
-    const { benchImported } = await import('./imported.mjs');
-    imported = await benchImported({ durationSec: config.durationSec, warmupSec: config.warmupSec, rounds: config.rounds, log: (line) => console.log(`  ${line}`) });
-  } catch (error) {
-    imported = { skipped: `imported: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
-  }
+  const imported = await attempt('imported', async () => (await import('./imported.mjs')).benchImported({ durationSec: config.durationSec, warmupSec: config.warmupSec, rounds: config.rounds, log: (line) => console.log(`  ${line}`) }));
   results.imported = imported;
-  if (imported.skipped) {
-    results.skipped.push(imported.skipped);
-    console.log(imported.skipped);
-  } else {
+  if (imported.skipped) skipSection(imported.skipped);
+  else {
     console.log('');
     target('imported tool p50 vs built-in (HTTP, 1 conn)', fmt.ratio(imported.latency.ratio), '<= 1.3', imported.latency.ratio <= 1.3);
     target('imported tool throughput vs supergateway (8 conns)', fmt.ratio(imported.throughput.ratio), '>= 1', imported.throughput.ratio >= 1);
@@ -196,19 +190,10 @@ if (only.has('imported')) {
 
 if (only.has('rss')) {
   console.log('\n== host idle RSS with the capability pack vs without built-in plugins (bench/pluginsRss.mjs; alternating runs; medians) ==');
-  let rss;
-  try {
-    const { benchPluginsRss } = await import('./pluginsRss.mjs');
-    rss = await benchPluginsRss({ runs: num('BENCH_RSS_RUNS', 5), log: (line) => console.log(line) });
-  } catch (error) {
-    rss = { skipped: `plugins RSS: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
-  }
+  const rss = await attempt('plugins RSS', async () => (await import('./pluginsRss.mjs')).benchPluginsRss({ runs: num('BENCH_RSS_RUNS', 5), log: (line) => console.log(line) }));
   results.pluginsRss = rss;
-  if (rss.skipped) {
-    results.skipped.push(rss.skipped);
-    console.log(rss.skipped);
-    target('idle RSS with the pack vs without', 'not measured', '<= 1.2', false);
-  } else {
+  if (rss.skipped) skipSection(rss.skipped, [['idle RSS with the pack vs without', '<= 1.2']]);
+  else {
     const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
     console.log(`  with the pack: ${mib(rss.withPack.rss)} (${rss.withPack.plugins} plugins, ${rss.withPack.commands} commands); without: ${mib(rss.without.rss)} (${rss.without.commands} commands)`);
     target('idle RSS with the pack vs without', fmt.ratio(rss.ratio), '<= 1.2', rss.ratio <= 1.2);
@@ -217,19 +202,10 @@ if (only.has('rss')) {
 
 if (only.has('screen')) {
   console.log('\n== screen.snapshot through MCP HTTP vs the fastest screenshot program (bench/screen.mjs; Xvfb 1920x1080; interleaved shots; p50) ==');
-  let screen;
-  try {
-    const { benchScreen } = await import('./screen.mjs');
-    screen = await benchScreen({ shots: num('BENCH_SCREEN_SHOTS', 60), log: (line) => console.log(`  ${line}`) });
-  } catch (error) {
-    screen = { skipped: `screen: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
-  }
+  const screen = await attempt('screen', async () => (await import('./screen.mjs')).benchScreen({ shots: num('BENCH_SCREEN_SHOTS', 60), log: (line) => console.log(`  ${line}`) }));
   results.screen = screen;
-  if (screen.skipped) {
-    results.skipped.push(screen.skipped);
-    console.log(screen.skipped);
-    target('screen.snapshot p50 vs fastest screenshot program', 'not measured', '<= 1', false);
-  } else {
+  if (screen.skipped) skipSection(screen.skipped, [['screen.snapshot p50 vs fastest screenshot program', '<= 1']]);
+  else {
     console.log('');
     printTable(
       ['capture', 'p50 ms', 'p90 ms', 'min ms'],
@@ -242,20 +218,10 @@ if (only.has('screen')) {
 
 if (only.has('dashboard')) {
   console.log('\n== dashboard: first load (gzip) and status page paint in Chromium, cold contexts (bench/dashboard.mjs) ==');
-  let dashboard;
-  try {
-    const { benchDashboard } = await import('./dashboard.mjs');
-    dashboard = await benchDashboard({ runs: num('BENCH_DASHBOARD_RUNS', 7), log: (line) => console.log(`  ${line}`) });
-  } catch (error) {
-    dashboard = { skipped: `dashboard: SKIP, ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
-  }
+  const dashboard = await attempt('dashboard', async () => (await import('./dashboard.mjs')).benchDashboard({ runs: num('BENCH_DASHBOARD_RUNS', 7), log: (line) => console.log(`  ${line}`) }));
   results.dashboard = dashboard;
-  if (dashboard.skipped) {
-    results.skipped.push(dashboard.skipped);
-    console.log(dashboard.skipped);
-    target('dashboard first load (gzip)', 'not measured', '<= 300 KB', false);
-    target('dashboard status paint median', 'not measured', '< 500 ms', false);
-  } else {
+  if (dashboard.skipped) skipSection(dashboard.skipped, [['dashboard first load (gzip)', '<= 300 KB'], ['dashboard status paint median', '< 500 ms']]);
+  else {
     console.log('');
     printTable(
       ['file', 'bytes', 'gzip'],
