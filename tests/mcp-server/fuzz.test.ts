@@ -5,9 +5,9 @@
 import { Agent, request } from 'node:http';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createFuzzer, type FuzzCase } from './fuzz/generate.js';
-import { TOKEN, postJson, spawnRawStdio, startFixtureServer } from './helpers.js';
+import { TOKEN, postJson, spawnRawStdio, useSuiteFixtureServer } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 const SEED = 0x8c1a7e;
@@ -95,13 +95,7 @@ function post(agent: Agent, port: number, fuzz: FuzzCase): Promise<Answer> {
 }
 
 describe('JSON-RPC fuzz over HTTP', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
-  beforeAll(async () => {
-    ctx = await startFixtureServer({ maxConcurrency: 64 });
-  });
-  afterAll(async () => {
-    await ctx.server.close();
-  });
+  const ctx = useSuiteFixtureServer({ maxConcurrency: 64 });
 
   it(`answers ${HTTP_CASES} malformed bodies with valid JSON and no internal message`, { timeout: 120_000 }, async () => {
     const next = createFuzzer(SEED);

@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessControlHeaders, goodHeaders, postJson, rawRequest, startFixtureServer, TOKEN } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { accessControlHeaders, goodHeaders, postJson, rawRequest, startFixtureServer, TOKEN, useSuiteFixtureServer } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
 
 describe('HTTP gates, in order', () => {
-  let ctx: Awaited<ReturnType<typeof startFixtureServer>>;
+  const suite = useSuiteFixtureServer({ maxBodyBytes: 1024 });
   let url: string;
   let host: string;
 
-  beforeAll(async () => {
-    ctx = await startFixtureServer({ maxBodyBytes: 1024 });
-    url = ctx.server.url;
+  beforeAll(() => {
+    url = suite.url;
     host = new URL(url).host;
-  });
-  afterAll(async () => {
-    await ctx.server.close();
   });
 
   it('serves a valid POST with 200 and plain JSON', async () => {
