@@ -1,35 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
+import { entrySurface } from '../../../tests/support/entrySurface.js';
 
-const sourceDirectory = dirname(fileURLToPath(import.meta.url));
-
-function importsOf(entry: string): Map<string, string[]> {
-  const modules = new Map<string, string[]>();
-  const visit = (file: string): void => {
-    if (modules.has(file)) return;
-    const text = readFileSync(file, 'utf8');
-    const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((match) => match[1] ?? '');
-    modules.set(file, specifiers);
-    for (const specifier of specifiers) if (specifier.startsWith('.')) visit(join(dirname(file), specifier.replace(/\.js$/, '.ts')));
-  };
-  visit(join(sourceDirectory, entry));
-  return modules;
-}
+const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/gateway-bridge entries', () => {
   it('the root entry is runtime-neutral: no Node built-ins, no ws', () => {
-    for (const [file, specifiers] of importsOf('index.ts')) {
-      for (const specifier of specifiers) {
-        expect(specifier.startsWith('.') || specifier.startsWith('@capnode/') || specifier === 'zod', `${file} imports ${specifier}`).toBe(true);
-      }
-    }
+    expectImports('index.ts', (specifier) => specifier.startsWith('@capnode/') || specifier === 'zod');
   });
 
-  it('the root entry exports the documented runtime API', async () => {
-    const root = await import('./index.js');
-    expect(Object.keys(root).sort()).toEqual([
+  it('the root entry exports the documented runtime API', () =>
+    expectExports('index.ts', [
       'CHANNEL_QUEUE_LIMIT',
       'CHANNEL_TOOL_NAMES',
       'DEFAULT_BACKOFF',
@@ -50,6 +30,5 @@ describe('@capnode/gateway-bridge entries', () => {
       'nodeDeclaration',
       'toConversation',
       'toInvokeResult',
-    ]);
-  });
+    ]));
 });
