@@ -78,6 +78,7 @@ describe('ProcessStdioTransport', () => {
       args: [
         '-e',
         `process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);
+        console.log(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/ready' }));
         require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
           console.log(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { got: JSON.parse(line).method } }));
         });`,
@@ -94,10 +95,15 @@ describe('ProcessStdioTransport', () => {
     transport.onclose = () => void (closed += 1);
     await transport.start();
     const pid = transport.pid!;
+    // Its SIGTERM handler is installed once it says it is ready.
+    for (let i = 0; i < 500 && messages.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
     await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
     // Same turn: the notification is still queued when close() starts.
     await transport.close();
-    expect(messages).toEqual([{ jsonrpc: '2.0', method: 'notifications/message', params: { got: 'notifications/cancelled' } }]);
+    expect(messages).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/ready' },
+      { jsonrpc: '2.0', method: 'notifications/message', params: { got: 'notifications/cancelled' } },
+    ]);
     expect(transport.exitStatus).toBe('SIGKILL');
     expect(() => process.kill(pid, 0)).toThrow();
     expect(closed).toBe(1);
