@@ -61,7 +61,9 @@ function followSelection(current: () => Selection): { scrub: SecretScrubber; pol
 /**
  * `run` at most once per event-loop turn however often the result is called: servers that become
  * ready in the same turn share one catalog rebuild (a fan-out of N servers would otherwise rebuild
- * the whole catalog N times); readers of the catalog rebuild first, so they never see it stale.
+ * the whole catalog N times). The runtime's own readers (`toolNames`, `warnings`, `call`, `tools()`)
+ * rebuild first when the catalog is dirty, so they never see it stale; the registry the host serves
+ * from follows at the end of the turn, before `list_changed` goes out.
  */
 function oncePerTurn(run: () => void): () => void {
   let queued = false;
@@ -124,15 +126,15 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     serverCommands,
     wrapBuiltin: (command) => adapter.guard(command),
   });
-  const rebuildSoon = oncePerTurn(() => {
-    if (!closed) rebuild();
-  });
+  /** Applies pending changes to the catalog (a no-op when it is clean, or the runtime is closed). */
   const rebuild = (): void => {
+    if (closed) return;
     const before = catalog.entries;
     if (!catalog.rebuild([...pool.sessions.values()])) return;
     adapter.sync();
     emitCatalogChanges(before, catalog.entries, (event) => events.emit(event));
   };
+  const rebuildSoon = oncePerTurn(rebuild);
   const adapter: CapabilityAdapter = new CapabilityAdapter({
     pool,
     catalog,
@@ -167,6 +169,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     closed: () => closed,
     deferred: () => current.deferred_loading,
     ensureCatalog,
+    upToDate: rebuild,
   });
 
   let startup: Promise<void> = Promise.resolve();
@@ -175,6 +178,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   const runtime: McpRuntime = {
     agent: options.agent,
     get warnings() {
+      rebuild();
       return [...selection.warnings, ...catalog.namingWarnings];
     },
     invoker: adapter.invoker,
@@ -183,7 +187,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
       return current.deferred_loading;
     },
     toolNames: () => {
-      if (!closed) rebuild();
+      rebuild();
       return catalog.entries.map((entry) => entry.exposed);
     },
     pinnedResources: () => [...pool.pinned],
@@ -229,9 +233,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   const onAbort = () => void runtime.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  startup = pool.start([...pool.sessions.values()], startupAbort.signal, rebuildSoon).then(() => {
-    if (!closed) rebuild();
-  });
+  startup = pool.start([...pool.sessions.values()], startupAbort.signal, rebuildSoon).then(rebuild);
   if (options.waitForServers === false) return runtime;
   try {
     await (options.signal ? raceAbort(startup, options.signal) : startup);

@@ -26,6 +26,8 @@ export interface ToolMapOptions {
   readonly deferred: () => boolean;
   /** Brings the catalog up to date (bounded; see the runtime). */
   readonly ensureCatalog: (signal?: AbortSignal) => Promise<void>;
+  /** Applies a rebuild the runtime has queued for the end of the turn, at once (no I/O). */
+  readonly upToDate: () => void;
 }
 
 const closedResult = (): ModelToolResult => ({ content: [{ type: 'text', text: 'The MCP runtime is closed.' }], isError: true, attachments: [] });
@@ -59,6 +61,7 @@ export class ToolMap {
   async call(name: string, args: unknown, callOptions: McpCallOptions | undefined): Promise<ModelToolResult> {
     const { agent, pool, catalog, adapter, scrub, store } = this.#options;
     if (this.#options.closed()) return closedResult();
+    this.#options.upToDate();
     const entry = catalog.get(name);
     const timeoutMs = ((entry ? pool.sessions.get(entry.server)?.server.tool_timeout_secs : undefined) ?? 600) * 1000 + CALL_GRACE_MS;
     const request: InvocationRequest = { command: name, args, transport: 'internal', timeoutMs, ...(agent === undefined ? {} : { caller: `agent:${agent}` }) };
