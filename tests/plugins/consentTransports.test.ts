@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { nodeDeclaration, toInvokeResult } from '@capnode/gateway-bridge';
 import { describe, expect, it } from 'vitest';
@@ -42,6 +44,33 @@ describe('consent on every transport', () => {
 
     expect((await runCli(['consent', 'set', 'screen', 'off'], t.home)).code).toBe(0);
     expect(failureCode(await t.client.callTool({ name: 'probe.look', arguments: {} }))).toBe('consent_required');
+  });
+
+  it('MCP HTTP (SDK v1 client): a consent ask answered after the client timeout still returns, progress resetting the timeout', { timeout: 30_000 }, async () => {
+    await using t = await startTestHost({ settings: { plugins: [plugin], consent: { screen: 'ask' } }, host: { builtinPlugins: false, approvalProgressIntervalMs: 200 } });
+    const token = readFileSync(join(t.home, 'mcp-token'), 'utf8').trim();
+    const client = new ClientV1({ name: 'patient-v1', version: '1.0.0' });
+    await client.connect(new HttpTransportV1(new URL(t.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    try {
+      const progress: { message?: string | undefined }[] = [];
+      const started = Date.now();
+      // The SDK's 60 s default timeout, scaled down: 1.5 s, reset by each progress report.
+      const call = client.callTool({ name: 'probe.look', arguments: { slow: true } }, undefined, {
+        timeout: 1500,
+        resetTimeoutOnProgress: true,
+        onprogress: (update) => progress.push(update),
+      });
+      const pending = await eventually(() => t.asked[0], { what: 'the consent request' });
+      await new Promise((resolve) => setTimeout(resolve, 4000 - (Date.now() - started)));
+      expect(t.host.approvals.resolve(pending.id, 'allow-once')).toBe(true);
+      const result = await call;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
+      expect(textOf(result)).toBe('looked {"slow":true}');
+      expect(progress.length).toBeGreaterThanOrEqual(5);
+      expect(progress[0]!.message).toContain(`capnode approvals allow ${pending.id}`);
+    } finally {
+      await client.close();
+    }
   });
 
   it('MCP stdio (capnode mcp, SDK v2 client): off refuses; allow runs', async () => {

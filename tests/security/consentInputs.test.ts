@@ -40,10 +40,12 @@ describe.skipIf(!hasProgram('ffmpeg'))('consent over every input of a call (real
   });
 
   it('stt.transcribe of a file needs microphone consent: off refuses before the path is even looked at', async () => {
-    await using host = await startTestHost();
+    // Availability is not probed, so a missing speech backend cannot answer `unavailable` in consent's place.
+    await using host = await startTestHost({ host: { probeAvailability: false } });
     const result = await callRaw(host, 'stt.transcribe', { inputPath: '/etc/shadow' });
     expect(result.isError).toBe(true);
-    expect(['consent_required', 'unavailable']).toContain(failureCode(result));
+    expect(failureCode(result)).toBe('consent_required');
+    expect(result.content[0]!.text).toContain('microphone access is off');
     expect(result.content[0]!.text).not.toMatch(/exist|regular|root/);
   });
 });

@@ -1,8 +1,8 @@
-import { constants } from 'node:fs';
-import { lstat, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import type { InvocationHook, InvocationOutcome, InvocationRequest } from '@capnode/capabilities';
 import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { argumentsHashSync } from '@capnode/protocol/node';
+import { LOG_OPEN_FLAGS, shiftLogFiles } from './internal/logFiles.js';
 
 /** One line of `audit.log`. Argument values are never written (they can hold secrets); only their hash. */
 export interface AuditRecord {
@@ -78,20 +78,6 @@ function hashArgs(args: unknown): string | undefined {
   }
 }
 
-const OPEN_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (process.platform === 'win32' ? 0 : constants.O_NOFOLLOW);
-
-/** Shifts `path` → `.1` → … → `.<maxFiles-1>`, removing the oldest; with one file, removes `path`. */
-async function shiftLogFiles(path: string, maxFiles: number): Promise<void> {
-  const name = (index: number) => (index === 0 ? path : `${path}.${index}`);
-  await rm(name(maxFiles - 1), { force: true }).catch(() => undefined);
-  for (let index = maxFiles - 2; index >= 0; index -= 1) {
-    await rename(name(index), name(index + 1)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
-  }
-  if (maxFiles === 1) await rm(path, { force: true });
-}
-
 /** The record of one finished invocation: caller-controlled fields scrubbed and capped, arguments only as a hash. */
 function toAuditRecord(request: InvocationRequest, outcome: InvocationOutcome): AuditRecord {
   return {
@@ -112,13 +98,13 @@ function toAuditRecord(request: InvocationRequest, outcome: InvocationOutcome): 
  * but a regular file (no rotation then).
  */
 async function openAuditFile(path: string, rotateBytes: number, rotate: () => Promise<void>): Promise<{ handle: FileHandle; regular: boolean; size: number }> {
-  let opened = await open(path, OPEN_FLAGS, 0o600);
+  let opened = await open(path, LOG_OPEN_FLAGS, 0o600);
   let stats = await opened.stat();
   const regular = stats.isFile();
   if (regular && stats.size >= rotateBytes && stats.size > 0) {
     await opened.close();
     await rotate();
-    opened = await open(path, OPEN_FLAGS, 0o600);
+    opened = await open(path, LOG_OPEN_FLAGS, 0o600);
     stats = await opened.stat();
   }
   if (regular && process.platform !== 'win32' && (stats.mode & 0o077) !== 0) await opened.chmod(0o600);
@@ -181,7 +167,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   async function rotate(): Promise<void> {
     await handle?.close().catch(() => undefined);
     handle = undefined;
-    await shiftLogFiles(path, maxFiles);
+    shiftLogFiles(path, maxFiles);
     rotations += 1;
   }
 

@@ -127,15 +127,22 @@ function ownerOf(command: string, self: Entry, deps: RegisterDeps): string | und
   return owner ? `plugin '${owner.name}' already defines` : "the host's built-in commands already define";
 }
 
-/** Probes availability and registers all of the plugin's capabilities, or none (a duplicate refuses the whole plugin). */
-async function registerPlugin(entry: Entry, capabilities: readonly Capability[], deps: RegisterDeps): Promise<void> {
-  const probed: Capability[] = [];
-  const unavailable: UnavailableCommand[] = [];
-  for (const capability of capabilities) {
-    const result = deps.probe ? await deps.availability.probe(capability, { signal: entry.controller.signal, ...(deps.timeoutMs === undefined ? {} : { timeoutMs: deps.timeoutMs }) }) : { capability, unavailable: [] };
-    probed.push(result.capability);
-    unavailable.push(...result.unavailable);
-  }
+/** A plugin's capabilities with their availability probed, ready to register. */
+interface Probed {
+  readonly capabilities: readonly Capability[];
+  readonly unavailable: readonly UnavailableCommand[];
+}
+
+/** Probes the availability of every capability of a plugin at once (each command has its own deadline). */
+async function probePlugin(entry: Entry, capabilities: readonly Capability[], deps: RegisterDeps): Promise<Probed> {
+  if (!deps.probe) return { capabilities, unavailable: [] };
+  const options = { signal: entry.controller.signal, ...(deps.timeoutMs === undefined ? {} : { timeoutMs: deps.timeoutMs }) };
+  const results = await Promise.all(capabilities.map((capability) => deps.availability.probe(capability, options)));
+  return { capabilities: results.map((result) => result.capability), unavailable: results.flatMap((result) => result.unavailable) };
+}
+
+/** Registers all of the plugin's probed capabilities, or none (a duplicate refuses the whole plugin). */
+function registerPlugin(entry: Entry, { capabilities: probed, unavailable }: Probed, deps: RegisterDeps): void {
   const seen = new Set<string>();
   for (const command of probed.flatMap((capability) => capability.commands)) {
     const key = command.name.toLowerCase();
@@ -154,8 +161,8 @@ async function registerPlugin(entry: Entry, capabilities: readonly Capability[],
     for (const capability of done) deps.registry.unregister(capability);
     throw new PluginLoadError(`plugin '${entry.name}' could not be registered: ${(error as Error).message}`);
   }
-  entry.capabilities = probed;
-  entry.unavailable = unavailable;
+  entry.capabilities = [...probed];
+  entry.unavailable = [...unavailable];
 }
 
 /** Watches a dev plugin's file (through its folder: editors replace files, which ends a watch on the file), debounced. */
@@ -191,21 +198,29 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     return entry;
   };
 
-  async function load(entry: Entry): Promise<void> {
-    entry.state = 'loading';
-    delete entry.error;
+  const deps = (): RegisterDeps => ({ registry, availability, entries, probe: options.probeAvailability !== false, ...(options.availabilityTimeoutMs === undefined ? {} : { timeoutMs: options.availabilityTimeoutMs }) });
+
+  /** Imports the plugin, runs its function and probes its commands: all but registering, so plugins can prepare at once. */
+  async function prepare(entry: Entry): Promise<Probed | undefined> {
+    let importing: Promise<unknown> | PluginExport;
+    if (entry.builtin !== undefined) importing = entry.builtin;
+    else {
+      const resolved = resolvePluginSource(entry.source, pluginsDir);
+      if (entry.kind !== 'dev' || entry.version === 0) entry.name = resolved.name;
+      importing = importPluginModule(resolved.file, entry.kind === 'dev' ? entry.version : undefined);
+    }
+    const what = `plugin '${entry.name}' (${entry.source})`;
+    const capabilities = await instantiatePlugin(importing, pluginContext(entry, home, options.pluginSettings()[entry.name] ?? {}, log), what, loadTimeoutMs, () => entry.controller.abort(new Error('the plugin did not load in time')));
+    if (closed) return undefined;
+    return probePlugin(entry, capabilities, deps());
+  }
+
+  /** Registers what `prepare` gave (in the order plugins are configured: the first to define a command keeps it), or records the failure. */
+  async function finish(entry: Entry, prepared: Promise<Probed | undefined>): Promise<void> {
     try {
-      let importing: Promise<unknown> | PluginExport;
-      if (entry.builtin !== undefined) importing = entry.builtin;
-      else {
-        const resolved = resolvePluginSource(entry.source, pluginsDir);
-        if (entry.kind !== 'dev' || entry.version === 0) entry.name = resolved.name;
-        importing = importPluginModule(resolved.file, entry.kind === 'dev' ? entry.version : undefined);
-      }
-      const what = `plugin '${entry.name}' (${entry.source})`;
-      const capabilities = await instantiatePlugin(importing, pluginContext(entry, home, options.pluginSettings()[entry.name] ?? {}, log), what, loadTimeoutMs, () => entry.controller.abort(new Error('the plugin did not load in time')));
-      if (closed) return;
-      await registerPlugin(entry, capabilities, { registry, availability, entries, probe: options.probeAvailability !== false, ...(options.availabilityTimeoutMs === undefined ? {} : { timeoutMs: options.availabilityTimeoutMs }) });
+      const probed = await prepared;
+      if (closed || probed === undefined) return;
+      registerPlugin(entry, probed, deps());
       entry.state = 'loaded';
       const commands = entry.capabilities.flatMap((capability) => capability.commands.map((command) => command.name));
       log('debug', `plugin ${entry.name} loaded: ${commands.join(', ') || '(no commands)'}`);
@@ -216,6 +231,12 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
       entry.controller.abort(new Error('the plugin failed to load'));
       log('warning', `plugin ${entry.name} (${entry.source}) failed to load: ${entry.error}`);
     }
+  }
+
+  async function load(entry: Entry): Promise<void> {
+    entry.state = 'loading';
+    delete entry.error;
+    await finish(entry, prepare(entry));
   }
 
   function unload(entry: Entry): void {
@@ -252,10 +273,13 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
       newEntry(source, file || !isPackageName(source) ? 'file' : 'package', file ? basename(source).replace(/\.[^.]*$/, '') : source);
     }
     for (const source of options.devPlugins ?? []) newEntry(source, 'dev', basename(source).replace(/\.[^.]*$/, ''));
-    // One at a time, in order: the first plugin to define a command keeps it.
-    for (const entry of entries) {
+    // Imported, run and probed all at once (a slow probe holds up no other plugin); registered one at
+    // a time, in order: the first plugin to define a command keeps it.
+    const prepared = entries.map((entry) => prepare(entry));
+    for (const work of prepared) work.catch(() => undefined);
+    for (const [index, entry] of entries.entries()) {
       if (closed) break;
-      await load(entry);
+      await finish(entry, prepared[index]!);
       if (entry.kind === 'dev') watchers.push(...watchDevPlugin(entry.source, () => void reloadEntry(entry), (message) => log('warning', `dev plugin ${entry.name}: ${message}`)));
     }
   })();

@@ -1,4 +1,5 @@
 import { CapabilityError, type Availability, type Capability, type CommandDefinition, type InvocationHook } from '@capnode/capabilities';
+import { waitFor } from '@capnode/protocol';
 
 /** How long one command's availability probe may take at start before it counts as unavailable. */
 export const DEFAULT_AVAILABILITY_TIMEOUT_MS = 5_000;
@@ -33,26 +34,14 @@ async function runProbe(definition: CommandDefinition, options: ProbeOptions): P
   const probe = definition.availability;
   if (!probe) return { available: true };
   const timeoutMs = options.timeoutMs ?? DEFAULT_AVAILABILITY_TIMEOUT_MS;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<Availability>((resolve) => {
-    timer = setTimeout(() => {
-      controller.abort(new DOMException('availability probe timed out', 'TimeoutError'));
-      resolve({ available: false, install: `the backend of ${definition.name} (its availability check did not answer within ${timeoutMs} ms)` });
-    }, timeoutMs);
-    (timer as { unref?: () => void }).unref?.();
-  });
+  const timedOut = new DOMException('availability probe timed out', 'TimeoutError');
   try {
-    const result = await Promise.race([Promise.resolve().then(() => probe({ signal: controller.signal })), deadline]);
+    const result = await waitFor(async (signal) => probe({ signal }), { timeoutMs, timeoutReason: () => timedOut, unref: true, ...(options.signal ? { signal: options.signal } : {}) });
     if (result && typeof result === 'object' && (result.available === true || (result.available === false && typeof result.install === 'string'))) return result;
     return { available: false, install: `the backend of ${definition.name} (its availability check gave no answer)` };
   } catch (error) {
+    if (error === timedOut) return { available: false, install: `the backend of ${definition.name} (its availability check did not answer within ${timeoutMs} ms)` };
     return { available: false, install: `the backend of ${definition.name} (its availability check failed: ${(error as Error)?.message ?? String(error)})` };
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
   }
 }
 

@@ -135,6 +135,26 @@ describe('settings', () => {
     });
   });
 
+  it('consent and exec approvals see every change of the file: in place, same size, within a clock tick, after it aged, and a broken file', async () => {
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'ask' }, execApprovals: { mode: 'ask' } }), { mode: 0o600 });
+    const store = createSettingsStore(path);
+    expect((await store.consent.get()).screen).toBe('ask');
+    // Same length, same inode, written at once: the timestamps may not have moved.
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'off' }, execApprovals: { mode: 'ask' } }));
+    expect((await store.consent.get()).screen).toBe('off');
+    // Once the file is older than the timestamp granularity the store keeps what it read; an edit in place still shows.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await store.consent.get()).screen).toBe('off');
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'allow' }, execApprovals: { mode: 'deny' } }));
+    expect((await store.consent.get()).screen).toBe('allow');
+    expect((await store.execApprovals.get()).mode).toBe('deny');
+    writeFileSync(path, '{ broken');
+    expect(() => store.consent.get()).toThrow(/not valid JSON/);
+    expect(() => store.consent.get()).toThrow(/not valid JSON/);
+    rmSync(path);
+    expect((await store.consent.get()).screen).toBe('off');
+  });
+
   it('consent: a bad mode names its path; grants are recorded once', async () => {
     writeFileSync(path, JSON.stringify({ consent: { screen: 'sometimes' } }));
     expect(() => loadSettings(path)).toThrow(/consent\.screen/);

@@ -1,3 +1,4 @@
+import { lstatSync } from 'node:fs';
 import { z } from 'zod';
 import { addConsentGrant, consentSettingsSchema, execApprovalPolicySchema, type ConsentStore, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
 import { HostError } from './errors.js';
@@ -160,26 +161,54 @@ export interface SettingsStore {
   update(change: (current: Settings) => Settings): Promise<Settings>;
   /** Re-reads the file. */
   reload(): Settings;
-  /** The exec approval policy as an {@link ExecApprovalStore} (read from disk on every `get`). */
+  /** The exec approval policy as an {@link ExecApprovalStore} (re-read on a `get` after the file changed). */
   readonly execApprovals: ExecApprovalStore;
-  /** The consent decisions as a {@link ConsentStore} (read from disk on every `get`, so `capnode consent set` applies to the next call). */
+  /** The consent decisions as a {@link ConsentStore} (re-read on a `get` after the file changed, so `capnode consent set` applies to the next call). */
   readonly consent: ConsentStore;
   readonly path: string;
+}
+
+/** Timestamps closer than this to the moment they were seen may be followed by a write with the same ones. */
+const TIMESTAMP_GRANULARITY_MS = 1000n;
+
+/**
+ * What `lstat` says of `path`, as one string: any write, rename, chmod or chown changes it. Undefined
+ * while the file's timestamps are too recent to tell a later write in the same clock tick apart.
+ */
+function fileSignature(path: string): string | undefined {
+  let stat;
+  try {
+    stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined; // the read that follows reports what is wrong
+  }
+  if (stat === undefined) return 'missing';
+  const newest = stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs;
+  if (BigInt(Date.now()) * 1_000_000n - newest < TIMESTAMP_GRANULARITY_MS * 1_000_000n) return undefined;
+  return [stat.dev, stat.ino, stat.mode, stat.uid, stat.size, stat.mtimeNs, stat.ctimeNs].join(':');
 }
 
 /** Creates the settings store over `path`, loading it now (throws on a bad or insecure file; see {@link loadSettings}). */
 export function createSettingsStore(path: string, options: LoadSettingsOptions = {}): SettingsStore {
   const load = () => loadSettings(path, options);
-  let current = load();
+  let current: Settings;
   let queue: Promise<unknown> = Promise.resolve();
+  // The file as it was when `current` was read: per-call readers (consent, exec approvals) re-read only once it differs.
+  let loadedAs: string | undefined;
+  const reload = () => {
+    loadedAs = undefined;
+    const seen = fileSignature(path);
+    current = load();
+    loadedAs = seen;
+    return current;
+  };
+  const fresh = () => (loadedAs !== undefined && fileSignature(path) === loadedAs ? current : reload());
+  reload();
 
   const store: SettingsStore = {
     path,
     get: () => current,
-    reload() {
-      current = load();
-      return current;
-    },
+    reload,
     update(change) {
       const run = queue.then(async () => {
         const next = settingsSchema.safeParse(change(load()));
@@ -190,20 +219,21 @@ export function createSettingsStore(path: string, options: LoadSettingsOptions =
           throw new HostError('io', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
         }
         current = next.data;
+        loadedAs = undefined;
         return current;
       });
       queue = run.catch(() => undefined);
       return run;
     },
     consent: {
-      get: () => store.reload().consent,
+      get: () => fresh().consent,
       async grant(grant) {
         await store.update((settings) => ({ ...settings, consent: addConsentGrant(settings.consent, grant) }));
       },
     },
     execApprovals: {
       get(): ExecApprovalPolicy {
-        return store.reload().execApprovals;
+        return fresh().execApprovals;
       },
       async set(policy) {
         await store.update((settings) => ({ ...settings, execApprovals: { mode: policy.mode, allowlist: [...policy.allowlist] } }));

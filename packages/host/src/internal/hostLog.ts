@@ -8,15 +8,12 @@ import type { Settings } from '../settings.js';
 export const MAX_LOG_LINE = 8 * 1024;
 
 /**
- * Wraps a host log sink so every line is scrubbed of secrets (the host's tokens, the gateway token,
- * imported servers' env and header values, common credential shapes) and then cut to
- * {@link MAX_LOG_LINE}: scrub first, so a secret straddling the cut never shows half. `secrets` is
- * read again when its list changes (a rotated token, edited settings).
+ * Scrubs a host log line of secrets (the host's tokens, the gateway token, imported servers' env
+ * and header values, common credential shapes), then cuts it to {@link MAX_LOG_LINE}: scrub first,
+ * so a secret straddling the cut never shows half. `secrets` is read again when its list changes (a
+ * rotated token, edited settings).
  */
-export function createScrubbedLog<Level extends string>(
-  sink: (level: Level, message: string) => void,
-  secrets: () => readonly (string | undefined)[],
-): (level: Level, message: string) => void {
+export function createLogScrubber(secrets: () => readonly (string | undefined)[]): (message: string) => string {
   let key = '';
   let scrubber: SecretScrubber = createSecretScrubber();
   const current = (): SecretScrubber => {
@@ -28,7 +25,7 @@ export function createScrubbedLog<Level extends string>(
     }
     return scrubber;
   };
-  return (level, message) => sink(level, scrubAndCap(message, current(), MAX_LOG_LINE));
+  return (message) => scrubAndCap(message, current(), MAX_LOG_LINE);
 }
 
 const cache = new WeakMap<Settings, readonly string[]>();

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,5 +34,26 @@ describe('createHostLogFile', () => {
     writeFileSync(join(dir, 'file'), '');
     expect(() => log.write('error', 'x')).not.toThrow();
     expect(() => log.write('error', 'y')).not.toThrow();
+  });
+
+  it.skipIf(process.platform === 'win32')('never writes through a symlinked host.log, and narrows a log others can read to 0600', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capnode-log-'));
+    dirs.push(dir);
+    mkdirSync(join(dir, 'logs'), { mode: 0o700 });
+    const target = join(dir, 'elsewhere');
+    writeFileSync(target, 'keep\n');
+    symlinkSync(target, join(dir, 'logs', 'host.log'));
+    const linked = createHostLogFile(join(dir, 'logs', 'host.log'), { rotateBytes: 1000, maxFiles: 2 });
+    expect(() => linked.write('error', 'x')).not.toThrow();
+    linked.close();
+    expect(readFileSync(target, 'utf8')).toBe('keep\n');
+
+    const path = join(dir, 'open.log');
+    writeFileSync(path, '');
+    chmodSync(path, 0o644);
+    const log = createHostLogFile(path, { rotateBytes: 1000, maxFiles: 2 });
+    log.write('info', 'y');
+    log.close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 });

@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { LOG_OPEN_FLAGS, shiftLogFiles } from './logFiles.js';
 
 export interface HostLogFileOptions {
   /** Rotate when the file reaches this size. */
@@ -10,8 +11,9 @@ export interface HostLogFileOptions {
 
 /**
  * A host log sink that appends `<ISO time> <level> [pid] <message>` lines to `path` (0600, in a 0700
- * directory), rotating by size. Lines arrive already scrubbed of secrets. Writes are synchronous
- * (host log lines are rare: approvals, warnings, errors) so nothing is lost at exit; after the
+ * directory, never through a symlink), rotating by size like `audit.log`. Lines arrive already
+ * scrubbed of secrets. Writes are synchronous (host log lines are rare: approvals, warnings,
+ * errors) so nothing is lost at exit; after the
  * first write error (a full or read-only disk) the file is left alone and the host keeps running.
  */
 export function createHostLogFile(path: string, options: HostLogFileOptions): { write(level: string, message: string): void; close(): void } {
@@ -20,21 +22,15 @@ export function createHostLogFile(path: string, options: HostLogFileOptions): { 
   let broken = false;
   const open = () => {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    fd = openSync(path, 'a', 0o600);
-    size = fstatSync(fd).size;
+    fd = openSync(path, LOG_OPEN_FLAGS, 0o600);
+    const stats = fstatSync(fd);
+    if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+    size = stats.size;
   };
   const rotate = () => {
     if (fd !== undefined) closeSync(fd);
     fd = undefined;
-    rmSync(`${path}.${options.maxFiles - 1}`, { force: true });
-    for (let i = options.maxFiles - 2; i >= 1; i--) {
-      try {
-        renameSync(`${path}.${i}`, `${path}.${i + 1}`);
-      } catch {
-        // Not there yet.
-      }
-    }
-    renameSync(path, `${path}.1`);
+    shiftLogFiles(path, options.maxFiles);
   };
   return {
     write(level, message) {

@@ -1,7 +1,7 @@
 import type { HostLogLevel } from '../logLevel.js';
 import type { HostPaths } from '../paths.js';
 import type { SettingsStore } from '../settings.js';
-import { createScrubbedLog, hostSecrets } from './hostLog.js';
+import { createLogScrubber, hostSecrets } from './hostLog.js';
 import { createHostLogFile } from './hostLogFile.js';
 
 export type HostLog = (level: HostLogLevel, message: string) => void;
@@ -49,10 +49,12 @@ export function createHostLogging(options: HostLoggingOptions): HostLogging {
     sink(level, message);
   };
   const secretsForLog = () => [...knownSecrets, ...(settingsForLog ? hostSecrets(settingsForLog.get(), env) : [])];
-  const log = createScrubbedLog(tee, secretsForLog);
+  // One scrubber for both: the secret list is compiled once per change, not once per sink.
+  const scrub = createLogScrubber(secretsForLog);
+  const log: HostLog = (level, message) => tee(level, scrub(message));
   return {
     log,
-    fileLog: createScrubbedLog((level: HostLogLevel, message: string) => logFile?.write(level, message), secretsForLog),
+    fileLog: (level, message) => logFile?.write(level, scrub(message)),
     warn: (message) => log('warning', message),
     knownSecrets,
     scrubSettings(settings) {
