@@ -224,7 +224,10 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
       entry.state = 'loaded';
       const commands = entry.capabilities.flatMap((capability) => capability.commands.map((command) => command.name));
       log('debug', `plugin ${entry.name} loaded: ${commands.join(', ') || '(no commands)'}`);
-      for (const missing of entry.unavailable) log('info', `plugin ${entry.name}: ${missing.command} is unavailable here: install ${missing.install}`);
+      // One line per install hint, not per command: a missing display makes a plugin's every command unavailable.
+      const byHint = new Map<string, string[]>();
+      for (const missing of entry.unavailable) byHint.set(missing.install, [...(byHint.get(missing.install) ?? []), missing.command]);
+      for (const [install, commands] of byHint) log('info', `plugin ${entry.name}: ${commands.join(', ')} unavailable here: install ${install}`);
     } catch (error) {
       entry.state = 'failed';
       entry.error = messageOf(error);
