@@ -5,8 +5,8 @@ import type { GatewaySocket } from '../socket.js';
 import { encodeFrame, screenFrame } from './frames.js';
 import { buildConnectParams, readHandshakeResponse } from './handshake.js';
 import { createPendingRequests, type PendingRequests } from './pendingRequests.js';
-import { createReadyWaiters } from './readyWaiters.js';
 import { createReconnectPolicy, type ReconnectCause, type ReconnectPolicy } from './reconnectPolicy.js';
+import { createWaiterSet } from './waiters.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
@@ -54,7 +54,8 @@ export class ConnectionLoop {
   readonly listeners = new Set<(event: GatewayEventFrame) => void>();
   private readonly options: GatewayClientOptions;
   private readonly policy: ReconnectPolicy;
-  private readonly readyWaiters = createReadyWaiters();
+  /** Callers of `ready()` waiting for the next handshake (or the client's stop). */
+  private readonly readyWaiters = createWaiterSet<HelloOk>();
   private readonly requestTimeoutMs: number;
   private readonly handshakeTimeoutMs: number;
   private state: GatewayConnectionState = 'connecting';
@@ -169,7 +170,7 @@ export class ConnectionLoop {
     this.log('error', error.message);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    this.readyWaiters.settle({ error });
+    this.readyWaiters.rejectAll(error);
     this.emitStatus();
   }
 
@@ -203,7 +204,7 @@ export class ConnectionLoop {
     this.armTickWatchdog(connection);
     this.log('info', `connected to ${this.url} as ${this.options.role} (gateway ${hello.server.version}, protocol ${hello.protocol})`);
     this.emitStatus();
-    this.readyWaiters.settle({ hello });
+    this.readyWaiters.resolveAll(hello);
     try {
       this.options.onConnected?.(hello);
     } catch (error) {
@@ -378,6 +379,7 @@ export class ConnectionLoop {
       timeoutMs: readyOptions.timeoutMs === undefined ? undefined : Math.min(readyOptions.timeoutMs, MAX_TIMER_MS),
       signal: readyOptions.signal,
       timeoutError: () => new GatewayError('timeout', `not connected to ${this.url} within ${readyOptions.timeoutMs} ms${this.lastError ? `: ${this.lastError.message}` : ''}`, { retryable: true }),
+      abortError: () => new GatewayError('aborted', 'waiting for the gateway connection was aborted', { cause: readyOptions.signal?.reason }),
     });
   }
 
@@ -430,7 +432,7 @@ export class ConnectionLoop {
     this.state = 'closed';
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    this.readyWaiters.settle({ error: new GatewayError('closed', 'the gateway client is closed') });
+    this.readyWaiters.rejectAll(new GatewayError('closed', 'the gateway client is closed'));
     const connection = this.current;
     this.emitStatus();
     if (!connection) return;
