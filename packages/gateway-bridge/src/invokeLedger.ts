@@ -199,7 +199,7 @@ export function createInvokeLedger<R>(options: InvokeLedgerOptions = {}): Invoke
     },
     close() {
       closed = true;
-      for (const entry of running.values()) entry.controller.abort(new Error('the node is closing'));
+      for (const entry of running.values()) entry.controller.abort(new Error('the gateway node is closing'));
     },
   };
 }

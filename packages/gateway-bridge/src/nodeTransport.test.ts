@@ -12,6 +12,7 @@ import {
 } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { eventually } from '../../../tests/support/poll.js';
 import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
 import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
 import { createNodeTransport, nodeDeclaration, toInvokeResult } from './nodeTransport.js';
@@ -134,6 +135,24 @@ describe('node transport against a faulty gateway', () => {
     expect(await answer('h')).toMatchObject({ ok: true });
     expect(connection.received.some((frame) => frame.method === 'node.invoke.result' && frame.params.id === 'g')).toBe(false);
     expect(node.status().connection.state).toBe('connected');
+  });
+
+  it('closing the gateway node aborts a running invoke and sends no result for it', async () => {
+    let connection!: FakeConnection;
+    await using gateway = await startFakeGateway(async (c) => {
+      connection = c;
+      await c.handshake();
+    });
+    const { invoker, aborted } = fixture();
+    const identity = createEphemeralDeviceIdentity();
+    const node = createNodeTransport({ url: gateway.url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' } });
+    await node.ready({ timeoutMs: 10_000 });
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'w', nodeId: identity.deviceId, command: 'demo.wait', params: {} } });
+    await eventually(() => node.status().invocations.running === 1);
+    await node.close();
+    expect(aborted()).toBe(true);
+    expect(node.status().invocations.running).toBe(0);
+    expect(connection.received.some((frame) => frame.method === 'node.invoke.result')).toBe(false);
   });
 });
 
