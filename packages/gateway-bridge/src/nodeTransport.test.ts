@@ -272,6 +272,45 @@ describe('node transport: what OpenClaw gateways inject and expect', () => {
     expect(surface.node.status().invocations).toMatchObject({ replayed: 1, conflicts: 1 });
   });
 
+  it('a retry with a fresh runId joins the system.run still running; runId counts for any other command', async () => {
+    let runs = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const registry = createRegistry([
+      defineCapability({
+        category: 'system',
+        commands: [
+          defineCommand({
+            name: 'system.run',
+            description: 'gated counting stand-in',
+            input: z.object({ command: z.array(z.string()) }),
+            execute: async () => {
+              runs += 1;
+              await gate;
+              return json({ runs, success: true });
+            },
+          }),
+          defineCommand({ name: 'system.echo', description: 'echo', input: z.object({ v: z.string() }).loose(), execute: (args) => json({ v: args.v }) }),
+        ],
+      }),
+    ]);
+    await using surface = await startSurfaceNode(createInvoker({ registry }));
+    const first = surface.invoke('j1', 'system.run', JSON.stringify({ command: ['echo', 'a'], runId: 'run-one' }), 'key-j');
+    await eventually(() => runs === 1);
+    const retried = surface.invoke('j2', 'system.run', JSON.stringify({ command: ['echo', 'a'], runId: 'run-two' }), 'key-j');
+    await eventually(() => surface.node.status().invocations.joined === 1);
+    open();
+    expect(await first).toMatchObject({ id: 'j1', ok: true, payload: { runs: 1 } });
+    expect(await retried).toMatchObject({ id: 'j2', ok: true, payload: { runs: 1 } });
+    expect(runs).toBe(1);
+    // Only system.run's runId is the gateway's: elsewhere it is an argument like any other.
+    expect(await surface.invoke('e1', 'system.echo', JSON.stringify({ v: 'x', runId: 'one' }), 'key-e')).toMatchObject({ ok: true });
+    const other = await surface.invoke('e2', 'system.echo', JSON.stringify({ v: 'x', runId: 'two' }), 'key-e');
+    expect(other).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('idempotencyKey') } });
+  });
+
   it('answers system.execApprovals.get|set in the snapshot shape, and a remote set asks this machine', async () => {
     const store = createMemoryExecApprovalStore({ mode: 'ask', allowlist: ['git status *', { pattern: 'make *', cwd: '/srv/project' }] });
     const broker = createApprovalBroker({ waitMode: 'block' });
