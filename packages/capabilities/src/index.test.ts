@@ -61,6 +61,7 @@ describe('@capnode/capabilities entries', () => {
       'execApprovalModeSchema',
       'execApprovalPolicySchema',
       'execPatternSchema',
+      'execPolicyForMode',
       'fail',
       'formatApprovalSummary',
       'formatArgsForDisplay',
