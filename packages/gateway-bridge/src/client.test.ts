@@ -194,6 +194,22 @@ describe('gateway client against a faulty gateway', () => {
     expect(client.status().state).toBe('closed');
   });
 
+  it('close() against a gateway that never answers the close ends the socket after the grace', async () => {
+    await using gateway = await startFakeGateway(async (c) => {
+      await c.handshake();
+    });
+    const client = createGatewayClient(clientOptions(gateway.url));
+    await client.ready({ timeoutMs: 10_000 });
+    const connection = await gateway.connection(0);
+    // The gateway stops reading: the close frame is never answered (without the grace, close() would hang).
+    const raw = (connection.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    raw.pause();
+    await client.close();
+    expect(client.status().state).toBe('closed');
+    raw.resume();
+    await connection.closed;
+  });
+
   it('rejects URLs that are not ws:// or wss://', () => {
     expect(() => createGatewayClient(clientOptions('http://127.0.0.1:1'))).toThrow(/ws: or wss:/);
     expect(() => createGatewayClient(clientOptions('ws://user:pw@127.0.0.1:1'))).toThrow(/not in the URL/);

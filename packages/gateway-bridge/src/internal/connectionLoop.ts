@@ -1,3 +1,4 @@
+import { waitFor } from '@capnode/protocol';
 import { GATEWAY_PRE_CONNECT_MAX_BYTES, connectChallengeSchema, type GatewayEventFrame, type GatewayFrame, type GatewayResponseFrame, type HelloOk } from '@capnode/protocol/gateway';
 import type { GatewayClientOptions, GatewayClientStatus, GatewayConnectionState, GatewayLogLevel, GatewayRequestOptions } from '../clientContract.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -436,17 +437,13 @@ export class ConnectionLoop {
     const connection = this.current;
     this.emitStatus();
     if (!connection) return;
-    let graceTimer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<void>((resolve) => {
-      graceTimer = unref(setTimeout(resolve, CLOSE_GRACE_MS));
-    });
     try {
       connection.socket.close(1000, 'client closing');
     } catch {
       connection.socket.terminate();
     }
-    await Promise.race([connection.ended, grace]);
-    if (graceTimer) clearTimeout(graceTimer);
+    // A gateway that never answers the close gets the socket terminated after the grace.
+    await waitFor(connection.ended, { timeoutMs: CLOSE_GRACE_MS, unref: true }).catch(() => {});
     if (this.current === connection) {
       connection.socket.terminate();
       this.endConnection(connection);
