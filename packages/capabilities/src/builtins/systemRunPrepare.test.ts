@@ -193,6 +193,19 @@ describe('system.run with a prepared plan', () => {
     expect(ok(await ctx.call('system.run', { command: argv, systemRunPlan: plan, cwd: plan.cwd })).success).toBe(true);
   });
 
+  it("the user is shown the plan's argv, never a commandText, commandPreview or rawCommand the gateway put beside it", async () => {
+    await using ctx = setup({ mode: 'ask' }, 'deny');
+    const marker = path.join(tmp, 'preview-marker');
+    const argv = [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`];
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: tmp })));
+    const forged = { ...plan, commandText: 'ls', commandPreview: 'ls' };
+    expect(failure(await ctx.call('system.run', { command: argv, rawCommand: 'ls', systemRunPlan: forged, cwd: tmp })).code).toBe('denied');
+    expect(ctx.asked).toHaveLength(1);
+    expect(ctx.asked[0]).toMatchObject({ argv, commandLine: plan.commandText });
+    expect(ctx.asked[0]!.commandLine).not.toBe('ls');
+    await expect(readFile(marker)).rejects.toThrow();
+  });
+
   it('the gateway\'s approved / approvalDecision never replace this machine\'s approval, nor record an allowlist entry', async () => {
     await using ctx = setup({ mode: 'ask' }, 'deny');
     const marker = path.join(tmp, 'approved-marker');
