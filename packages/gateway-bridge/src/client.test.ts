@@ -179,6 +179,8 @@ describe('gateway client against a faulty gateway', () => {
     expect(lost).toMatchObject({ code: 'connection_lost', retryable: true });
     await client.ready({ timeoutMs: 10_000 });
     expect(await client.request('echo', { n: 3 })).toEqual({ echo: { n: 3 } });
+    // A timeout past the largest timer delay is capped, not fired at once.
+    expect(await client.request('echo', { n: 4 }, { timeoutMs: 1e12 })).toEqual({ echo: { n: 4 } });
   });
 
   it('close() stops reconnecting, rejects waiters and is idempotent', async () => {
@@ -187,9 +189,12 @@ describe('gateway client against a faulty gateway', () => {
     });
     const client = createGatewayClient(clientOptions(gateway.url));
     const waiting = client.ready();
+    // Capped at the largest timer delay: still waiting when close() ends it.
+    const waitingLong = client.ready({ timeoutMs: 1e12 });
     await gateway.connection(0);
     await Promise.all([client.close(), client.close()]);
     await expect(waiting).rejects.toMatchObject({ code: 'closed' });
+    await expect(waitingLong).rejects.toMatchObject({ code: 'closed' });
     await expect(client.request('x')).rejects.toMatchObject({ code: 'closed' });
     expect(client.status().state).toBe('closed');
   });

@@ -377,7 +377,8 @@ export class ConnectionLoop {
     if (this.state === 'failed') return Promise.reject(this.lastError ?? new GatewayError('closed', 'the gateway client stopped'));
     if (this.state === 'closed') return Promise.reject(new GatewayError('closed', 'the gateway client is closed'));
     return this.readyWaiters.wait({
-      timeoutMs: readyOptions.timeoutMs === undefined ? undefined : Math.min(readyOptions.timeoutMs, MAX_TIMER_MS),
+      // The shared deadline caps it at the largest timer delay.
+      timeoutMs: readyOptions.timeoutMs,
       signal: readyOptions.signal,
       timeoutError: () => new GatewayError('timeout', `not connected to ${this.url} within ${readyOptions.timeoutMs} ms${this.lastError ? `: ${this.lastError.message}` : ''}`, { retryable: true }),
       abortError: () => new GatewayError('aborted', 'waiting for the gateway connection was aborted', { cause: readyOptions.signal?.reason }),
@@ -396,7 +397,7 @@ export class ConnectionLoop {
     if (!connection || connection.phase !== 'open') throw new GatewayError('not_connected', `not connected to ${this.url}`, { retryable: true });
     const id = `${this.options.role}-${++requestCounter}-${started.toString(36)}`;
     const response = connection.pending.track<T>(id, method, {
-      timeoutMs: Math.min(Math.max(1, timeoutMs - (Date.now() - started)), MAX_TIMER_MS),
+      timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
       signal: requestOptions.signal,
       timeoutMessage: `${method} got no response from ${this.url} within ${timeoutMs} ms`,
     });
