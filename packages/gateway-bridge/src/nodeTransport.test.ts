@@ -137,6 +137,35 @@ describe('node transport against a faulty gateway', () => {
     expect(node.status().connection.state).toBe('connected');
   });
 
+  it('a changed capability set is redeclared only once running invokes finished', async () => {
+    await using gateway = await startFakeGateway(async (c) => {
+      await c.handshake();
+    });
+    const { registry, invoker } = fixture();
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createNodeTransport({
+      url: gateway.url,
+      token: 't',
+      invoker,
+      identity,
+      createSocket: createWsSocketFactory(),
+      client: { version: '0', platform: 'linux' },
+      declarationDebounceMs: 10,
+      redeclareDrainMs: 60_000,
+    });
+    await node.ready({ timeoutMs: 10_000 });
+    const first = await gateway.connection(0);
+    first.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'w', nodeId: identity.deviceId, command: 'demo.wait', params: {} } });
+    await eventually(() => node.status().invocations.running === 1);
+    registry.register(defineCapability({ category: 'later', commands: [defineCommand({ name: 'later.one', description: 'one', execute: () => 'one' })] }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(gateway.connections).toHaveLength(1);
+    first.send({ type: 'event', event: 'node.invoke.cancel', payload: { invokeId: 'w', nodeId: identity.deviceId } });
+    const second = await gateway.connection(1);
+    const connect = await eventually(() => second.received.find((frame) => frame.method === 'connect'));
+    expect(connect.params.commands).toContain('later.one');
+  });
+
   it('closing the gateway node aborts a running invoke and sends no result for it', async () => {
     let connection!: FakeConnection;
     await using gateway = await startFakeGateway(async (c) => {
