@@ -183,6 +183,31 @@ describe('gateway client against a faulty gateway', () => {
     expect(await client.request('echo', { n: 4 }, { timeoutMs: 1e12 })).toEqual({ echo: { n: 4 } });
   });
 
+  it('a caller\'s signal ends request() and ready() with aborted, its reason as the cause', async () => {
+    let challenge!: () => void;
+    const challenged = new Promise<void>((resolve) => {
+      challenge = resolve;
+    });
+    await using gateway = await startFakeGateway(async (connection) => {
+      await challenged;
+      await connection.handshake();
+    });
+    await using client = createGatewayClient(clientOptions(gateway.url));
+    const reason = new Error('caller gave up');
+    const controller = new AbortController();
+    const waiting = client.ready({ signal: controller.signal });
+    controller.abort(reason);
+    await expect(waiting).rejects.toMatchObject({ code: 'aborted', cause: reason });
+    challenge();
+    await client.ready({ timeoutMs: 10_000 });
+    await expect(client.request('ignored', {}, { signal: AbortSignal.abort(reason) })).rejects.toMatchObject({ code: 'aborted', cause: reason });
+    const inFlight = new AbortController();
+    const pending = client.request('ignored', {}, { signal: inFlight.signal, timeoutMs: 60_000 });
+    await eventually(() => gateway.connections[0]!.received.some((frame) => frame.method === 'ignored'));
+    inFlight.abort(reason);
+    await expect(pending).rejects.toMatchObject({ code: 'aborted', cause: reason });
+  });
+
   it('close() stops reconnecting, rejects waiters and is idempotent', async () => {
     await using gateway = await startFakeGateway(() => {
       // Never challenges.
