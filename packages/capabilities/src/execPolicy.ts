@@ -14,6 +14,24 @@ import { CapabilityError } from './errors.js';
 export type ExecApprovalMode = 'deny' | 'ask' | 'allowlist' | 'full';
 
 const MAX_PATTERN_LENGTH = 1024;
+
+/**
+ * OpenClaw's `{ security, ask }` for a capnode exec approval mode: what `system.run.prepare` reports
+ * and the gateway's exec approvals snapshot shows, so both say the same.
+ */
+export function execPolicyForMode(mode: ExecApprovalMode): { readonly security: 'deny' | 'allowlist' | 'full'; readonly ask: 'off' | 'on-miss' } {
+  switch (mode) {
+    case 'deny':
+      return { security: 'deny', ask: 'off' };
+    case 'allowlist':
+      return { security: 'allowlist', ask: 'off' };
+    case 'full':
+      return { security: 'full', ask: 'off' };
+    default:
+      return { security: 'allowlist', ask: 'on-miss' };
+  }
+}
+
 /** Upper bound on allowlist entries, so a settings file cannot make every call slow. */
 export const MAX_ALLOWLIST_ENTRIES = 1000;
 const MAX_SCOPE_ENV_KEYS = 64;

@@ -55,6 +55,7 @@ describe('@capnode/capabilities entries', () => {
       'execApprovalModeSchema',
       'execApprovalPolicySchema',
       'execPatternSchema',
+      'execPolicyForMode',
       'fail',
       'formatApprovalSummary',
       'formatArgsForDisplay',

@@ -73,6 +73,7 @@ export {
   updateExecApprovalPolicy,
   parseExecApprovalPolicy,
   createMemoryExecApprovalStore,
+  execPolicyForMode,
 } from './execPolicy.js';
 export type {
   ApprovalDecision,

@@ -164,6 +164,30 @@ describe('channel bridge', () => {
     expect(notifications[3]!.method).toBe('notifications/claude/channel');
   });
 
+  it('waitUntilReady ends with timeout, aborted, a refused subscription, or the client stopping for good', async () => {
+    const held = await gatewayWithSubscribe(true);
+    await using _held = held.gateway;
+    await using bridge = createChannelBridge(bridgeOptions(held.gateway.url));
+    await expect(bridge.waitUntilReady({ timeoutMs: 50 })).rejects.toMatchObject({ code: 'timeout' });
+    const controller = new AbortController();
+    const aborted = bridge.waitUntilReady({ signal: controller.signal });
+    controller.abort();
+    await expect(aborted).rejects.toMatchObject({ code: 'aborted' });
+    // A subscription the gateway refuses for good ends the wait with its error.
+    await eventually(() => held.subscribes.length === 1);
+    const refusedWait = bridge.waitUntilReady();
+    held.subscribes[0]!.connection.fail(held.subscribes[0]!.id, { code: 'FORBIDDEN', message: 'missing scope: operator.read' });
+    await expect(refusedWait).rejects.toMatchObject({ code: 'request_failed', gatewayCode: 'FORBIDDEN' });
+
+    await using refusing = await startFakeGateway(async (connection) => {
+      connection.challenge();
+      const connect = await connection.next((frame) => frame.method === 'connect');
+      connection.fail(connect.id, { code: 'INVALID_REQUEST', message: 'protocol mismatch', details: { code: 'PROTOCOL_MISMATCH', expectedProtocol: 5 } });
+    });
+    await using stopped = createChannelBridge(bridgeOptions(refusing.url));
+    await expect(stopped.waitUntilReady()).rejects.toMatchObject({ code: 'protocol_mismatch' });
+  });
+
   it('close releases waiters', async () => {
     const { gateway } = await gatewayWithSubscribe();
     await using _gateway = gateway;

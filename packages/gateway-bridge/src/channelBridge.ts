@@ -1,4 +1,3 @@
-import { createDeadline } from '@capnode/protocol';
 import type { GatewayEventFrame, HelloOk } from '@capnode/protocol/gateway';
 import { createGatewayClient } from './client.js';
 import type { GatewayLogLevel } from './clientContract.js';
@@ -6,6 +5,7 @@ import type { ChannelBridge, ChannelBridgeOptions, ChannelConversation, ChannelN
 import { GatewayError } from './errors.js';
 import { createApprovalTracker, type ApprovalTracker } from './internal/approvalTracker.js';
 import { EVENTS_WAIT_MAX_MS, createEventQueue, type EventQueue } from './internal/eventQueue.js';
+import { createWaiterSet } from './internal/waiters.js';
 
 /** Events kept for polling; older ones are dropped (a poll then reports a `gap`). */
 export const CHANNEL_QUEUE_LIMIT = 1_000;
@@ -141,7 +141,8 @@ export function createChannelBridge(options: ChannelBridgeOptions): ChannelBridg
     }
   };
 
-  const subscribed = createSubscriptionGate();
+  /** Callers of `waitUntilReady()` until the bridge is subscribed to session events. */
+  const subscribed = createWaiterSet<void>();
   const onConnected = (hello: HelloOk) => {
     exactMessageLookup = hello.features?.methods.includes('chat.message.get') ?? false;
     const connId = hello.server.connId;
@@ -150,11 +151,11 @@ export function createChannelBridge(options: ChannelBridgeOptions): ChannelBridg
         if (closed || client.hello()?.server.connId !== connId) return;
         readyConnId = connId;
         log('info', 'subscribed to gateway session events');
-        subscribed.settle();
+        subscribed.resolveAll();
       },
       (error: unknown) => {
         log('error', `sessions.subscribe failed: ${error instanceof Error ? error.message : String(error)}`);
-        if (error instanceof GatewayError && error.code === 'request_failed' && !error.retryable) subscribed.settle(error);
+        if (error instanceof GatewayError && error.code === 'request_failed' && !error.retryable) subscribed.rejectAll(error);
       },
     );
   };
@@ -173,8 +174,15 @@ export function createChannelBridge(options: ChannelBridgeOptions): ChannelBridg
   const waitUntilReady: ChannelBridge['waitUntilReady'] = async (waitOptions = {}) => {
     if (isReady()) return;
     if (closed) throw new GatewayError('closed', 'the channel bridge is closed');
+    const waiting = subscribed.wait({
+      timeoutMs: waitOptions.timeoutMs,
+      signal: waitOptions.signal,
+      timeoutError: () => new GatewayError('timeout', `the gateway was not ready within ${waitOptions.timeoutMs} ms`, { retryable: true }),
+      abortError: () => new GatewayError('aborted', 'waiting for the gateway was aborted'),
+    });
     // A client that stopped for good (bad token, protocol) will never subscribe.
-    await subscribed.wait({ ...waitOptions, stopped: client.ready() });
+    client.ready().catch((error: unknown) => subscribed.rejectAll(error instanceof Error ? error : new Error(String(error))));
+    await waiting;
   };
   const call = async <T>(method: string, params: unknown, signal?: AbortSignal): Promise<T> => {
     await waitUntilReady(signal ? { signal } : {});
@@ -187,7 +195,7 @@ export function createChannelBridge(options: ChannelBridgeOptions): ChannelBridg
     closed = true;
     tracker.close();
     queue.close();
-    subscribed.settle(new GatewayError('closed', 'the channel bridge is closed'));
+    subscribed.rejectAll(new GatewayError('closed', 'the channel bridge is closed'));
     await client.close();
   };
 
@@ -210,45 +218,6 @@ export function createChannelBridge(options: ChannelBridgeOptions): ChannelBridg
     sweep: (at) => tracker.sweep(at),
     close,
     [Symbol.asyncDispose]: close,
-  };
-}
-
-/** Resolves `wait()` callers once the bridge is subscribed to session events, on the shared deadline helper. */
-function createSubscriptionGate() {
-  const waiters = new Set<{ resolve: () => void; reject: (error: Error) => void }>();
-  return {
-    settle(error?: Error) {
-      for (const waiter of [...waiters]) {
-        if (error) waiter.reject(error);
-        else waiter.resolve();
-      }
-    },
-    wait(waitOptions: { readonly signal?: AbortSignal; readonly timeoutMs?: number; readonly stopped: Promise<unknown> }): Promise<void> {
-      return new Promise<void>((resolve, reject) => {
-        const deadline = createDeadline({ unref: true, ...(waitOptions.timeoutMs !== undefined ? { timeoutMs: waitOptions.timeoutMs } : {}), ...(waitOptions.signal ? { signal: waitOptions.signal } : {}) });
-        const finish = () => {
-          deadline.clear();
-          deadline.signal.removeEventListener('abort', onAbort);
-          waiters.delete(entry);
-        };
-        const entry = {
-          resolve: () => {
-            finish();
-            resolve();
-          },
-          reject: (error: Error) => {
-            finish();
-            reject(error);
-          },
-        };
-        const onAbort = () =>
-          entry.reject(deadline.timedOut ? new GatewayError('timeout', `the gateway was not ready within ${waitOptions.timeoutMs} ms`, { retryable: true }) : new GatewayError('aborted', 'waiting for the gateway was aborted'));
-        waiters.add(entry);
-        waitOptions.stopped.catch((error: unknown) => entry.reject(error instanceof Error ? error : new Error(String(error))));
-        if (deadline.signal.aborted) return onAbort();
-        deadline.signal.addEventListener('abort', onAbort, { once: true });
-      });
-    },
   };
 }
 

@@ -179,6 +179,33 @@ describe('gateway client against a faulty gateway', () => {
     expect(lost).toMatchObject({ code: 'connection_lost', retryable: true });
     await client.ready({ timeoutMs: 10_000 });
     expect(await client.request('echo', { n: 3 })).toEqual({ echo: { n: 3 } });
+    // A timeout past the largest timer delay is capped, not fired at once.
+    expect(await client.request('echo', { n: 4 }, { timeoutMs: 1e12 })).toEqual({ echo: { n: 4 } });
+  });
+
+  it('a caller\'s signal ends request() and ready() with aborted, its reason as the cause', async () => {
+    let challenge!: () => void;
+    const challenged = new Promise<void>((resolve) => {
+      challenge = resolve;
+    });
+    await using gateway = await startFakeGateway(async (connection) => {
+      await challenged;
+      await connection.handshake();
+    });
+    await using client = createGatewayClient(clientOptions(gateway.url));
+    const reason = new Error('caller gave up');
+    const controller = new AbortController();
+    const waiting = client.ready({ signal: controller.signal });
+    controller.abort(reason);
+    await expect(waiting).rejects.toMatchObject({ code: 'aborted', cause: reason });
+    challenge();
+    await client.ready({ timeoutMs: 10_000 });
+    await expect(client.request('ignored', {}, { signal: AbortSignal.abort(reason) })).rejects.toMatchObject({ code: 'aborted', cause: reason });
+    const inFlight = new AbortController();
+    const pending = client.request('ignored', {}, { signal: inFlight.signal, timeoutMs: 60_000 });
+    await eventually(() => gateway.connections[0]!.received.some((frame) => frame.method === 'ignored'));
+    inFlight.abort(reason);
+    await expect(pending).rejects.toMatchObject({ code: 'aborted', cause: reason });
   });
 
   it('close() stops reconnecting, rejects waiters and is idempotent', async () => {
@@ -187,11 +214,30 @@ describe('gateway client against a faulty gateway', () => {
     });
     const client = createGatewayClient(clientOptions(gateway.url));
     const waiting = client.ready();
+    // Capped at the largest timer delay: still waiting when close() ends it.
+    const waitingLong = client.ready({ timeoutMs: 1e12 });
     await gateway.connection(0);
     await Promise.all([client.close(), client.close()]);
     await expect(waiting).rejects.toMatchObject({ code: 'closed' });
+    await expect(waitingLong).rejects.toMatchObject({ code: 'closed' });
     await expect(client.request('x')).rejects.toMatchObject({ code: 'closed' });
     expect(client.status().state).toBe('closed');
+  });
+
+  it('close() against a gateway that never answers the close ends the socket after the grace', async () => {
+    await using gateway = await startFakeGateway(async (c) => {
+      await c.handshake();
+    });
+    const client = createGatewayClient(clientOptions(gateway.url));
+    await client.ready({ timeoutMs: 10_000 });
+    const connection = await gateway.connection(0);
+    // The gateway stops reading: the close frame is never answered (without the grace, close() would hang).
+    const raw = (connection.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    raw.pause();
+    await client.close();
+    expect(client.status().state).toBe('closed');
+    raw.resume();
+    await connection.closed;
   });
 
   it('rejects URLs that are not ws:// or wss://', () => {

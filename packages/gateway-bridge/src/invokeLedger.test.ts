@@ -90,6 +90,21 @@ describe('invoke ledger', () => {
     expect(ledger.submit({ invokeId: 'c3', key: 'c', fingerprint: 'f', run: async () => 3 }).admission).toBe('started');
   });
 
+  it('idle resolves once nothing runs, or at its deadline while something still runs', async () => {
+    const ledger = createInvokeLedger<string>();
+    await ledger.idle();
+    const gate = deferred<void>();
+    const ticket = ledger.submit({ invokeId: 'a', key: 'a', fingerprint: 'f', run: async () => (await gate.promise, 'done') });
+    await ledger.idle(20);
+    await ledger.idle(-1);
+    expect(ledger.stats().running).toBe(1);
+    const idle = ledger.idle();
+    gate.resolve();
+    await idle;
+    expect(ledger.stats().running).toBe(0);
+    expect('result' in ticket && (await ticket.result)).toBe('done');
+  });
+
   it('close aborts running work and refuses new work', async () => {
     const ledger = createInvokeLedger<string>();
     let signal!: AbortSignal;

@@ -1,3 +1,5 @@
+import { createDeadline } from '@capnode/protocol';
+
 /** How {@link InvokeLedger.submit} handled a call. */
 export type InvokeAdmission =
   /** A new run started. */
@@ -184,22 +186,20 @@ export function createInvokeLedger<R>(options: InvokeLedgerOptions = {}): Invoke
     idle(timeoutMs) {
       if (running.size === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {
-        let timer: ReturnType<typeof setTimeout> | undefined;
+        // unref: waiting for running invokes must not keep the process alive by itself.
+        const deadline = createDeadline({ unref: true, ...(timeoutMs !== undefined ? { timeoutMs: timeoutMs > 0 ? timeoutMs : 0 } : {}) });
         const wake = () => {
           idleWaiters.delete(wake);
-          if (timer) clearTimeout(timer);
+          deadline.clear();
           resolve();
         };
         idleWaiters.add(wake);
-        if (timeoutMs !== undefined) {
-          timer = setTimeout(wake, timeoutMs);
-          (timer as { unref?: () => void }).unref?.();
-        }
+        deadline.signal.addEventListener('abort', wake, { once: true });
       });
     },
     close() {
       closed = true;
-      for (const entry of running.values()) entry.controller.abort(new Error('the node is closing'));
+      for (const entry of running.values()) entry.controller.abort(new Error('the gateway node is closing'));
     },
   };
 }

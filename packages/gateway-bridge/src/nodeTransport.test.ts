@@ -12,6 +12,7 @@ import {
 } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { eventually } from '../../../tests/support/poll.js';
 import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
 import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
 import { createNodeTransport, nodeDeclaration, toInvokeResult } from './nodeTransport.js';
@@ -135,6 +136,53 @@ describe('node transport against a faulty gateway', () => {
     expect(connection.received.some((frame) => frame.method === 'node.invoke.result' && frame.params.id === 'g')).toBe(false);
     expect(node.status().connection.state).toBe('connected');
   });
+
+  it('a changed capability set is redeclared only once running invokes finished', async () => {
+    await using gateway = await startFakeGateway(async (c) => {
+      await c.handshake();
+    });
+    const { registry, invoker } = fixture();
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createNodeTransport({
+      url: gateway.url,
+      token: 't',
+      invoker,
+      identity,
+      createSocket: createWsSocketFactory(),
+      client: { version: '0', platform: 'linux' },
+      declarationDebounceMs: 10,
+      redeclareDrainMs: 60_000,
+    });
+    await node.ready({ timeoutMs: 10_000 });
+    const first = await gateway.connection(0);
+    first.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'w', nodeId: identity.deviceId, command: 'demo.wait', params: {} } });
+    await eventually(() => node.status().invocations.running === 1);
+    registry.register(defineCapability({ category: 'later', commands: [defineCommand({ name: 'later.one', description: 'one', execute: () => 'one' })] }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(gateway.connections).toHaveLength(1);
+    first.send({ type: 'event', event: 'node.invoke.cancel', payload: { invokeId: 'w', nodeId: identity.deviceId } });
+    const second = await gateway.connection(1);
+    const connect = await eventually(() => second.received.find((frame) => frame.method === 'connect'));
+    expect(connect.params.commands).toContain('later.one');
+  });
+
+  it('closing the gateway node aborts a running invoke and sends no result for it', async () => {
+    let connection!: FakeConnection;
+    await using gateway = await startFakeGateway(async (c) => {
+      connection = c;
+      await c.handshake();
+    });
+    const { invoker, aborted } = fixture();
+    const identity = createEphemeralDeviceIdentity();
+    const node = createNodeTransport({ url: gateway.url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' } });
+    await node.ready({ timeoutMs: 10_000 });
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'w', nodeId: identity.deviceId, command: 'demo.wait', params: {} } });
+    await eventually(() => node.status().invocations.running === 1);
+    await node.close();
+    expect(aborted()).toBe(true);
+    expect(node.status().invocations.running).toBe(0);
+    expect(connection.received.some((frame) => frame.method === 'node.invoke.result')).toBe(false);
+  });
 });
 
 /**
@@ -251,6 +299,45 @@ describe('node transport: what OpenClaw gateways inject and expect', () => {
     expect(other).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('idempotencyKey') } });
     expect(runs).toBe(1);
     expect(surface.node.status().invocations).toMatchObject({ replayed: 1, conflicts: 1 });
+  });
+
+  it('a retry with a fresh runId joins the system.run still running; runId counts for any other command', async () => {
+    let runs = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const registry = createRegistry([
+      defineCapability({
+        category: 'system',
+        commands: [
+          defineCommand({
+            name: 'system.run',
+            description: 'gated counting stand-in',
+            input: z.object({ command: z.array(z.string()) }),
+            execute: async () => {
+              runs += 1;
+              await gate;
+              return json({ runs, success: true });
+            },
+          }),
+          defineCommand({ name: 'system.echo', description: 'echo', input: z.object({ v: z.string() }).loose(), execute: (args) => json({ v: args.v }) }),
+        ],
+      }),
+    ]);
+    await using surface = await startSurfaceNode(createInvoker({ registry }));
+    const first = surface.invoke('j1', 'system.run', JSON.stringify({ command: ['echo', 'a'], runId: 'run-one' }), 'key-j');
+    await eventually(() => runs === 1);
+    const retried = surface.invoke('j2', 'system.run', JSON.stringify({ command: ['echo', 'a'], runId: 'run-two' }), 'key-j');
+    await eventually(() => surface.node.status().invocations.joined === 1);
+    open();
+    expect(await first).toMatchObject({ id: 'j1', ok: true, payload: { runs: 1 } });
+    expect(await retried).toMatchObject({ id: 'j2', ok: true, payload: { runs: 1 } });
+    expect(runs).toBe(1);
+    // Only system.run's runId is the gateway's: elsewhere it is an argument like any other.
+    expect(await surface.invoke('e1', 'system.echo', JSON.stringify({ v: 'x', runId: 'one' }), 'key-e')).toMatchObject({ ok: true });
+    const other = await surface.invoke('e2', 'system.echo', JSON.stringify({ v: 'x', runId: 'two' }), 'key-e');
+    expect(other).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('idempotencyKey') } });
   });
 
   it('answers system.execApprovals.get|set in the snapshot shape, and a remote set asks this machine', async () => {

@@ -74,7 +74,6 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
     url: options.url,
     invoker,
     ledger,
-    lifetime: lifetime.signal,
     client: () => client!,
     declaredNames: () => declaredNames,
     onInvoke: () => pairing.invoked(),

@@ -137,6 +137,75 @@ describe('system.run with a prepared plan', () => {
     await expect(readFile(marker)).rejects.toThrow();
   });
 
+  it('refuses a cwd beside a plan that has none', async () => {
+    await using ctx = setup({ mode: 'full' });
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(['true'])));
+    expect(plan).not.toHaveProperty('cwd');
+    const moved = failure(await ctx.call('system.run', { command: plan.argv, systemRunPlan: plan, cwd: tmp }));
+    expect(moved).toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('systemRunPlan.cwd') });
+  });
+
+  it('env given to system.run but not to prepare is approved on its own: an approval of the plan without it does not cover it', async () => {
+    await using ctx = setup({ mode: 'ask' }, 'allow-always');
+    const marker = path.join(tmp, 'env-marker');
+    const argv = [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, process.env.NODE_OPTIONS ?? '')`];
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: tmp })));
+    expect(ok(await ctx.call('system.run', { command: plan.argv, systemRunPlan: plan, cwd: plan.cwd })).success).toBe(true);
+    const { allowlist } = (await ctx.store.get()) as ExecApprovalPolicy;
+    expect(allowlist).toHaveLength(1);
+    await rm(marker, { force: true });
+    // The same plan with a code-loading variable added only at run time.
+    const env = { NODE_OPTIONS: `--require=${path.join(tmp, 'evil.js')}` };
+    await ctx.store.set({ mode: 'allowlist', allowlist });
+    const refused = failure(await ctx.call('system.run', { command: plan.argv, systemRunPlan: plan, cwd: plan.cwd, env }));
+    expect(refused.code).toBe('denied');
+    await expect(readFile(marker)).rejects.toThrow();
+    // Asked (mode ask), the approval request names the variable the plan never had.
+    await ctx.store.set({ mode: 'ask', allowlist });
+    await ctx.call('system.run', { command: plan.argv, systemRunPlan: plan, cwd: plan.cwd, env: { ...env, NODE_OPTIONS: '' } });
+    expect(ctx.asked).toHaveLength(2);
+    expect(ctx.asked[1]).toMatchObject({ argv, cwd: tmp, env: { NODE_OPTIONS: '' } });
+  });
+
+  it.skipIf(!posix)('a plan whose cwd is a symlink runs at, and is approved for, its real path: one out of an approved scope is not covered', async () => {
+    await using ctx = setup({ mode: 'ask' }, 'allow-always');
+    const scope = path.join(tmp, 'scope');
+    const outside = path.join(tmp, 'outside');
+    await mkdir(scope, { recursive: true });
+    await mkdir(outside, { recursive: true });
+    const inward = path.join(tmp, 'to-scope');
+    const escape = path.join(scope, 'escape');
+    await symlink(scope, inward).catch(() => {});
+    await symlink(outside, escape).catch(() => {});
+    const argv = [node, '-e', 'console.log(process.cwd())'];
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: scope })));
+    // A plan the gateway altered to name the scope through a symlink: the real path is what is asked and where it runs.
+    const linked = { ...plan, cwd: inward };
+    const ran = ok(await ctx.call('system.run', { command: argv, systemRunPlan: linked, cwd: inward })) as SystemRunResult;
+    expect(ran).toMatchObject({ success: true, cwd: scope, stdout: `${scope}\n` });
+    expect(ctx.asked[0]).toMatchObject({ cwd: scope });
+    const { allowlist } = (await ctx.store.get()) as ExecApprovalPolicy;
+    expect(allowlist).toEqual([expect.objectContaining({ cwd: scope })]);
+    // A plan whose cwd lies inside the scope by name but resolves outside it is not covered.
+    await ctx.store.set({ mode: 'allowlist', allowlist });
+    const escaped = failure(await ctx.call('system.run', { command: argv, systemRunPlan: { ...plan, cwd: escape }, cwd: escape }));
+    expect(escaped.code).toBe('denied');
+    expect(ok(await ctx.call('system.run', { command: argv, systemRunPlan: plan, cwd: plan.cwd })).success).toBe(true);
+  });
+
+  it("the user is shown the plan's argv, never a commandText, commandPreview or rawCommand the gateway put beside it", async () => {
+    await using ctx = setup({ mode: 'ask' }, 'deny');
+    const marker = path.join(tmp, 'preview-marker');
+    const argv = [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`];
+    const { plan } = ok(await ctx.call('system.run.prepare', agentPrepare(argv, { cwd: tmp })));
+    const forged = { ...plan, commandText: 'ls', commandPreview: 'ls' };
+    expect(failure(await ctx.call('system.run', { command: argv, rawCommand: 'ls', systemRunPlan: forged, cwd: tmp })).code).toBe('denied');
+    expect(ctx.asked).toHaveLength(1);
+    expect(ctx.asked[0]).toMatchObject({ argv, commandLine: plan.commandText });
+    expect(ctx.asked[0]!.commandLine).not.toBe('ls');
+    await expect(readFile(marker)).rejects.toThrow();
+  });
+
   it('the gateway\'s approved / approvalDecision never replace this machine\'s approval, nor record an allowlist entry', async () => {
     await using ctx = setup({ mode: 'ask' }, 'deny');
     const marker = path.join(tmp, 'approved-marker');

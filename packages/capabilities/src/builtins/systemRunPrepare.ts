@@ -4,7 +4,7 @@ import { json } from '../content.js';
 import { defineCommand, type CommandDefinition } from '../contract.js';
 import { CapabilityError } from '../errors.js';
 import { describeExecArgs } from '../execApprovalHook.js';
-import { parseExecApprovalPolicy, type ExecApprovalMode, type ExecApprovalStore } from '../execPolicy.js';
+import { execPolicyForMode, parseExecApprovalPolicy, type ExecApprovalStore } from '../execPolicy.js';
 import type { BuiltinOptions } from './options.js';
 import { resolveWorkingDirectory } from './systemRun.js';
 
@@ -27,20 +27,6 @@ const prepareInput = z.object({
   agentId: optionalText(256),
   sessionKey: optionalText(1024),
 });
-
-/** OpenClaw's `{ security, ask }` for a capnode exec approval mode. */
-export function execPolicyForMode(mode: ExecApprovalMode): { readonly security: 'deny' | 'allowlist' | 'full'; readonly ask: 'off' | 'on-miss' } {
-  switch (mode) {
-    case 'deny':
-      return { security: 'deny', ask: 'off' };
-    case 'allowlist':
-      return { security: 'allowlist', ask: 'off' };
-    case 'full':
-      return { security: 'full', ask: 'off' };
-    default:
-      return { security: 'allowlist', ask: 'on-miss' };
-  }
-}
 
 /**
  * `system.run.prepare`: the first half of OpenClaw's node exec (`exec host=node`). It checks the

@@ -1,3 +1,4 @@
+import { waitFor } from '@capnode/protocol';
 import { GATEWAY_PRE_CONNECT_MAX_BYTES, connectChallengeSchema, type GatewayEventFrame, type GatewayFrame, type GatewayResponseFrame, type HelloOk } from '@capnode/protocol/gateway';
 import type { GatewayClientOptions, GatewayClientStatus, GatewayConnectionState, GatewayLogLevel, GatewayRequestOptions } from '../clientContract.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -5,8 +6,8 @@ import type { GatewaySocket } from '../socket.js';
 import { encodeFrame, screenFrame } from './frames.js';
 import { buildConnectParams, readHandshakeResponse } from './handshake.js';
 import { createPendingRequests, type PendingRequests } from './pendingRequests.js';
-import { createReadyWaiters } from './readyWaiters.js';
 import { createReconnectPolicy, type ReconnectCause, type ReconnectPolicy } from './reconnectPolicy.js';
+import { createWaiterSet } from './waiters.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
@@ -54,7 +55,8 @@ export class ConnectionLoop {
   readonly listeners = new Set<(event: GatewayEventFrame) => void>();
   private readonly options: GatewayClientOptions;
   private readonly policy: ReconnectPolicy;
-  private readonly readyWaiters = createReadyWaiters();
+  /** Callers of `ready()` waiting for the next handshake (or the client's stop). */
+  private readonly readyWaiters = createWaiterSet<HelloOk>();
   private readonly requestTimeoutMs: number;
   private readonly handshakeTimeoutMs: number;
   private state: GatewayConnectionState = 'connecting';
@@ -169,7 +171,7 @@ export class ConnectionLoop {
     this.log('error', error.message);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    this.readyWaiters.settle({ error });
+    this.readyWaiters.rejectAll(error);
     this.emitStatus();
   }
 
@@ -203,7 +205,7 @@ export class ConnectionLoop {
     this.armTickWatchdog(connection);
     this.log('info', `connected to ${this.url} as ${this.options.role} (gateway ${hello.server.version}, protocol ${hello.protocol})`);
     this.emitStatus();
-    this.readyWaiters.settle({ hello });
+    this.readyWaiters.resolveAll(hello);
     try {
       this.options.onConnected?.(hello);
     } catch (error) {
@@ -375,9 +377,11 @@ export class ConnectionLoop {
     if (this.state === 'failed') return Promise.reject(this.lastError ?? new GatewayError('closed', 'the gateway client stopped'));
     if (this.state === 'closed') return Promise.reject(new GatewayError('closed', 'the gateway client is closed'));
     return this.readyWaiters.wait({
-      timeoutMs: readyOptions.timeoutMs === undefined ? undefined : Math.min(readyOptions.timeoutMs, MAX_TIMER_MS),
+      // The shared deadline caps it at the largest timer delay.
+      timeoutMs: readyOptions.timeoutMs,
       signal: readyOptions.signal,
       timeoutError: () => new GatewayError('timeout', `not connected to ${this.url} within ${readyOptions.timeoutMs} ms${this.lastError ? `: ${this.lastError.message}` : ''}`, { retryable: true }),
+      abortError: () => new GatewayError('aborted', 'waiting for the gateway connection was aborted', { cause: readyOptions.signal?.reason }),
     });
   }
 
@@ -393,7 +397,7 @@ export class ConnectionLoop {
     if (!connection || connection.phase !== 'open') throw new GatewayError('not_connected', `not connected to ${this.url}`, { retryable: true });
     const id = `${this.options.role}-${++requestCounter}-${started.toString(36)}`;
     const response = connection.pending.track<T>(id, method, {
-      timeoutMs: Math.min(Math.max(1, timeoutMs - (Date.now() - started)), MAX_TIMER_MS),
+      timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
       signal: requestOptions.signal,
       timeoutMessage: `${method} got no response from ${this.url} within ${timeoutMs} ms`,
     });
@@ -430,21 +434,17 @@ export class ConnectionLoop {
     this.state = 'closed';
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    this.readyWaiters.settle({ error: new GatewayError('closed', 'the gateway client is closed') });
+    this.readyWaiters.rejectAll(new GatewayError('closed', 'the gateway client is closed'));
     const connection = this.current;
     this.emitStatus();
     if (!connection) return;
-    let graceTimer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<void>((resolve) => {
-      graceTimer = unref(setTimeout(resolve, CLOSE_GRACE_MS));
-    });
     try {
       connection.socket.close(1000, 'client closing');
     } catch {
       connection.socket.terminate();
     }
-    await Promise.race([connection.ended, grace]);
-    if (graceTimer) clearTimeout(graceTimer);
+    // A gateway that never answers the close gets the socket terminated after the grace.
+    await waitFor(connection.ended, { timeoutMs: CLOSE_GRACE_MS, unref: true }).catch(() => {});
     if (this.current === connection) {
       connection.socket.terminate();
       this.endConnection(connection);

@@ -1,4 +1,4 @@
-import type { ExecAllowlistEntry, ExecApprovalMode, ExecApprovalPolicy, InvocationOutcome } from '@capnode/capabilities';
+import { execPolicyForMode, type ExecAllowlistEntry, type ExecApprovalMode, type ExecApprovalPolicy, type InvocationOutcome } from '@capnode/capabilities';
 import { argumentsHash } from '@capnode/protocol';
 
 /**
@@ -25,19 +25,9 @@ interface SnapshotDefaults {
   readonly autoAllowSkills: false;
 }
 
-/** OpenClaw's defaults for a capnode mode; `askFallback` is always `deny` (an unanswered prompt refuses). */
+/** OpenClaw's defaults for a capnode mode (as `system.run.prepare` reports it); `askFallback` is always `deny` (an unanswered prompt refuses). */
 function defaultsForMode(mode: ExecApprovalMode): SnapshotDefaults {
-  const base = { askFallback: 'deny', autoAllowSkills: false } as const;
-  switch (mode) {
-    case 'deny':
-      return { security: 'deny', ask: 'off', ...base };
-    case 'allowlist':
-      return { security: 'allowlist', ask: 'off', ...base };
-    case 'full':
-      return { security: 'full', ask: 'off', ...base };
-    default:
-      return { security: 'allowlist', ask: 'on-miss', ...base };
-  }
+  return { ...execPolicyForMode(mode), askFallback: 'deny', autoAllowSkills: false };
 }
 
 /** Thrown for a `set` capnode cannot apply as asked; answered as `INVALID_REQUEST`. */

@@ -59,9 +59,8 @@ export interface InvokeDispatchContext {
   readonly nodeId: string;
   readonly url: string;
   readonly invoker: Invoker;
+  /** Closed with the node, which aborts every run it holds. */
   readonly ledger: InvokeLedger<NodeInvokeResultParams>;
-  /** Aborted when the node closes. */
-  readonly lifetime: AbortSignal;
   client(): GatewayClient;
   /** Exactly the names the current connection declared. */
   declaredNames(): ReadonlySet<string>;
@@ -168,7 +167,7 @@ async function runAdmitted(admitted: AdmittedInvoke, context: InvokeDispatchCont
       const invoke = (command: string, commandArgs: unknown) =>
         invoker.invoke(
           { command, args: commandArgs, transport: 'gateway', requestId: request.id, caller: `gateway ${context.url}`, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
-          { signal: AbortSignal.any([signal, context.lifetime]) },
+          { signal },
         );
       // The gateway's exec approvals route expects the snapshot shape, not capnode's { mode, allowlist }.
       const route = execApprovalsRouteCommand(registry.resolve(request.command)?.name);

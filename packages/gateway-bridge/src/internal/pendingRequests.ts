@@ -1,6 +1,6 @@
-import { createDeadline } from '@capnode/protocol';
 import { gatewayErrorDetailCode, type GatewayResponseFrame } from '@capnode/protocol/gateway';
 import { GatewayError } from '../errors.js';
+import { waitUntilSettled } from './waiters.js';
 
 /** Deadline and cancellation of one request. */
 export interface TrackOptions {
@@ -12,8 +12,8 @@ export interface TrackOptions {
 
 /**
  * The requests of one connection waiting for their response frame. Each wait runs on the shared
- * deadline helper (`createDeadline`): a real timer and the caller's signal, both released with the
- * wait.
+ * deadline helper (through `waitUntilSettled`): a real timer and the caller's signal, both released
+ * with the wait.
  */
 export interface PendingRequests {
   readonly size: number;
@@ -52,36 +52,18 @@ export function createPendingRequests(): PendingRequests {
       return entries.size;
     },
     track<T>(id: string, method: string, options: TrackOptions): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        // unref: the open socket keeps the process alive while a request waits.
-        const deadline = createDeadline({ timeoutMs: options.timeoutMs, unref: true, ...(options.signal ? { signal: options.signal } : {}) });
-        const finish = () => {
-          deadline.clear();
-          deadline.signal.removeEventListener('abort', onAbort);
-          entries.delete(id);
-        };
-        const onAbort = () => {
-          finish();
-          reject(
-            deadline.timedOut
-              ? new GatewayError('timeout', options.timeoutMessage, { retryable: true })
-              : new GatewayError('aborted', `${method} was aborted`, { cause: options.signal?.reason }),
-          );
-        };
-        entries.set(id, {
-          method,
-          resolve: (payload) => {
-            finish();
-            resolve(payload as T);
-          },
-          reject: (error) => {
-            finish();
-            reject(error);
-          },
-        });
-        if (deadline.signal.aborted) onAbort();
-        else deadline.signal.addEventListener('abort', onAbort, { once: true });
-      });
+      return waitUntilSettled<T>(
+        {
+          timeoutMs: options.timeoutMs,
+          signal: options.signal,
+          timeoutError: () => new GatewayError('timeout', options.timeoutMessage, { retryable: true }),
+          abortError: () => new GatewayError('aborted', `${method} was aborted`, { cause: options.signal?.reason }),
+        },
+        (settler) => {
+          entries.set(id, { method, resolve: (payload) => settler.resolve(payload as T), reject: settler.reject });
+          return () => entries.delete(id);
+        },
+      );
     },
     settle(frame) {
       const entry = entries.get(frame.id);
