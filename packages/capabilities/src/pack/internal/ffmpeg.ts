@@ -132,20 +132,29 @@ export function lastLine(stderr: string): string {
   return (lines[lines.length - 1] ?? '').slice(0, 300);
 }
 
-/** Input formats and devices this ffmpeg was built with (`ffmpeg -devices`), cached per program path. */
+/** Input formats and devices this ffmpeg was built with (`ffmpeg -devices`), cached per program path once read. */
 const deviceCache = new Map<string, Promise<Set<string>>>();
 
-/** Whether this ffmpeg has a given input device (`x11grab`, `pulse`, `v4l2`, `avfoundation`, `dshow`, `gdigrab`). */
+/**
+ * Whether this ffmpeg has a given input device (`x11grab`, `pulse`, `v4l2`, `avfoundation`, `dshow`, `gdigrab`).
+ * The listing runs on its own deadline, not the caller's signal, because concurrent callers share it;
+ * a listing that failed is not cached, so one cancelled or slow call does not hide the device for good.
+ */
 export async function ffmpegHasDevice(file: string, device: string, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<boolean> {
   let known = deviceCache.get(file);
   if (!known) {
-    known = runMedia({ file, args: ['-hide_banner', '-devices'], env, signal, timeoutMs: 10_000, maxOutputBytes: 1 << 20, what: 'ffmpeg -devices' }).then(
+    known = runMedia({ file, args: ['-hide_banner', '-devices'], env, signal: new AbortController().signal, timeoutMs: 10_000, maxOutputBytes: 1 << 20, what: 'ffmpeg -devices' }).then(
       (result) => parseFfmpegDevices(result.stdout.toString('utf8')),
-      () => new Set<string>(),
+      () => {
+        deviceCache.delete(file);
+        return new Set<string>();
+      },
     );
     deviceCache.set(file, known);
   }
-  return (await known).has(device);
+  const devices = await known;
+  if (signal.aborted) throw new CapabilityError('cancelled', 'The command was cancelled.');
+  return devices.has(device);
 }
 
 /** Names of the demuxing devices in `ffmpeg -devices` output (lines like ` D  x11grab  X11 screen capture`). */
