@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { json } from '../content.js';
-import { defineCapability, defineCommand, type AvailabilityProbe, type Capability, type CommandContext } from '../contract.js';
-import { findExecutable } from '../internal/which.js';
+import { defineCapability, defineCommand, type Capability, type CommandContext } from '../contract.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import type { CameraBackendContext, VirtualCameraSetting } from './internal/cameraBackend.js';
-import { ffmpegInstallHint } from './internal/ffmpeg.js';
+import { probeFfmpeg } from './internal/ffmpeg.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { normalizeQuality } from './screen.js';
 
@@ -68,10 +67,6 @@ function envOf(options: CameraCapabilityOptions): NodeJS.ProcessEnv {
   return options.env ?? process.env;
 }
 
-function ffmpegProbe(options: CameraCapabilityOptions): AvailabilityProbe {
-  return async () => ((await findExecutable('ffmpeg', { env: envOf(options) })) ? { available: true } : { available: false, install: ffmpegInstallHint(options.platform ?? process.platform) });
-}
-
 async function backend(options: CameraCapabilityOptions, ctx: CommandContext): Promise<{ module: typeof import('./internal/cameraBackend.js'); context: CameraBackendContext }> {
   const module = await import('./internal/cameraBackend.js');
   return {
@@ -107,7 +102,7 @@ function createSnapCommand(options: CameraCapabilityOptions) {
     description: 'Takes a JPEG photo with a camera (deviceId from camera.list, or facing), at most maxWidth wide.',
     annotations: { title: 'Take a photo', readOnly: true, openWorld: false },
     consent: 'camera',
-    availability: ffmpegProbe(options),
+    availability: () => probeFfmpeg(options),
     input: snapInput,
     async execute(args, ctx) {
       const { module, context } = await backend(options, ctx);
@@ -128,7 +123,7 @@ function createClipCommand(options: CameraCapabilityOptions) {
     consent: 'camera',
     // The clip's sound is the microphone's: it needs that consent too.
     consentFor: (args) => (args.includeAudio ? ['microphone'] : []),
-    availability: ffmpegProbe(options),
+    availability: () => probeFfmpeg(options),
     input: clipInput,
     async execute(args, ctx) {
       const { module, context } = await backend(options, ctx);

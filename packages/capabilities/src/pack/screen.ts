@@ -2,11 +2,10 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { json } from '../content.js';
 import { defineCapability, defineCommand, type Availability, type AvailabilityProbe, type Capability, type CommandContext } from '../contract.js';
-import { findExecutable } from '../internal/which.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { parseDisplay } from './internal/x11Display.js';
-import { ffmpegInstallHint } from './internal/ffmpeg.js';
+import { probeFfmpeg } from './internal/ffmpeg.js';
 import type { ScreenBackendContext } from './internal/screenBackend.js';
 
 export type { RecordingNotifier } from './internal/recordingNotice.js';
@@ -77,8 +76,7 @@ function recordProbe(options: ScreenCapabilityOptions): AvailabilityProbe {
   return async () => {
     const screen = probeScreen(options);
     if (!screen.available) return screen;
-    if (!(await findExecutable('ffmpeg', { env: envOf(options) }))) return { available: false, install: ffmpegInstallHint(options.platform ?? process.platform) };
-    return { available: true };
+    return probeFfmpeg(options);
   };
 }
 

@@ -7,6 +7,7 @@ import { defineCapability, defineCommand, type Availability, type Capability } f
 import { CapabilityError } from '../errors.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import type { MicrophoneSource, SttSegment } from './sttEngine.js';
+import { ffmpegInstallHint } from './internal/ffmpeg.js';
 import { checkRun, firstLine, runTool } from './internal/voiceProcess.js';
 import { envOf, findFirst, platformOf, wavDurationMs, type PackEnvironment } from './internal/voiceProbe.js';
 import { announceRecording, requester, type RecordingNotifier } from './internal/recordingNotice.js';
@@ -35,10 +36,7 @@ export interface SttOptions extends PackEnvironment {
 }
 
 const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
-const INSTALL = {
-  engine: 'pocketsphinx and its model (Debian/Ubuntu: apt install pocketsphinx pocketsphinx-en-us)',
-  ffmpeg: 'ffmpeg (Debian/Ubuntu: apt install ffmpeg)',
-};
+const INSTALL_ENGINE = 'pocketsphinx and its model (Debian/Ubuntu: apt install pocketsphinx pocketsphinx-en-us)';
 
 const phrases = z
   .array(z.string().min(1).max(200))
@@ -86,8 +84,8 @@ async function exists(file: string): Promise<boolean> {
 async function findTools(options: SttOptions): Promise<Tools | { readonly install: string }> {
   const modelDir = options.modelDir ?? DEBIAN_MODEL_DIR;
   const [pocketsphinx, ffmpeg] = await Promise.all([findFirst(['pocketsphinx_continuous', 'pocketsphinx'], options), findFirst(['ffmpeg'], options)]);
-  if (!pocketsphinx || !(await exists(path.join(modelDir, 'en-us.lm.bin'))) || !(await exists(path.join(modelDir, 'en-us')))) return { install: INSTALL.engine };
-  if (!ffmpeg) return { install: INSTALL.ffmpeg };
+  if (!pocketsphinx || !(await exists(path.join(modelDir, 'en-us.lm.bin'))) || !(await exists(path.join(modelDir, 'en-us')))) return { install: INSTALL_ENGINE };
+  if (!ffmpeg) return { install: ffmpegInstallHint(platformOf(options)) };
   return { ffmpeg: ffmpeg.file, pocketsphinx: pocketsphinx.file, modelDir };
 }
 

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Availability } from '../../contract.js';
 import { CapabilityError } from '../../errors.js';
 import { findExecutable } from '../../internal/which.js';
 
@@ -7,6 +8,12 @@ export function ffmpegInstallHint(platform: NodeJS.Platform = process.platform):
   if (platform === 'darwin') return 'ffmpeg (brew install ffmpeg)';
   if (platform === 'win32') return 'ffmpeg (winget install Gyan.FFmpeg) on PATH';
   return 'ffmpeg (Debian/Ubuntu: apt install ffmpeg)';
+}
+
+/** A PATH lookup only (no process is run): ffmpeg is there, or what to install. */
+export async function probeFfmpeg(options: { readonly env?: NodeJS.ProcessEnv; readonly platform?: NodeJS.Platform }): Promise<Availability> {
+  if (await findExecutable('ffmpeg', { env: options.env ?? process.env })) return { available: true };
+  return { available: false, install: ffmpegInstallHint(options.platform ?? process.platform) };
 }
 
 /**
