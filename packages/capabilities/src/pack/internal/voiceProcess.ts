@@ -7,14 +7,14 @@ export interface ToolRunOptions {
   /** Absolute program path. */
   readonly file: string;
   readonly args: readonly string[];
-  readonly env?: NodeJS.ProcessEnv;
+  readonly env?: NodeJS.ProcessEnv | undefined;
   /** Written to stdin, which is then closed; absent means stdin is `/dev/null`. */
-  readonly input?: string | Uint8Array;
+  readonly input?: string | Uint8Array | undefined;
   /** Killed after this long (`timedOut` is then set). */
   readonly timeoutMs: number;
   /** Bytes of stdout kept; more is dropped and `truncated` set. */
-  readonly maxStdoutBytes?: number;
-  readonly signal?: AbortSignal;
+  readonly maxStdoutBytes?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
   /**
    * Sees stdout as it arrives (decoded as UTF-8, all of it so far); returning true ends the run
    * early (the process is killed and `stopped` set), e.g. once a locator printed a full fix.
@@ -29,7 +29,7 @@ export interface ToolRunOptions {
    * Resolve when the program itself exits, not when its output pipes close: for tools that fork a
    * server which inherits the pipes (xclip, wl-copy). Output is read for a short moment after exit.
    */
-  readonly resolveOnExit?: boolean;
+  readonly resolveOnExit?: boolean | undefined;
 }
 
 export interface ToolRunResult {
