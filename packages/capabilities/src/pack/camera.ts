@@ -4,6 +4,7 @@ import { defineCapability, defineCommand, type Capability, type CommandContext }
 import { definePlugin, type PluginContext } from '../plugin.js';
 import type { CameraBackendContext, VirtualCameraSetting } from './internal/cameraBackend.js';
 import { probeFfmpeg } from './internal/ffmpeg.js';
+import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { normalizeQuality } from './screen.js';
 
@@ -13,10 +14,9 @@ export const DEFAULT_CAMERA_CLIP_MS = 3_000;
 export const MIN_CAMERA_CLIP_MS = 250;
 export const MAX_CAMERA_CLIP_MS = 60_000;
 
-export interface CameraCapabilityOptions {
+export interface CameraCapabilityOptions extends PackEnvironment {
   /** PATH (ffmpeg) and PulseAudio variables. Default `process.env` (read at call time). */
   readonly env?: NodeJS.ProcessEnv;
-  readonly platform?: NodeJS.Platform;
   /**
    * ffmpeg lavfi sources listed as cameras, for tests and demos (no kernel module needed), e.g.
    * `{ id: 'test', name: 'Test pattern', lavfi: 'testsrc=size=640x480:rate=30' }`.
@@ -63,17 +63,13 @@ const clipInput = z.object({
   format: z.literal('mp4').default('mp4'),
 });
 
-function envOf(options: CameraCapabilityOptions): NodeJS.ProcessEnv {
-  return options.env ?? process.env;
-}
-
 async function backend(options: CameraCapabilityOptions, ctx: CommandContext): Promise<{ module: typeof import('./internal/cameraBackend.js'); context: CameraBackendContext }> {
   const module = await import('./internal/cameraBackend.js');
   return {
     module,
     context: {
       env: envOf(options),
-      platform: options.platform ?? process.platform,
+      platform: platformOf(options),
       signal: ctx.signal,
       log: (level, message) => ctx.log(level, message),
       virtualDevices: options.virtualDevices ?? [],

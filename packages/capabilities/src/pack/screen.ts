@@ -6,6 +6,7 @@ import { definePlugin, type PluginContext } from '../plugin.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { parseDisplay } from './internal/x11Display.js';
 import { probeFfmpeg } from './internal/ffmpeg.js';
+import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import type { ScreenBackendContext } from './internal/screenBackend.js';
 
 export type { RecordingNotifier } from './internal/recordingNotice.js';
@@ -14,12 +15,11 @@ export type { RecordingNotifier } from './internal/recordingNotice.js';
 export const MAX_SCREEN_RECORD_MS = 300_000;
 export const DEFAULT_SCREEN_RECORD_MS = 10_000;
 
-export interface ScreenCapabilityOptions {
+export interface ScreenCapabilityOptions extends PackEnvironment {
   /** PATH (ffmpeg, screencapture, PowerShell), DISPLAY and XAUTHORITY. Default `process.env` (read at call time). */
   readonly env?: NodeJS.ProcessEnv;
   /** X display to capture instead of `env.DISPLAY` (Linux). */
   readonly display?: string;
-  readonly platform?: NodeJS.Platform;
   /** Tells the user a recording runs; default a desktop notification; `false` turns it off (tests only). */
   readonly notify?: RecordingNotifier | false;
 }
@@ -54,17 +54,13 @@ export function normalizeQuality(value: number | undefined, fallback: number): n
   return value > 1 ? value / 100 : value;
 }
 
-function envOf(options: ScreenCapabilityOptions): NodeJS.ProcessEnv {
-  return options.env ?? process.env;
-}
-
 function displayOf(options: ScreenCapabilityOptions): string | undefined {
   return options.display ?? envOf(options).DISPLAY;
 }
 
 /** Whether the screen can be captured: an X display with a socket (Linux), screencapture (macOS), PowerShell (Windows). */
 export function probeScreen(options: ScreenCapabilityOptions): Availability {
-  const platform = options.platform ?? process.platform;
+  const platform = platformOf(options);
   if (platform === 'darwin' || platform === 'win32') return { available: true };
   const address = parseDisplay(displayOf(options));
   if (!address) return { available: false, install: 'an X11 display (Xorg, or XWayland under Wayland) with DISPLAY set' };
@@ -82,7 +78,7 @@ function recordProbe(options: ScreenCapabilityOptions): AvailabilityProbe {
 
 async function backend(options: ScreenCapabilityOptions, ctx: CommandContext): Promise<{ module: typeof import('./internal/screenBackend.js'); context: ScreenBackendContext }> {
   const module = await import('./internal/screenBackend.js');
-  const context: ScreenBackendContext = { env: envOf(options), platform: options.platform ?? process.platform, signal: ctx.signal, log: (level, message) => ctx.log(level, message), display: displayOf(options) };
+  const context: ScreenBackendContext = { env: envOf(options), platform: platformOf(options), signal: ctx.signal, log: (level, message) => ctx.log(level, message), display: displayOf(options) };
   return { module, context };
 }
 
