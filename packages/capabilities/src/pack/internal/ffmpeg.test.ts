@@ -66,6 +66,23 @@ describe('ffmpeg helpers', () => {
     }
   });
 
+  it('on cancellation also kills what a program that obeyed SIGTERM left behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capnode-media-test-'));
+    try {
+      const pidFile = join(dir, 'grandchild.pid');
+      const controller = new AbortController();
+      // The child ends on SIGTERM; its grandchild ignores SIGTERM (and holds no pipe of ours).
+      const script = `const c = require('child_process').spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { stdio: 'ignore' }); setTimeout(() => require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)), 300); setInterval(() => {}, 1000);`;
+      const run = runMedia({ file: process.execPath, args: ['-e', script], env: process.env, signal: controller.signal, timeoutMs: 60_000, maxOutputBytes: 100, what: 'the recording', killGraceMs: 30_000 });
+      const grandchild = Number(await eventually(() => { try { return readFileSync(pidFile, 'utf8'); } catch { return ''; } }, { what: 'the grandchild pid' }));
+      controller.abort();
+      await expect(run).rejects.toMatchObject({ code: 'cancelled' });
+      await eventually(() => !isAlive(grandchild), { what: 'the grandchild to be killed', timeoutMs: 3_000 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('times out with a timeout error', async () => {
     await expect(runMedia({ file: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: process.env, signal: new AbortController().signal, timeoutMs: 200, maxOutputBytes: 10, what: 'the tool' })).rejects.toMatchObject({ code: 'timeout' });
   });
