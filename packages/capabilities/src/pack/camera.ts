@@ -4,6 +4,7 @@ import { defineCapability, defineCommand, type Capability, type CommandContext }
 import { definePlugin, type PluginContext } from '../plugin.js';
 import type { CameraBackendContext, VirtualCameraSetting } from './internal/cameraBackend.js';
 import { probeFfmpeg } from './internal/ffmpeg.js';
+import { delay, imageResult, toBoundedBase64, videoResult } from './internal/media.js';
 import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { normalizeQuality } from './screen.js';
@@ -102,7 +103,6 @@ function createSnapCommand(options: CameraCapabilityOptions) {
     input: snapInput,
     async execute(args, ctx) {
       const { module, context } = await backend(options, ctx);
-      const { delay, toBoundedBase64, imageResult } = await import('./internal/media.js');
       if (args.delayMs > 0) await delay(args.delayMs, ctx.signal);
       const photo = await module.snapCamera(context, { deviceId: args.deviceId, facing: args.facing, maxWidth: args.maxWidth, quality: normalizeQuality(args.quality, 0.95) });
       const base64 = toBoundedBase64(photo.data, 'The photo', 'pass a smaller maxWidth or a lower quality');
@@ -125,7 +125,6 @@ function createClipCommand(options: CameraCapabilityOptions) {
       const { module, context } = await backend(options, ctx);
       announceRecording(options.notify, { title: 'capnode is recording with your camera', body: `For ${(args.durationMs / 1000).toFixed(1)} s${args.includeAudio ? ' with sound' : ''}, asked by ${requester(ctx)}.` }, context.env, ctx);
       const clip = await withRecordingProgress(ctx, args.durationMs, 'recording a camera clip', () => module.clipCamera(context, { deviceId: args.deviceId, facing: args.facing, durationMs: args.durationMs, includeAudio: args.includeAudio }));
-      const { toBoundedBase64, videoResult } = await import('./internal/media.js');
       const base64 = toBoundedBase64(clip.data, 'The clip', 'record a shorter durationMs or without audio');
       return videoResult({ format: 'mp4', base64, durationMs: args.durationMs, hasAudio: clip.hasAudio }, 'video/mp4', `capnode://camera.clip/${Date.now()}.mp4`);
     },

@@ -6,6 +6,7 @@ import { definePlugin, type PluginContext } from '../plugin.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { parseDisplay } from './internal/x11Display.js';
 import { probeFfmpeg } from './internal/ffmpeg.js';
+import { imageResult, toBoundedBase64, videoResult } from './internal/media.js';
 import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import type { ScreenBackendContext } from './internal/screenBackend.js';
 
@@ -96,7 +97,6 @@ function createSnapshotCommand(options: ScreenCapabilityOptions) {
       const { module, context } = await backend(options, ctx);
       const request = { screenIndex, maxWidth: args.maxWidth, format, quality: normalizeQuality(args.quality, 0.85), includePointer: args.includePointer } as const;
       const image = await module.takeSnapshot(request, context);
-      const { toBoundedBase64, imageResult } = await import('./internal/media.js');
       const base64 = toBoundedBase64(image.data, 'The screenshot', 'pass a smaller maxWidth, or format "jpeg" with a lower quality');
       return imageResult({ format, base64, width: image.width, height: image.height, screenIndex, capturedAtMs: Date.now() }, format === 'png' ? 'image/png' : 'image/jpeg');
     },
@@ -119,7 +119,6 @@ function createRecordCommand(options: ScreenCapabilityOptions) {
       announceRecording(options.notify, { title: 'capnode is recording your screen', body: `For ${Math.round(args.durationMs / 1000)} s, asked by ${requester(ctx)}.` }, context.env, ctx);
       const request = { screenIndex, durationMs: args.durationMs, fps: args.fps, includeAudio: args.includeAudio, includePointer: args.includePointer };
       const recorded = await withRecordingProgress(ctx, args.durationMs, 'recording the screen', () => module.recordScreen(request, context));
-      const { toBoundedBase64, videoResult } = await import('./internal/media.js');
       const base64 = toBoundedBase64(recorded.data, 'The recording', 'record a shorter durationMs or a lower fps');
       const fields = { format: 'mp4', base64, durationMs: args.durationMs, fps: args.fps, screenIndex, hasAudio: recorded.hasAudio };
       return videoResult(fields, 'video/mp4', `capnode://screen.record/${Date.now()}.mp4`);
