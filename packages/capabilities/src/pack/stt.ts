@@ -10,7 +10,7 @@ import type { MicrophoneSource, SttSegment } from './sttEngine.js';
 import { ffmpegInstallHint } from './internal/ffmpeg.js';
 import { checkRun, firstLine, runTool } from './internal/voiceProcess.js';
 import { envOf, findFirst, platformOf, wavDurationMs, type PackEnvironment } from './internal/voiceProbe.js';
-import { announceRecording, requester, type RecordingNotifier } from './internal/recordingNotice.js';
+import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 
 /** The longest recording or file excerpt `stt.transcribe` takes (OpenClaw's cap). */
 export const MAX_TRANSCRIBE_MS = 30_000;
@@ -142,13 +142,9 @@ async function captureAudio(
   if (source) {
     announceRecording(options.notify, { title: 'capnode is listening to your microphone', body: `For up to ${Math.round(from.durationMs / 1000)} s, asked by ${requester(ctx)}.` }, envOf(options), ctx);
   }
-  const started = Date.now();
-  const ticker = source
-    ? setInterval(() => ctx.progress({ progress: Math.min(Date.now() - started, from.durationMs), total: from.durationMs, message: 'listening' }), 1000)
-    : undefined;
-  try {
-    const untilSilence = source && from.endSilenceMs ? from.endSilenceMs : undefined;
-    const result = checkRun(
+  const untilSilence = source && from.endSilenceMs ? from.endSilenceMs : undefined;
+  const convert = async () =>
+    checkRun(
       await runTool({
         file: tools.ffmpeg,
         args: engine.ffmpegConvertArgs({ input, output: wav, maxDurationMs: from.durationMs, ...(untilSilence ? { filter: engine.endOfSpeechFilter(untilSilence) } : {}) }),
@@ -160,13 +156,11 @@ async function captureAudio(
       }),
       source ? 'Recording' : 'Audio conversion',
     );
-    if (result.exitCode !== 0 && !result.stopped) {
-      const detail = firstLine(result.stderr, `exit code ${result.exitCode ?? result.signal}`);
-      if (source) throw new CapabilityError('unavailable', `unavailable here: the microphone (${source.format} ${source.input}) cannot be recorded: ${detail}`);
-      throw new CapabilityError('invalid_arguments', `\`inputPath\` is not audio ffmpeg can read: ${detail}`);
-    }
-  } finally {
-    clearInterval(ticker);
+  const result = source ? await withRecordingProgress(ctx, from.durationMs, 'listening', convert) : await convert();
+  if (result.exitCode !== 0 && !result.stopped) {
+    const detail = firstLine(result.stderr, `exit code ${result.exitCode ?? result.signal}`);
+    if (source) throw new CapabilityError('unavailable', `unavailable here: the microphone (${source.format} ${source.input}) cannot be recorded: ${detail}`);
+    throw new CapabilityError('invalid_arguments', `\`inputPath\` is not audio ffmpeg can read: ${detail}`);
   }
   return source ? 'microphone' : 'file';
 }
