@@ -31,6 +31,9 @@ describe('@capnode/capabilities/pack', () => {
     for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts', 'pack/sttEngine.ts', 'pack/ttsBackend.ts', 'pack/clipboardBackend.ts', 'pack/locationBackend.ts']) {
       expect(loaded, heavy).not.toContain(heavy);
     }
+    // A camera command does not load the screen's X11 client or pixel code either.
+    const camera = staticGraph('pack/internal/cameraBackend.ts');
+    for (const screenOnly of ['pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/pixels.ts']) expect(camera, screenOnly).not.toContain(screenOnly);
   });
 
   it('exports the screen and camera plugins and builtinPlugins', async () => {
