@@ -107,7 +107,7 @@ const stats = (samples) => {
  * Measures screen.snapshot (PNG, 1920×1080, MCP HTTP, one call at a time) against each installed
  * screenshot program; `ratio` = capnode p50 / fastest program p50 (target ≤ 1).
  */
-export async function benchScreen({ shots = 30, log = () => undefined } = {}) {
+export async function benchScreen({ shots = 60, log = () => undefined } = {}) {
   const missing = ['Xvfb', 'xsetroot', 'ffmpeg'].filter((program) => !has(program));
   if (missing.length) return { skipped: `screen: SKIP, not installed: ${missing.join(', ')} (Debian: xvfb x11-xserver-utils ffmpeg)` };
   for (const file of ['packages/host/dist/index.js', 'packages/capabilities/dist/pack.js']) {

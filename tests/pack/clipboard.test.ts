@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { findExecutable } from '@capnode/capabilities/node';
-import { createClipboardCapability, probeClipboard } from '@capnode/capabilities/pack';
+import { createClipboardCapability, MAX_CLIPBOARD_WRITE_CHARS, probeClipboard } from '@capnode/capabilities/pack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDisplay, type TestDisplay } from '../support/display.js';
 import { startPackHost } from '../support/packHost.js';
@@ -71,6 +71,19 @@ describe.runIf(ready)('clipboard over MCP (xclip on Xvfb)', () => {
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(handles()).toBeLessThanOrEqual(before);
+  });
+
+  it('writes text up to MAX_CLIPBOARD_WRITE_CHARS, and reads at most 4 MiB back, marked truncated, whole characters only', async () => {
+    await using host = await startPackHost([createClipboardCapability({ env })]);
+    expect(await host.call('clipboard.write', { text: 'a'.repeat(MAX_CLIPBOARD_WRITE_CHARS) })).toMatchObject({ isError: false, structured: { bytes: MAX_CLIPBOARD_WRITE_CHARS } });
+    expect(await host.call('clipboard.write', { text: 'a'.repeat(MAX_CLIPBOARD_WRITE_CHARS + 1) })).toMatchObject({ isError: true, text: expect.stringMatching(/text/) });
+    expect(execFileSync('xclip', ['-selection', 'clipboard', '-o'], { env, maxBuffer: 8 << 20 }).length).toBe(MAX_CLIPBOARD_WRITE_CHARS);
+    // Another X client owns 5 MiB of text, where the 4 MiB cut falls inside a two-byte character.
+    const limit = 4 * 1024 * 1024;
+    execFileSync('xclip', ['-selection', 'clipboard', '-i'], { env, input: 'a' + 'é'.repeat(limit / 2 + 100_000), stdio: ['pipe', 'ignore', 'ignore'] });
+    const read = await host.call('clipboard.read', { format: 'text' });
+    expect(read.structured).toMatchObject({ format: 'text', truncated: true });
+    expect((read.structured as { text: string }).text).toBe('a' + 'é'.repeat(limit / 2 - 1));
   });
 
   it('refuses bad input: both or neither field, non-PNG data, non-base64', async () => {

@@ -108,6 +108,12 @@ describe.skipIf(!ready)('screen commands on a real Xvfb display', () => {
     expect(missing.content[0]!.text).toMatch(/screenIndex 3 does not exist: this display has 1 screen/);
     const long = await callRaw(host, 'screen.record', { durationMs: MAX_SCREEN_RECORD_MS + 1 });
     expect(failureCode(long)).toBe('invalid_arguments');
+    // Every way to name a screen is checked, by snapshot and record alike, before anything is captured.
+    expect(await callRaw(host, 'screen.record', { screenIndex: 3, durationMs: 1000 })).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/screenIndex 3 does not exist/) }] });
+    expect((await callRaw(host, 'screen.snapshot', { monitor: 3 })).content[0]!.text).toMatch(/screenIndex 3 does not exist/);
+    for (const screenIndex of [-1, 1.5, 64, '0', null]) {
+      for (const command of ['screen.snapshot', 'screen.record']) expect(failureCode(await callRaw(host, command, { screenIndex }))).toBe('invalid_arguments');
+    }
   });
 
   it('records an mp4 whose duration and frame rate ffprobe confirms, with progress and a notice to the user', async () => {

@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInvoker, createRegistry, type CommandResult } from '@capnode/capabilities';
 import { findExecutable } from '@capnode/capabilities/node';
@@ -111,6 +112,18 @@ describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
     expect(await host.call('stt.listen', { timeoutMs: 999 })).toMatchObject({ isError: true, text: expect.stringMatching(/timeoutMs/) });
     expect(await host.call('stt.listen', { timeoutMs: 120_001 })).toMatchObject({ isError: true, text: expect.stringMatching(/timeoutMs/) });
     expect(await host.call('stt.listen', { endSilenceMs: 10_001 })).toMatchObject({ isError: true, text: expect.stringMatching(/endSilenceMs/) });
+  });
+
+  it('refuses an inputPath that is a live stream (a FIFO, a device, a link to one) or holds a NUL', async () => {
+    await using host = await startPackHost([createSttCapability()]);
+    const fifo = path.join(dir.path, 'live.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const link = path.join(dir.path, 'live.wav');
+    await symlink(fifo, link);
+    for (const inputPath of [fifo, link, '/dev/zero']) {
+      expect(await host.call('stt.transcribe', { inputPath })).toMatchObject({ isError: true, text: expect.stringMatching(/not a regular file/) });
+    }
+    expect(await host.call('stt.transcribe', { inputPath: `${audioDir}/x\0.wav` })).toMatchObject({ isError: true, text: expect.stringMatching(/absolute path/) });
   });
 
   it('refuses bad input clearly: language, paths, non-audio, unknown words', async () => {

@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { findExecutable } from '@capnode/capabilities/node';
@@ -63,6 +63,20 @@ describe.runIf(espeak && process.platform === 'linux')('tts over MCP (espeak-ng)
     expect(dotdot.isError).toBe(true);
     const relative = await host.call('tts.speak', { text: 'x', outputPath: 'speech2.wav' });
     expect(relative).toMatchObject({ isError: true, text: expect.stringMatching(/absolute path ending in \.wav/) });
+  });
+
+  it('refuses an outputPath that leaves the output directory through a link, or whose name is a link', async () => {
+    const outDir = path.join(dir.path, 'out-links');
+    const outside = path.join(dir.path, 'outside');
+    await mkdir(outDir);
+    await mkdir(outside);
+    await symlink(outside, path.join(outDir, 'sub'));
+    await using host = await startPackHost([createTtsCapability({ outputDir: outDir })]);
+    expect(await host.call('tts.speak', { text: 'x', outputPath: path.join(outDir, 'sub', 'a.wav') })).toMatchObject({ isError: true, text: expect.stringMatching(/inside the configured output directory/) });
+    // A dangling link named as the new file is not followed: the file must be new.
+    await symlink(path.join(outside, 'b.wav'), path.join(outDir, 'b.wav'));
+    expect(await host.call('tts.speak', { text: 'x', outputPath: path.join(outDir, 'b.wav') })).toMatchObject({ isError: true, text: expect.stringMatching(/exists already/) });
+    expect(await readdir(outside)).toEqual([]);
   });
 
   it('refuses outputPath without a configured output directory, and odd voice names', async () => {

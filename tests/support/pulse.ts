@@ -51,8 +51,12 @@ export async function startTestPulse(): Promise<TestPulse> {
     });
   const dispose = async () => {
     if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
       child.kill('SIGTERM');
-      await once(child, 'exit');
+      // A pulseaudio stuck in shutdown must not hang the test run: SIGKILL after a grace period.
+      const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(force);
     }
     rmSync(dir, { recursive: true, force: true });
   };

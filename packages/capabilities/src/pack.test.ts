@@ -24,13 +24,16 @@ describe('@capnode/capabilities/pack', () => {
     expectEntryImports(join(sourceDirectory, 'pack.ts'), (specifier) => specifier === 'zod' || specifier.startsWith('node:'));
   });
 
-  it('loads the screen and camera backends lazily (X11 client, PNG encoder, pixels, platform backends)', () => {
+  it('loads the screen, camera and voice backends lazily (X11 client, PNG encoder, pixels, platform backends, speech, clipboard, locator)', () => {
     const loaded = staticGraph('pack.ts');
     expect(loaded).toContain('pack/screen.ts');
     expect(loaded).toContain('pack/camera.ts');
-    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts']) {
+    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts', 'pack/sttEngine.ts', 'pack/ttsBackend.ts', 'pack/clipboardBackend.ts', 'pack/locationBackend.ts']) {
       expect(loaded, heavy).not.toContain(heavy);
     }
+    // A camera command does not load the screen's X11 client or pixel code either.
+    const camera = staticGraph('pack/internal/cameraBackend.ts');
+    for (const screenOnly of ['pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/pixels.ts']) expect(camera, screenOnly).not.toContain(screenOnly);
   });
 
   it('exports the screen and camera plugins and builtinPlugins', async () => {

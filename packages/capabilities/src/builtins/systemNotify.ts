@@ -88,28 +88,27 @@ interface Notifier {
   readonly env?: Record<string, string>;
 }
 
-async function findNotifier(spec: NotificationSpec, env: NodeJS.ProcessEnv): Promise<Notifier | undefined> {
+/** The platform's notifier program on `env`'s PATH (a lookup only, also the availability probe). */
+async function findNotifierProgram(env: NodeJS.ProcessEnv): Promise<{ readonly tool: string; readonly file: string } | undefined> {
   const platform = process.platform;
   const file =
     platform === 'win32'
       ? ((await findExecutable('powershell', { env })) ?? (await findExecutable('pwsh', { env })))
       : await findExecutable(platform === 'darwin' ? 'osascript' : 'notify-send', { env });
   if (!file) return undefined;
-  const tool = platform === 'win32' ? 'PowerShell' : platform === 'darwin' ? 'osascript' : 'notify-send';
-  return { tool, file, ...desktopNotificationArgs(platform, spec) };
+  return { tool: platform === 'win32' ? 'PowerShell' : platform === 'darwin' ? 'osascript' : 'notify-send', file };
 }
 
-/** What to install for notifications on this platform (the availability probe's hint). */
+async function findNotifier(spec: NotificationSpec, env: NodeJS.ProcessEnv): Promise<Notifier | undefined> {
+  const program = await findNotifierProgram(env);
+  return program && { ...program, ...desktopNotificationArgs(process.platform, spec) };
+}
+
+/** What to install for notifications on this platform (the availability probe's hint and the `unsupported` message). */
 function notifierInstall(): string {
-  if (process.platform === 'win32') return 'Windows PowerShell (powershell.exe)';
-  if (process.platform === 'darwin') return 'osascript (part of macOS)';
-  return 'notify-send (Debian/Ubuntu: apt install libnotify-bin) and a notification daemon';
-}
-
-function installHint(): string {
-  if (process.platform === 'win32') return 'Windows PowerShell (powershell.exe) must be on PATH';
-  if (process.platform === 'darwin') return 'osascript (/usr/bin/osascript) must be on PATH';
-  return 'install notify-send (Debian/Ubuntu: libnotify-bin, Fedora: libnotify) and run a notification daemon';
+  if (process.platform === 'win32') return 'Windows PowerShell (powershell.exe) on PATH';
+  if (process.platform === 'darwin') return 'osascript (part of macOS, /usr/bin/osascript) on PATH';
+  return 'notify-send (Debian/Ubuntu: libnotify-bin, Fedora: libnotify) and a notification daemon';
 }
 
 export interface DesktopNotificationOptions {
@@ -135,7 +134,7 @@ export async function showDesktopNotification(options: DesktopNotificationOption
   const body = options.body ?? '';
   const spec: NotificationSpec = { title: options.title, body, urgency: options.urgency ?? 'normal', ...(options.sound !== undefined ? { sound: options.sound } : {}) };
   const notifier = await findNotifier(spec, env);
-  if (!notifier) throw new CapabilityError('unsupported', `system.notify is unsupported here: ${installHint()}.`);
+  if (!notifier) throw new CapabilityError('unsupported', `system.notify is unsupported here: install ${notifierInstall()}.`);
   const result = await runProcess({
     file: notifier.file,
     args: notifier.args,
@@ -180,8 +179,7 @@ export function createSystemNotifyCommand(options: BuiltinOptions = {}): Command
     }),
     availability: async () => {
       const env = options.env ?? process.env;
-      const found = await findNotifier({ title: '', body: '', urgency: 'normal' }, env);
-      return found ? { available: true } : { available: false, install: notifierInstall() };
+      return (await findNotifierProgram(env)) ? { available: true } : { available: false, install: notifierInstall() };
     },
     async execute({ title, body, priority, sound, urgency }, ctx) {
       const effective = priority ? urgencyForPriority(priority) : (urgency ?? 'normal');

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { json } from '../content.js';
-import { defineCapability, defineCommand, type AvailabilityProbe, type Capability, type CommandContext } from '../contract.js';
-import { findExecutable } from '../internal/which.js';
+import { defineCapability, defineCommand, type Capability, type CommandContext } from '../contract.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import type { CameraBackendContext, VirtualCameraSetting } from './internal/cameraBackend.js';
-import { ffmpegInstallHint } from './internal/ffmpeg.js';
+import { probeFfmpeg } from './internal/ffmpeg.js';
+import { delay, imageResult, toBoundedBase64, videoResult } from './internal/media.js';
+import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { normalizeQuality } from './screen.js';
 
@@ -14,10 +15,9 @@ export const DEFAULT_CAMERA_CLIP_MS = 3_000;
 export const MIN_CAMERA_CLIP_MS = 250;
 export const MAX_CAMERA_CLIP_MS = 60_000;
 
-export interface CameraCapabilityOptions {
+export interface CameraCapabilityOptions extends PackEnvironment {
   /** PATH (ffmpeg) and PulseAudio variables. Default `process.env` (read at call time). */
   readonly env?: NodeJS.ProcessEnv;
-  readonly platform?: NodeJS.Platform;
   /**
    * ffmpeg lavfi sources listed as cameras, for tests and demos (no kernel module needed), e.g.
    * `{ id: 'test', name: 'Test pattern', lavfi: 'testsrc=size=640x480:rate=30' }`.
@@ -64,21 +64,13 @@ const clipInput = z.object({
   format: z.literal('mp4').default('mp4'),
 });
 
-function envOf(options: CameraCapabilityOptions): NodeJS.ProcessEnv {
-  return options.env ?? process.env;
-}
-
-function ffmpegProbe(options: CameraCapabilityOptions): AvailabilityProbe {
-  return async () => ((await findExecutable('ffmpeg', { env: envOf(options) })) ? { available: true } : { available: false, install: ffmpegInstallHint(options.platform ?? process.platform) });
-}
-
 async function backend(options: CameraCapabilityOptions, ctx: CommandContext): Promise<{ module: typeof import('./internal/cameraBackend.js'); context: CameraBackendContext }> {
   const module = await import('./internal/cameraBackend.js');
   return {
     module,
     context: {
       env: envOf(options),
-      platform: options.platform ?? process.platform,
+      platform: platformOf(options),
       signal: ctx.signal,
       log: (level, message) => ctx.log(level, message),
       virtualDevices: options.virtualDevices ?? [],
@@ -107,11 +99,10 @@ function createSnapCommand(options: CameraCapabilityOptions) {
     description: 'Takes a JPEG photo with a camera (deviceId from camera.list, or facing), at most maxWidth wide.',
     annotations: { title: 'Take a photo', readOnly: true, openWorld: false },
     consent: 'camera',
-    availability: ffmpegProbe(options),
+    availability: () => probeFfmpeg(options),
     input: snapInput,
     async execute(args, ctx) {
       const { module, context } = await backend(options, ctx);
-      const { delay, toBoundedBase64, imageResult } = await import('./internal/media.js');
       if (args.delayMs > 0) await delay(args.delayMs, ctx.signal);
       const photo = await module.snapCamera(context, { deviceId: args.deviceId, facing: args.facing, maxWidth: args.maxWidth, quality: normalizeQuality(args.quality, 0.95) });
       const base64 = toBoundedBase64(photo.data, 'The photo', 'pass a smaller maxWidth or a lower quality');
@@ -128,13 +119,12 @@ function createClipCommand(options: CameraCapabilityOptions) {
     consent: 'camera',
     // The clip's sound is the microphone's: it needs that consent too.
     consentFor: (args) => (args.includeAudio ? ['microphone'] : []),
-    availability: ffmpegProbe(options),
+    availability: () => probeFfmpeg(options),
     input: clipInput,
     async execute(args, ctx) {
       const { module, context } = await backend(options, ctx);
       announceRecording(options.notify, { title: 'capnode is recording with your camera', body: `For ${(args.durationMs / 1000).toFixed(1)} s${args.includeAudio ? ' with sound' : ''}, asked by ${requester(ctx)}.` }, context.env, ctx);
       const clip = await withRecordingProgress(ctx, args.durationMs, 'recording a camera clip', () => module.clipCamera(context, { deviceId: args.deviceId, facing: args.facing, durationMs: args.durationMs, includeAudio: args.includeAudio }));
-      const { toBoundedBase64, videoResult } = await import('./internal/media.js');
       const base64 = toBoundedBase64(clip.data, 'The clip', 'record a shorter durationMs or without audio');
       return videoResult({ format: 'mp4', base64, durationMs: args.durationMs, hasAudio: clip.hasAudio }, 'video/mp4', `capnode://camera.clip/${Date.now()}.mp4`);
     },

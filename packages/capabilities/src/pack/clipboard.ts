@@ -4,7 +4,8 @@ import { defineCapability, defineCommand, type Availability, type Capability } f
 import { CapabilityError } from '../errors.js';
 import { definePlugin } from '../plugin.js';
 import type { ClipboardBackend, ClipboardBackendName } from './clipboardBackend.js';
-import { envOf, findFirst, platformOf, toBoundedBase64, type PackEnvironment } from './internal/voiceProbe.js';
+import { toBoundedBase64 } from './internal/media.js';
+import { envOf, findFirst, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 
 /** Options of {@link createClipboardCapability}. */
 export type ClipboardOptions = PackEnvironment;
@@ -92,7 +93,7 @@ export function createClipboardCapability(options: ClipboardOptions = {}): Capab
             return { ok: true, content: [{ type: 'text', text: 'The clipboard is empty.' }], structured: { format: 'none', empty: true, backend: backend.name } };
           }
           const { pngSize } = await import('./clipboardBackend.js');
-          const base64 = toBoundedBase64(png, 'The clipboard image');
+          const base64 = toBoundedBase64(png, 'The clipboard image', 'copy a smaller image');
           const size = pngSize(png);
           const structured = { format: 'png', mimeType: 'image/png', base64, ...(size ?? {}), empty: false, backend: backend.name };
           const content: Content[] = [

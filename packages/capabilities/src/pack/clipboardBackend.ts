@@ -127,7 +127,7 @@ async function withTempFile<T>(work: (file: string) => Promise<T>): Promise<T> {
 
 function xclipBackend(file: string, env: NodeJS.ProcessEnv): ClipboardBackend {
   const run = (args: string[], extra: { input?: Uint8Array | string; maxStdoutBytes?: number; resolveOnExit?: boolean; signal?: AbortSignal | undefined }) =>
-    runTool({ file, args, env, timeoutMs: CLIPBOARD_TIMEOUT_MS, ...extra } as Parameters<typeof runTool>[0]);
+    runTool({ file, args, env, timeoutMs: CLIPBOARD_TIMEOUT_MS, ...extra });
   const targets = async (signal?: AbortSignal) => {
     const result = checkRun(await run(xclipArgs('targets'), { signal }), 'xclip');
     // No owner: "target TARGETS not available" (exit 1). A missing display is a real failure.
@@ -158,7 +158,7 @@ function xclipBackend(file: string, env: NodeJS.ProcessEnv): ClipboardBackend {
 function wlBackend(files: { copy: string; paste: string }, env: NodeJS.ProcessEnv): ClipboardBackend {
   const run = (op: Parameters<typeof wlArgs>[0], extra: { input?: Uint8Array | string; maxStdoutBytes?: number; resolveOnExit?: boolean; signal?: AbortSignal | undefined }) => {
     const { program, args } = wlArgs(op);
-    return runTool({ file: program === 'wl-copy' ? files.copy : files.paste, args, env, timeoutMs: CLIPBOARD_TIMEOUT_MS, ...extra } as Parameters<typeof runTool>[0]);
+    return runTool({ file: program === 'wl-copy' ? files.copy : files.paste, args, env, timeoutMs: CLIPBOARD_TIMEOUT_MS, ...extra });
   };
   const formats = async (signal?: AbortSignal) => {
     const result = checkRun(await run('targets', { signal }), 'wl-paste');
@@ -188,14 +188,14 @@ function macBackend(files: { pbcopy: string; pbpaste: string; osascript: string 
   // pbcopy/pbpaste pick the text encoding from the locale: UTF-8 keeps non-ASCII text intact.
   const utf8Env = { ...env, LANG: 'en_US.UTF-8', LC_ALL: 'en_US.UTF-8' };
   const osascript = (op: Parameters<typeof macScript>[0], args: string[], signal?: AbortSignal) =>
-    runTool({ file: files.osascript, args: [...macScript(op).flatMap((line) => ['-e', line]), ...args], env: utf8Env, timeoutMs: CLIPBOARD_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    runTool({ file: files.osascript, args: [...macScript(op).flatMap((line) => ['-e', line]), ...args], env: utf8Env, timeoutMs: CLIPBOARD_TIMEOUT_MS, signal });
   const formats = async (signal?: AbortSignal) => parseMacClipboardInfo(ensureOk(await osascript('info', [], signal), 'osascript', 'inspect the clipboard').stdout.toString('utf8'));
   return {
     name: 'macos',
     formats,
     async readText(signal) {
       if (!(await formats(signal)).text) return undefined;
-      const result = await runTool({ file: files.pbpaste, args: ['-Prefer', 'txt'], env: utf8Env, timeoutMs: CLIPBOARD_TIMEOUT_MS, maxStdoutBytes: MAX_CLIPBOARD_TEXT_BYTES, ...(signal ? { signal } : {}) });
+      const result = await runTool({ file: files.pbpaste, args: ['-Prefer', 'txt'], env: utf8Env, timeoutMs: CLIPBOARD_TIMEOUT_MS, maxStdoutBytes: MAX_CLIPBOARD_TEXT_BYTES, signal });
       return decodeText(ensureOk(result, 'pbpaste', 'read the clipboard'));
     },
     async readImage(signal) {
@@ -206,7 +206,7 @@ function macBackend(files: { pbcopy: string; pbpaste: string; osascript: string 
       });
     },
     async writeText(text, signal) {
-      ensureOk(await runTool({ file: files.pbcopy, args: [], env: utf8Env, input: text, timeoutMs: CLIPBOARD_TIMEOUT_MS, ...(signal ? { signal } : {}) }), 'pbcopy', 'set the clipboard');
+      ensureOk(await runTool({ file: files.pbcopy, args: [], env: utf8Env, input: text, timeoutMs: CLIPBOARD_TIMEOUT_MS, signal }), 'pbcopy', 'set the clipboard');
     },
     async writeImage(png, signal) {
       await withTempFile(async (file) => {
@@ -219,7 +219,7 @@ function macBackend(files: { pbcopy: string; pbpaste: string; osascript: string 
 
 function windowsBackend(file: string, env: NodeJS.ProcessEnv): ClipboardBackend {
   const run = (op: Parameters<typeof windowsScript>[0], extra: { input?: string; env?: NodeJS.ProcessEnv; maxStdoutBytes?: number; signal?: AbortSignal | undefined } = {}) =>
-    runTool({ file, args: powershellArgs(windowsScript(op)), timeoutMs: CLIPBOARD_TIMEOUT_MS, ...extra, env: { ...env, ...extra.env } } as Parameters<typeof runTool>[0]);
+    runTool({ file, args: powershellArgs(windowsScript(op)), timeoutMs: CLIPBOARD_TIMEOUT_MS, ...extra, env: { ...env, ...extra.env } });
   const formats = async (signal?: AbortSignal) => {
     const out = ensureOk(await run('formats', { signal }), 'PowerShell', 'inspect the clipboard').stdout.toString('utf8');
     return { text: /text=True/i.test(out), image: /image=True/i.test(out) };

@@ -2,11 +2,12 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { json } from '../content.js';
 import { defineCapability, defineCommand, type Availability, type AvailabilityProbe, type Capability, type CommandContext } from '../contract.js';
-import { findExecutable } from '../internal/which.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 import { parseDisplay } from './internal/x11Display.js';
-import { ffmpegInstallHint } from './internal/ffmpeg.js';
+import { probeFfmpeg } from './internal/ffmpeg.js';
+import { imageResult, toBoundedBase64, videoResult } from './internal/media.js';
+import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import type { ScreenBackendContext } from './internal/screenBackend.js';
 
 export type { RecordingNotifier } from './internal/recordingNotice.js';
@@ -15,12 +16,11 @@ export type { RecordingNotifier } from './internal/recordingNotice.js';
 export const MAX_SCREEN_RECORD_MS = 300_000;
 export const DEFAULT_SCREEN_RECORD_MS = 10_000;
 
-export interface ScreenCapabilityOptions {
+export interface ScreenCapabilityOptions extends PackEnvironment {
   /** PATH (ffmpeg, screencapture, PowerShell), DISPLAY and XAUTHORITY. Default `process.env` (read at call time). */
   readonly env?: NodeJS.ProcessEnv;
   /** X display to capture instead of `env.DISPLAY` (Linux). */
   readonly display?: string;
-  readonly platform?: NodeJS.Platform;
   /** Tells the user a recording runs; default a desktop notification; `false` turns it off (tests only). */
   readonly notify?: RecordingNotifier | false;
 }
@@ -55,17 +55,13 @@ export function normalizeQuality(value: number | undefined, fallback: number): n
   return value > 1 ? value / 100 : value;
 }
 
-function envOf(options: ScreenCapabilityOptions): NodeJS.ProcessEnv {
-  return options.env ?? process.env;
-}
-
 function displayOf(options: ScreenCapabilityOptions): string | undefined {
   return options.display ?? envOf(options).DISPLAY;
 }
 
 /** Whether the screen can be captured: an X display with a socket (Linux), screencapture (macOS), PowerShell (Windows). */
 export function probeScreen(options: ScreenCapabilityOptions): Availability {
-  const platform = options.platform ?? process.platform;
+  const platform = platformOf(options);
   if (platform === 'darwin' || platform === 'win32') return { available: true };
   const address = parseDisplay(displayOf(options));
   if (!address) return { available: false, install: 'an X11 display (Xorg, or XWayland under Wayland) with DISPLAY set' };
@@ -77,14 +73,13 @@ function recordProbe(options: ScreenCapabilityOptions): AvailabilityProbe {
   return async () => {
     const screen = probeScreen(options);
     if (!screen.available) return screen;
-    if (!(await findExecutable('ffmpeg', { env: envOf(options) }))) return { available: false, install: ffmpegInstallHint(options.platform ?? process.platform) };
-    return { available: true };
+    return probeFfmpeg(options);
   };
 }
 
 async function backend(options: ScreenCapabilityOptions, ctx: CommandContext): Promise<{ module: typeof import('./internal/screenBackend.js'); context: ScreenBackendContext }> {
   const module = await import('./internal/screenBackend.js');
-  const context: ScreenBackendContext = { env: envOf(options), platform: options.platform ?? process.platform, signal: ctx.signal, log: (level, message) => ctx.log(level, message), display: displayOf(options) };
+  const context: ScreenBackendContext = { env: envOf(options), platform: platformOf(options), signal: ctx.signal, log: (level, message) => ctx.log(level, message), display: displayOf(options) };
   return { module, context };
 }
 
@@ -102,7 +97,6 @@ function createSnapshotCommand(options: ScreenCapabilityOptions) {
       const { module, context } = await backend(options, ctx);
       const request = { screenIndex, maxWidth: args.maxWidth, format, quality: normalizeQuality(args.quality, 0.85), includePointer: args.includePointer } as const;
       const image = await module.takeSnapshot(request, context);
-      const { toBoundedBase64, imageResult } = await import('./internal/media.js');
       const base64 = toBoundedBase64(image.data, 'The screenshot', 'pass a smaller maxWidth, or format "jpeg" with a lower quality');
       return imageResult({ format, base64, width: image.width, height: image.height, screenIndex, capturedAtMs: Date.now() }, format === 'png' ? 'image/png' : 'image/jpeg');
     },
@@ -125,7 +119,6 @@ function createRecordCommand(options: ScreenCapabilityOptions) {
       announceRecording(options.notify, { title: 'capnode is recording your screen', body: `For ${Math.round(args.durationMs / 1000)} s, asked by ${requester(ctx)}.` }, context.env, ctx);
       const request = { screenIndex, durationMs: args.durationMs, fps: args.fps, includeAudio: args.includeAudio, includePointer: args.includePointer };
       const recorded = await withRecordingProgress(ctx, args.durationMs, 'recording the screen', () => module.recordScreen(request, context));
-      const { toBoundedBase64, videoResult } = await import('./internal/media.js');
       const base64 = toBoundedBase64(recorded.data, 'The recording', 'record a shorter durationMs or a lower fps');
       const fields = { format: 'mp4', base64, durationMs: args.durationMs, fps: args.fps, screenIndex, hasAudio: recorded.hasAudio };
       return videoResult(fields, 'video/mp4', `capnode://screen.record/${Date.now()}.mp4`);

@@ -7,9 +7,10 @@ import { defineCapability, defineCommand, type Availability, type Capability } f
 import { CapabilityError } from '../errors.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import type { MicrophoneSource, SttSegment } from './sttEngine.js';
+import { ffmpegInstallHint } from './internal/ffmpeg.js';
 import { checkRun, firstLine, runTool } from './internal/voiceProcess.js';
 import { envOf, findFirst, platformOf, wavDurationMs, type PackEnvironment } from './internal/voiceProbe.js';
-import { announceRecording, requester, type RecordingNotifier } from './internal/recordingNotice.js';
+import { announceRecording, requester, withRecordingProgress, type RecordingNotifier } from './internal/recordingNotice.js';
 
 /** The longest recording or file excerpt `stt.transcribe` takes (OpenClaw's cap). */
 export const MAX_TRANSCRIBE_MS = 30_000;
@@ -35,10 +36,7 @@ export interface SttOptions extends PackEnvironment {
 }
 
 const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
-const INSTALL = {
-  engine: 'pocketsphinx and its model (Debian/Ubuntu: apt install pocketsphinx pocketsphinx-en-us)',
-  ffmpeg: 'ffmpeg (Debian/Ubuntu: apt install ffmpeg)',
-};
+const INSTALL_ENGINE = 'pocketsphinx and its model (Debian/Ubuntu: apt install pocketsphinx pocketsphinx-en-us)';
 
 const phrases = z
   .array(z.string().min(1).max(200))
@@ -86,8 +84,8 @@ async function exists(file: string): Promise<boolean> {
 async function findTools(options: SttOptions): Promise<Tools | { readonly install: string }> {
   const modelDir = options.modelDir ?? DEBIAN_MODEL_DIR;
   const [pocketsphinx, ffmpeg] = await Promise.all([findFirst(['pocketsphinx_continuous', 'pocketsphinx'], options), findFirst(['ffmpeg'], options)]);
-  if (!pocketsphinx || !(await exists(path.join(modelDir, 'en-us.lm.bin'))) || !(await exists(path.join(modelDir, 'en-us')))) return { install: INSTALL.engine };
-  if (!ffmpeg) return { install: INSTALL.ffmpeg };
+  if (!pocketsphinx || !(await exists(path.join(modelDir, 'en-us.lm.bin'))) || !(await exists(path.join(modelDir, 'en-us')))) return { install: INSTALL_ENGINE };
+  if (!ffmpeg) return { install: ffmpegInstallHint(platformOf(options)) };
   return { ffmpeg: ffmpeg.file, pocketsphinx: pocketsphinx.file, modelDir };
 }
 
@@ -144,13 +142,9 @@ async function captureAudio(
   if (source) {
     announceRecording(options.notify, { title: 'capnode is listening to your microphone', body: `For up to ${Math.round(from.durationMs / 1000)} s, asked by ${requester(ctx)}.` }, envOf(options), ctx);
   }
-  const started = Date.now();
-  const ticker = source
-    ? setInterval(() => ctx.progress({ progress: Math.min(Date.now() - started, from.durationMs), total: from.durationMs, message: 'listening' }), 1000)
-    : undefined;
-  try {
-    const untilSilence = source && from.endSilenceMs ? from.endSilenceMs : undefined;
-    const result = checkRun(
+  const untilSilence = source && from.endSilenceMs ? from.endSilenceMs : undefined;
+  const convert = async () =>
+    checkRun(
       await runTool({
         file: tools.ffmpeg,
         args: engine.ffmpegConvertArgs({ input, output: wav, maxDurationMs: from.durationMs, ...(untilSilence ? { filter: engine.endOfSpeechFilter(untilSilence) } : {}) }),
@@ -162,13 +156,11 @@ async function captureAudio(
       }),
       source ? 'Recording' : 'Audio conversion',
     );
-    if (result.exitCode !== 0 && !result.stopped) {
-      const detail = firstLine(result.stderr, `exit code ${result.exitCode ?? result.signal}`);
-      if (source) throw new CapabilityError('unavailable', `unavailable here: the microphone (${source.format} ${source.input}) cannot be recorded: ${detail}`);
-      throw new CapabilityError('invalid_arguments', `\`inputPath\` is not audio ffmpeg can read: ${detail}`);
-    }
-  } finally {
-    clearInterval(ticker);
+  const result = source ? await withRecordingProgress(ctx, from.durationMs, 'listening', convert) : await convert();
+  if (result.exitCode !== 0 && !result.stopped) {
+    const detail = firstLine(result.stderr, `exit code ${result.exitCode ?? result.signal}`);
+    if (source) throw new CapabilityError('unavailable', `unavailable here: the microphone (${source.format} ${source.input}) cannot be recorded: ${detail}`);
+    throw new CapabilityError('invalid_arguments', `\`inputPath\` is not audio ffmpeg can read: ${detail}`);
   }
   return source ? 'microphone' : 'file';
 }

@@ -5,7 +5,8 @@ import type { Content } from '../content.js';
 import { defineCapability, defineCommand, type Availability, type Capability } from '../contract.js';
 import { CapabilityError } from '../errors.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
-import { envOf, findFirst, platformOf, toBoundedBase64, type PackEnvironment } from './internal/voiceProbe.js';
+import { toBoundedBase64 } from './internal/media.js';
+import { envOf, findFirst, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import type { TtsProviderName } from './ttsBackend.js';
 
 export type { TtsProviderName } from './ttsBackend.js';
@@ -196,7 +197,7 @@ async function speak(args: SpeakArgs, options: TtsOptions, queue: ReturnType<typ
     ...(spoken.wav ? { bytes: spoken.wav.length } : {}),
   };
   const content: Content[] = [{ type: 'text', text: JSON.stringify(result) }];
-  if (args.returnAudio && spoken.wav) content.unshift({ type: 'audio', data: toBoundedBase64(spoken.wav, 'The speech audio'), mimeType: 'audio/wav' });
+  if (args.returnAudio && spoken.wav) content.unshift({ type: 'audio', data: toBoundedBase64(spoken.wav, 'The speech audio', 'speak a shorter text, or write it to `outputPath`'), mimeType: 'audio/wav' });
   return { ok: true as const, content, structured: result };
 }
 

@@ -1,13 +1,12 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CapabilityError } from '../../errors.js';
 import { clipArgs, dshowCameras, avfoundationCameras, pickCamera, snapArgs, VIRTUAL_AUDIO_LAVFI, type CameraDevice } from './cameraArgs.js';
 import { ffmpegHasDevice, requireFfmpeg, runMedia } from './ffmpeg.js';
 import { MAX_MEDIA_BYTES } from './media.js';
-import { pulseServerReachable, withTempDir, type MediaBackendContext } from './mediaContext.js';
+import { pulseServerReachable, readRecording, withSizeLimit, withTempDir, type MediaBackendContext } from './mediaContext.js';
 import { jpegSize } from './png.js';
 import { parseAvfoundationDevices, parseDshowDevices, PULSE_AUDIO_INPUT } from './screenArgs.js';
-import { withSizeLimit } from './screenLinux.js';
 
 /** A virtual camera from settings: an ffmpeg lavfi source standing in for a device (for tests). */
 export interface VirtualCameraSetting {
@@ -108,8 +107,6 @@ export async function clipCamera(ctx: CameraBackendContext, request: { deviceId?
     const output = join(dir, 'clip.mp4');
     const args = clipArgs(device.source, { durationMs: request.durationMs, output, audio: audio.inputs, ...(audio.deviceAudio ? { deviceAudio: audio.deviceAudio } : {}) });
     await runMedia({ file: ffmpeg, args: withSizeLimit(args), env: ctx.env, signal: ctx.signal, timeoutMs: request.durationMs + 60_000, maxOutputBytes: 1 << 20, what: 'the camera clip' });
-    const size = (await stat(output)).size;
-    if (size > MAX_MEDIA_BYTES) throw new CapabilityError('payload_too_large', `The clip passed the ${MAX_MEDIA_BYTES}-byte media limit; record a shorter durationMs or without audio.`);
-    return { data: await readFile(output), hasAudio };
+    return { data: await readRecording(output, 'The clip', 'record a shorter durationMs or without audio'), hasAudio };
   });
 }

@@ -16,6 +16,12 @@ describe('media bounds', () => {
     expect((error as Error).message).toMatch(/over the 26148864-byte limit; pass a smaller maxWidth/);
   });
 
+  it('takes any byte view, not only a Buffer (speech audio, clipboard images)', () => {
+    const bytes = new Uint8Array([0, 104, 105, 0]);
+    expect(toBoundedBase64(bytes.subarray(1, 3), 'x', 'y')).toBe('aGk=');
+    expect(() => toBoundedBase64(new Uint8Array(MAX_MEDIA_BYTES + 3), 'The image', 'send less')).toThrow(expect.objectContaining({ code: 'payload_too_large' }));
+  });
+
   it('carries media both as JSON fields and as MCP content, the text without the data', () => {
     const image = imageResult({ format: 'png', base64: 'AAAA', width: 1, height: 1 }, 'image/png');
     expect(image.structured).toEqual({ format: 'png', base64: 'AAAA', width: 1, height: 1 });

@@ -19,14 +19,14 @@ export function base64Length(bytes: number): number {
  * Base64 of a media buffer, refused with `payload_too_large` (and how to shrink it) when its
  * base64 would pass {@link MAX_MEDIA_BASE64_BYTES}.
  */
-export function toBoundedBase64(data: Buffer, what: string, howToShrink: string): string {
-  const length = base64Length(data.length);
+export function toBoundedBase64(data: Uint8Array, what: string, howToShrink: string): string {
+  const length = base64Length(data.byteLength);
   if (length > MAX_MEDIA_BASE64_BYTES) {
     throw new CapabilityError('payload_too_large', `${what} is ${length} bytes as base64, over the ${MAX_MEDIA_BASE64_BYTES}-byte limit; ${howToShrink}.`, {
       data: { bytes: length, limit: MAX_MEDIA_BASE64_BYTES },
     });
   }
-  return data.toString('base64');
+  return (Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength)).toString('base64');
 }
 
 /** JSON fields of a media result without the base64, for the text content readers see. */

@@ -15,7 +15,7 @@ import {
   WINDOWS_SNAPSHOT_SCRIPT,
   x11grabRecordArgs,
 } from './screenArgs.js';
-import { withSizeLimit } from './screenLinux.js';
+import { withSizeLimit } from './mediaContext.js';
 import { MAX_MEDIA_BYTES } from './media.js';
 
 const AVFOUNDATION_LISTING = `[AVFoundation indev @ 0x7f8] AVFoundation video devices:

@@ -1,8 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CapabilityError } from '../../errors.js';
-import { MAX_MEDIA_BYTES } from './media.js';
-import { withTempDir, type MediaBackendContext } from './mediaContext.js';
+import { readRecording, withTempDir, type MediaBackendContext } from './mediaContext.js';
 import type { ScreenInfo } from './screenArgs.js';
 import { listX11Screens, recordX11, snapshotX11 } from './screenLinux.js';
 import { listMacScreens, listWindowsScreens, recordMac, recordWindows, snapshotMac, snapshotWindows } from './screenOther.js';
@@ -40,11 +38,6 @@ export async function recordScreen(request: RecordRequest, ctx: ScreenBackendCon
     const output = join(dir, 'screen.mp4');
     const recorded =
       ctx.platform === 'darwin' ? await recordMac(request, output, ctx) : ctx.platform === 'win32' ? await recordWindows(request, output, ctx) : await recordX11(x11Display(ctx), request, output, ctx);
-    const size = (await stat(output).catch(() => undefined))?.size;
-    if (size === undefined) throw new CapabilityError('failed', 'The screen recording wrote no file.');
-    if (size > MAX_MEDIA_BYTES) {
-      throw new CapabilityError('payload_too_large', `The recording passed the ${MAX_MEDIA_BYTES}-byte media limit; record a shorter durationMs, a lower fps, or without audio.`);
-    }
-    return { data: await readFile(output), hasAudio: recorded.hasAudio };
+    return { data: await readRecording(output, 'The recording', 'record a shorter durationMs, a lower fps, or without audio'), hasAudio: recorded.hasAudio };
   });
 }

@@ -1,7 +1,7 @@
 import { CapabilityError } from '../../errors.js';
 import { ffmpegHasDevice, requireFfmpeg, runMedia } from './ffmpeg.js';
 import { MAX_MEDIA_BYTES } from './media.js';
-import { pulseServerReachable, type MediaBackendContext } from './mediaContext.js';
+import { pulseServerReachable, withSizeLimit, type MediaBackendContext } from './mediaContext.js';
 import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb, x11ImageToScanlines } from './pixels.js';
 import { encodePng, encodePngScanlinesSync, type RgbImage } from './png.js';
 import { PULSE_AUDIO_INPUT, x11grabRecordArgs, type ScreenInfo } from './screenArgs.js';
@@ -144,7 +144,3 @@ export async function recordX11(display: string, request: RecordRequest, output:
   return { hasAudio: audio !== undefined };
 }
 
-/** Puts ffmpeg's `-fs` (stop writing past the media limit) before the output file, the last argument. */
-export function withSizeLimit(args: readonly string[]): string[] {
-  return [...args.slice(0, -1), '-fs', String(MAX_MEDIA_BYTES + 1), args[args.length - 1]!];
-}

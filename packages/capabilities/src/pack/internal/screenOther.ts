@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { CapabilityError } from '../../errors.js';
 import { findExecutable } from '../../internal/which.js';
 import { requireFfmpeg, runMedia } from './ffmpeg.js';
-import type { MediaBackendContext } from './mediaContext.js';
+import { withSizeLimit, type MediaBackendContext } from './mediaContext.js';
 import { jpegSize, pngSize } from './png.js';
 import {
   WINDOWS_LIST_SCRIPT,
@@ -20,7 +20,7 @@ import {
   windowsSnapshotEnv,
   type ScreenInfo,
 } from './screenArgs.js';
-import { pickScreen, withSizeLimit } from './screenLinux.js';
+import { pickScreen } from './screenLinux.js';
 import type { CapturedImage, RecordRequest, SnapshotRequest } from './screenTypes.js';
 
 async function need(program: string, ctx: MediaBackendContext, hint: string): Promise<string> {

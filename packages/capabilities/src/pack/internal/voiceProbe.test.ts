@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_BASE64_BYTES, toBoundedBase64, wavDurationMs } from './voiceProbe.js';
+import { wavDurationMs } from './voiceProbe.js';
 
 function wav(dataBytes: number, byteRate: number, declared = dataBytes): Buffer {
   const header = Buffer.alloc(44);
@@ -26,9 +26,4 @@ describe('voice pack helpers', () => {
     expect(wavDurationMs(Buffer.from('not a wav file at all'))).toBeUndefined();
   });
 
-  it('refuses base64 over the gateway cap with payload_too_large', () => {
-    expect(toBoundedBase64(Buffer.from('hi'), 'x')).toBe('aGk=');
-    const tooBig = Buffer.alloc((MAX_BASE64_BYTES / 4) * 3 + 3);
-    expect(() => toBoundedBase64(tooBig, 'The image')).toThrow(expect.objectContaining({ code: 'payload_too_large' }));
-  });
 });

@@ -1,5 +1,4 @@
 import { findExecutable } from '../../internal/which.js';
-import { MAX_MEDIA_BASE64_BYTES, toBoundedBase64 as toBoundedMediaBase64 } from './media.js';
 
 /** What the voice pack's modules share: where programs are found and which platform's backends apply. */
 export interface PackEnvironment {
@@ -24,14 +23,6 @@ export async function findFirst(names: readonly string[], options: PackEnvironme
     if (file) return { name, file };
   }
   return undefined;
-}
-
-/** The gateway's base64 payload cap, shared with the media commands. */
-export const MAX_BASE64_BYTES = MAX_MEDIA_BASE64_BYTES;
-
-/** Base64 of `data`, or `payload_too_large` when it would pass the gateway's cap. */
-export function toBoundedBase64(data: Uint8Array, what: string): string {
-  return toBoundedMediaBase64(Buffer.from(data.buffer, data.byteOffset, data.byteLength), what, 'send less');
 }
 
 /** Duration of a PCM WAV file from its header (`fmt ` byte rate and `data` size); `undefined` when not one. */

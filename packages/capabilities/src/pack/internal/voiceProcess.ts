@@ -7,14 +7,14 @@ export interface ToolRunOptions {
   /** Absolute program path. */
   readonly file: string;
   readonly args: readonly string[];
-  readonly env?: NodeJS.ProcessEnv;
+  readonly env?: NodeJS.ProcessEnv | undefined;
   /** Written to stdin, which is then closed; absent means stdin is `/dev/null`. */
-  readonly input?: string | Uint8Array;
+  readonly input?: string | Uint8Array | undefined;
   /** Killed after this long (`timedOut` is then set). */
   readonly timeoutMs: number;
   /** Bytes of stdout kept; more is dropped and `truncated` set. */
-  readonly maxStdoutBytes?: number;
-  readonly signal?: AbortSignal;
+  readonly maxStdoutBytes?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
   /**
    * Sees stdout as it arrives (decoded as UTF-8, all of it so far); returning true ends the run
    * early (the process is killed and `stopped` set), e.g. once a locator printed a full fix.
@@ -29,7 +29,16 @@ export interface ToolRunOptions {
    * Resolve when the program itself exits, not when its output pipes close: for tools that fork a
    * server which inherits the pipes (xclip, wl-copy). Output is read for a short moment after exit.
    */
-  readonly resolveOnExit?: boolean;
+  readonly resolveOnExit?: boolean | undefined;
+  /**
+   * On timeout or cancellation send the tree SIGTERM first and SIGKILL only after this grace period
+   * (POSIX; a recorder may tidy up). Default: SIGKILL at once.
+   */
+  readonly killGraceMs?: number | undefined;
+  /** Kill the run as soon as stdout passes `maxStdoutBytes` (`truncated` is then set) instead of reading on. */
+  readonly killOnOverflow?: boolean | undefined;
+  /** Which 16 KiB of stderr to keep: the start (default) or the end (ffmpeg's reason comes last). */
+  readonly keepStderr?: 'head' | 'tail' | undefined;
 }
 
 export interface ToolRunResult {
@@ -86,13 +95,17 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
     let drainTimer: NodeJS.Timeout | undefined;
     let killTimer: NodeJS.Timeout | undefined;
 
+    let graceTimer: NodeJS.Timeout | undefined;
+    let terminating = false;
     const kill = () => {
       if (killed || exit) return;
       killed = true;
-      killProcessTree(child);
-      killTimer = setTimeout(finish, KILL_WAIT_MS);
+      const grace = windows ? undefined : options.killGraceMs;
+      terminating = grace !== undefined && signalGroup(child, 'SIGTERM');
+      if (terminating) graceTimer = setTimeout(() => killProcessTree(child), grace);
+      else killProcessTree(child);
+      killTimer = setTimeout(finish, KILL_WAIT_MS + (grace ?? 0));
     };
-    let graceTimer: NodeJS.Timeout | undefined;
     const stop = () => {
       stopped = true;
       if (options.stopSignal !== 'SIGINT' || windows) {
@@ -143,7 +156,10 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
 
     child.stdout?.on('data', (chunk: Buffer) => {
       const room = limit - kept;
-      if (chunk.length > room) truncated = true;
+      if (chunk.length > room) {
+        truncated = true;
+        if (options.killOnOverflow) kill();
+      }
       if (room > 0) {
         const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
         chunks.push(part);
@@ -152,7 +168,8 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
       if (options.stopWhen && !stopped && !killed && options.stopWhen(Buffer.concat(chunks).toString('utf8'))) stop();
     });
     child.stderr?.on('data', (chunk: Buffer) => {
-      if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8').slice(0, STDERR_LIMIT - stderr.length);
+      if (options.keepStderr === 'tail') stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_LIMIT);
+      else if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8').slice(0, STDERR_LIMIT - stderr.length);
     });
     child.stdin?.on('error', () => undefined); // A program that exits without reading its input closes the pipe.
     child.on('error', (error: NodeJS.ErrnoException) => {
@@ -167,11 +184,24 @@ export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
       exit = { code, signal };
       clearTimeout(killTimer);
       clearTimeout(graceTimer);
+      // The program ended on SIGTERM: what it started and left behind goes now.
+      if (terminating) killProcessTree(child);
       drainTimer = setTimeout(finish, options.resolveOnExit ? EXIT_DRAIN_MS : KILL_WAIT_MS);
     });
     child.once('close', () => finish());
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
+}
+
+/** Sends `signal` to the child's process group; false when there is none to signal. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): boolean {
+  if (child.pid === undefined) return false;
+  try {
+    process.kill(-child.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The first line of a program's stderr, trimmed and bounded, for an error message. */
