@@ -5,20 +5,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { formatApprovalSummary } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/poll.js';
-import { createHost } from '@capnode/host';
+import { createHost, type PendingView } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
 import { adminToken, dashboardBase, eventReader, signIn } from './apiClient.js';
-
-interface PendingView {
-  id: string;
-  command: string;
-  summary: string;
-  argsHash: string;
-  transport?: string;
-  caller?: string;
-  requestedAt: string;
-  expiresAt: string;
-}
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 
