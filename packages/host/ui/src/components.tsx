@@ -141,6 +141,23 @@ export function Field(props: FieldProps) {
   );
 }
 
+/** A labelled `<select>` of `options` (`[value, label]`), with its hint and error as {@link Field} ties them. */
+export function SelectField(props: { label: string; value: string | undefined; options: readonly (readonly [string, string])[]; onChange: (value: string) => void; hint?: ComponentChildren; error?: string | undefined }) {
+  return (
+    <Field label={props.label} hint={props.hint} error={props.error}>
+      {({ id, describedBy, invalid }) => (
+        <select id={id} value={props.value} aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => props.onChange((event.currentTarget as HTMLSelectElement).value)}>
+          {props.options.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
 /** A checkbox with its label after it. */
 export function Toggle(props: { label: string; checked: boolean; onChange: (checked: boolean) => void; hint?: string; error?: string | undefined; disabled?: boolean }) {
   const { id, describedBy, notes } = useDescribedControl(props.hint, props.error);
