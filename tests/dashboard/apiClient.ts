@@ -9,6 +9,11 @@ export function adminToken(home: string): string {
   return readFileSync(join(home, 'admin-token'), 'utf8').trim();
 }
 
+/** A host environment whose user lives in `userHome`: HOME, XDG_CONFIG_HOME and APPDATA (where client configs are looked for). */
+export function userHomeEnv(userHome: string): Record<string, string | undefined> {
+  return { ...process.env, HOME: userHome, XDG_CONFIG_HOME: join(userHome, '.config'), APPDATA: join(userHome, 'AppData') };
+}
+
 /** A one-time login URL through the admin route, as `capnode ui` asks for it. */
 export async function mintLoginUrl(host: Host, home: string): Promise<string> {
   const adminBase = host.status().admin?.url ?? new URL('/_capnode/', host.status().mcp.url!).href;

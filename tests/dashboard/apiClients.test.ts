@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startTestHost, tempDir, type TestHost } from '../support/testHost.js';
-import { signIn, type DashboardClient } from './apiClient.js';
+import { signIn, userHomeEnv, type DashboardClient } from './apiClient.js';
 
 const CLI_BIN = fileURLToPath(new URL('../../apps/cli/dist/bin.js', import.meta.url));
 const OTHER = { command: '/usr/bin/true', args: ['--keep-me'] };
@@ -30,7 +30,7 @@ interface Preview {
 
 /** A host whose user is `userHome` (HOME, XDG_CONFIG_HOME, APPDATA) and whose PATH is `path`. */
 async function hostFor(userHome: string, path: string): Promise<{ test: TestHost; client: DashboardClient }> {
-  const env: Record<string, string | undefined> = { ...process.env, HOME: userHome, XDG_CONFIG_HOME: join(userHome, '.config'), APPDATA: join(userHome, 'AppData'), PATH: path, CAPNODE_HOME: undefined };
+  const env = { ...userHomeEnv(userHome), PATH: path, CAPNODE_HOME: undefined };
   const test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 } }, host: { env } });
   return { test, client: await signIn(test.host, test.home) };
 }

@@ -5,20 +5,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { formatApprovalSummary } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/poll.js';
-import { createHost } from '@capnode/host';
+import { createHost, type PendingView } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
 import { adminToken, dashboardBase, eventReader, signIn } from './apiClient.js';
-
-interface PendingView {
-  id: string;
-  command: string;
-  summary: string;
-  argsHash: string;
-  transport?: string;
-  caller?: string;
-  requestedAt: string;
-  expiresAt: string;
-}
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 
@@ -244,17 +233,20 @@ describe('dashboard activity', () => {
     const client = await signIn(test.host, test.home);
     for (let index = 0; index < 3; index += 1) await test.call('device.info', {});
     await test.call('system.run', { command: ['false'] });
+    await test.call('system.run', { command: [] });
     await test.host.invoker.invoke({ command: 'device.info', args: {}, transport: 'cli' }).catch(() => undefined);
     type Row = { command: string; time: string; outcome: string; transport: string };
     const all: Row[] = await eventually(async () => {
       const page = (await (await client.api('/api/activity')).json()) as { records: Row[] };
-      return page.records.length >= 5 ? page.records : undefined;
-    }, { what: 'five audit records' });
+      return page.records.length >= 6 ? page.records : undefined;
+    }, { what: 'six audit records' });
     expect(all[0]!.transport).toBe('cli');
     expect([...all].sort((a, b) => b.time.localeCompare(a.time)).map((record) => record.time)).toEqual(all.map((record) => record.time));
     const mcpOnly = (await (await client.api('/api/activity?transport=mcp-http&tool=device.info')).json()) as { records: unknown[] };
     expect(mcpOnly.records).toHaveLength(3);
-    const failed = (await (await client.api('/api/activity?outcome=error')).json()) as { records: { command: string }[] };
+    const failed = (await (await client.api('/api/activity?outcome=error')).json()) as { records: { command: string; outcome: string }[] };
+    expect(failed.records.length).toBeGreaterThan(0);
+    expect(failed.records.every((record) => record.outcome !== 'ok')).toBe(true);
     expect(failed.records.every((record) => record.command === 'system.run')).toBe(true);
     const seen: string[] = [];
     let cursor: string | undefined;

@@ -7,6 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, newContext, openDashboard, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
 import { startTestHost, type TestHost } from '../support/testHost.js';
+import { userHomeEnv } from './apiClient.js';
 
 let browser: TestBrowser;
 let context: BrowserContext & AsyncDisposable;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   writeFileSync(join(userHome, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { other: OTHER } }, null, 2)}\n`);
   test = await startTestHost({
     settings: { dashboard: { enabled: true, port: 0 } },
-    host: { env: { ...process.env, HOME: userHome, XDG_CONFIG_HOME: join(userHome, '.config'), APPDATA: join(userHome, 'AppData') } },
+    host: { env: userHomeEnv(userHome) },
   });
   context = await newContext(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
   page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());

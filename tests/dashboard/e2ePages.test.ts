@@ -215,7 +215,10 @@ describe('dashboard pages (Chromium, real host)', () => {
     await page.getByLabel('Outcome').selectOption('');
     await page.getByLabel('Tool').fill('app.status');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await expect.poll(async () => (await rows.allInnerTexts()).every((text) => text.includes('app.status'))).toBe(true);
+    await expect.poll(async () => {
+      const texts = await rows.allInnerTexts();
+      return texts.length > 0 && texts.every((text) => text.includes('app.status'));
+    }).toBe(true);
     expect(await page.getByRole('button', { name: 'Older' }).isEnabled()).toBe(true);
     await saveScreenshot(page, 'activity');
   });

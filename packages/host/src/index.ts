@@ -33,7 +33,7 @@ export type { DashboardState, DashboardStatus } from './dashboard/service.js';
 export type { SettingsPatchResult } from './dashboard/settingsPatch.js';
 export { SECRET_MASK } from './dashboard/settingsPatch.js';
 export type { DashboardErrorCode, FieldError } from './dashboard/reply.js';
-export type { PendingView } from './dashboard/routes/approvals.js';
+export type { PendingView } from './dashboard/pendingView.js';
 export { DASHBOARD_SESSION_COOKIE, DASHBOARD_LOGIN_CODE_TTL_MS, DASHBOARD_SESSION_IDLE_MS } from './dashboard/sessions.js';
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './host.js';
 export type { PluginStatus, BuiltinPluginEntry } from './plugins.js';

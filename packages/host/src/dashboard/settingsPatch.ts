@@ -82,6 +82,36 @@ function unmask(value: unknown, previous: unknown): unknown {
   return value;
 }
 
+/** Whether `value` holds {@link SECRET_MASK} anywhere. */
+function holdsMask(value: unknown): boolean {
+  if (value === SECRET_MASK) return true;
+  if (Array.isArray(value)) return value.some(holdsMask);
+  return isPlainObject(value) && Object.values(value).some(holdsMask);
+}
+
+/** What decides where a server's secrets go: its URL (headers), or the command and arguments it runs (env). */
+const SERVER_DESTINATION = ['url', 'command', 'args'] as const;
+
+/**
+ * The server entries of `patch` that send a mask back with another URL, command or arguments than
+ * the entry it stands for (matched as {@link unmask} matches it): a mask keeps a secret only where it
+ * was shown, never carries it to a new destination.
+ */
+function redirectedSecrets(patch: Record<string, unknown>, current: Settings): FieldError[] {
+  const servers = isPlainObject(patch.mcpClient) ? patch.mcpClient.servers : undefined;
+  if (!Array.isArray(servers)) return [];
+  const before: unknown[] = (current.mcpClient as { servers?: unknown[] } | undefined)?.servers ?? [];
+  const fields: FieldError[] = [];
+  servers.forEach((entry, index) => {
+    if (!isPlainObject(entry) || !holdsMask(entry)) return;
+    const previous = typeof entry.name === 'string' ? before.find((old) => isPlainObject(old) && old.name === entry.name) : before[index];
+    if (!isPlainObject(previous)) return;
+    const moved = SERVER_DESTINATION.filter((key) => JSON.stringify(entry[key]) !== JSON.stringify(previous[key]));
+    if (moved.length) fields.push({ path: `mcpClient.servers[${index}]`, message: `a masked secret is kept only with the same ${moved.join(', ')}: send its value again` });
+  });
+  return fields;
+}
+
 /** Objects merge key by key; arrays and plain values replace; `null` removes the key. */
 export function mergePatch(current: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch) || !isPlainObject(current)) return patch;
@@ -135,13 +165,18 @@ export interface ApplySettingsOptions {
 export async function applySettingsPatch(patch: unknown, options: ApplySettingsOptions): Promise<SettingsPatchResult> {
   if (!isPlainObject(patch)) return { ok: false, message: 'expected a JSON object of settings to change', fields: [{ path: '(root)', message: 'expected an object' }] };
   let before: Settings | undefined;
+  let redirected: FieldError[] = [];
+  const refused = new Error('a masked secret sent to a new destination');
   let after: Settings;
   try {
     after = await options.store.update((current) => {
       before = current;
+      redirected = redirectedSecrets(patch, current);
+      if (redirected.length) throw refused;
       return mergePatch(current, unmask(patch, current)) as Settings;
     });
   } catch (error) {
+    if (error === refused) return { ok: false, message: 'the settings were not changed: a masked secret cannot move to another server destination', fields: redirected };
     const cause = (error as { cause?: unknown }).cause;
     if (isHostError(error) && error.code === 'invalid_settings' && cause instanceof z.ZodError) {
       return { ok: false, message: 'the settings were not changed: some values are invalid', fields: fieldErrors(cause) };

@@ -99,6 +99,29 @@ export function fieldMessage(fields: readonly FieldError[] | undefined, ...paths
   return hits.length ? hits.map((field) => field.message).join('; ') : undefined;
 }
 
+/** An id for a control, and its hint and error paragraphs with the `aria-describedby` that names them. */
+function useDescribedControl(hint: ComponentChildren, error: string | undefined): { id: string; describedBy: string | undefined; notes: ComponentChildren } {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  const describedBy = [hint ? hintId : '', error ? errorId : ''].filter(Boolean).join(' ') || undefined;
+  const notes = (
+    <>
+      {hint ? (
+        <p class="hint" id={hintId}>
+          {hint}
+        </p>
+      ) : null}
+      {error ? (
+        <p class="field-error" id={errorId}>
+          {error}
+        </p>
+      ) : null}
+    </>
+  );
+  return { id, describedBy, notes };
+}
+
 interface FieldProps {
   label: string;
   hint?: ComponentChildren;
@@ -108,34 +131,36 @@ interface FieldProps {
 
 /** A labelled control with its hint and its error, tied by `for`, `aria-describedby` and `aria-invalid`. */
 export function Field(props: FieldProps) {
-  const id = useId();
-  const hintId = `${id}-hint`;
-  const errorId = `${id}-error`;
-  const describedBy = [props.hint ? hintId : '', props.error ? errorId : ''].filter(Boolean).join(' ') || undefined;
+  const { id, describedBy, notes } = useDescribedControl(props.hint, props.error);
   return (
     <div class={`field${props.error ? ' field-invalid' : ''}`}>
       <label for={id}>{props.label}</label>
       {props.children({ id, describedBy, invalid: Boolean(props.error) })}
-      {props.hint ? (
-        <p class="hint" id={hintId}>
-          {props.hint}
-        </p>
-      ) : null}
-      {props.error ? (
-        <p class="field-error" id={errorId}>
-          {props.error}
-        </p>
-      ) : null}
+      {notes}
     </div>
+  );
+}
+
+/** A labelled `<select>` of `options` (`[value, label]`), with its hint and error as {@link Field} ties them. */
+export function SelectField(props: { label: string; value: string | undefined; options: readonly (readonly [string, string])[]; onChange: (value: string) => void; hint?: ComponentChildren; error?: string | undefined }) {
+  return (
+    <Field label={props.label} hint={props.hint} error={props.error}>
+      {({ id, describedBy, invalid }) => (
+        <select id={id} value={props.value} aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => props.onChange((event.currentTarget as HTMLSelectElement).value)}>
+          {props.options.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
   );
 }
 
 /** A checkbox with its label after it. */
 export function Toggle(props: { label: string; checked: boolean; onChange: (checked: boolean) => void; hint?: string; error?: string | undefined; disabled?: boolean }) {
-  const id = useId();
-  const hintId = `${id}-hint`;
-  const errorId = `${id}-error`;
-  const describedBy = [props.hint ? hintId : '', props.error ? errorId : ''].filter(Boolean).join(' ') || undefined;
+  const { id, describedBy, notes } = useDescribedControl(props.hint, props.error);
   return (
     <div class="toggle">
       <input
@@ -148,16 +173,7 @@ export function Toggle(props: { label: string; checked: boolean; onChange: (chec
         onChange={(event) => props.onChange((event.currentTarget as HTMLInputElement).checked)}
       />
       <label for={id}>{props.label}</label>
-      {props.hint ? (
-        <p class="hint" id={hintId}>
-          {props.hint}
-        </p>
-      ) : null}
-      {props.error ? (
-        <p class="field-error" id={errorId}>
-          {props.error}
-        </p>
-      ) : null}
+      {notes}
     </div>
   );
 }

@@ -1,17 +1,8 @@
 // Shapes the dashboard reads from the host (see the host's HostStatus and the dashboard API contract).
 // Everything optional that a host may leave out is optional here, so the pages never assume it.
 
-export interface PendingView {
-  readonly id: string;
-  readonly command: string;
-  /** Escaped text, as the CLI shows it: always rendered as text. */
-  readonly summary: string;
-  readonly argsHash: string;
-  readonly transport?: string;
-  readonly caller?: string;
-  readonly requestedAt?: string | number;
-  readonly expiresAt: string | number;
-}
+/** The host's own shape (a leaf file of the host, imported type-only: nothing of it is bundled). */
+export type { PendingView } from '../../src/dashboard/pendingView.js';
 
 export interface ServerDiagnosticView {
   readonly server: string;

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { AuditRecord } from '../../audit.js';
 import { apiError, json } from '../reply.js';
 import type { Route } from '../types.js';
@@ -29,31 +29,54 @@ function decodeCursor(text: string): Cursor | undefined {
   return undefined;
 }
 
-async function readRecords(path: string): Promise<AuditRecord[] | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return undefined;
+/** Bytes read per step from a log's end: a first page costs a chunk or two, not the whole file. */
+const CHUNK_BYTES = 64 * 1024;
+
+/** The lines of `handle` from its last to its first (as the file was when the walk began). */
+async function* linesNewestFirst(handle: FileHandle): AsyncGenerator<string> {
+  let position = (await handle.stat()).size;
+  // The bytes after the earliest newline seen so far: a line whose start is still to be read.
+  let tail = Buffer.alloc(0);
+  while (position > 0) {
+    const length = Math.min(CHUNK_BYTES, position);
+    position -= length;
+    const chunk = Buffer.alloc(length);
+    let read = 0;
+    while (read < length) {
+      const { bytesRead } = await handle.read(chunk, read, length - read, position + read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    const buffer = Buffer.concat([chunk.subarray(0, read), tail]);
+    let end = buffer.length;
+    for (let newline = buffer.lastIndexOf(0x0a, end - 1); newline !== -1; newline = end > 0 ? buffer.lastIndexOf(0x0a, end - 1) : -1) {
+      yield buffer.toString('utf8', newline + 1, end);
+      end = newline;
+    }
+    tail = buffer.subarray(0, end);
   }
-  const records: AuditRecord[] = [];
-  for (const line of text.split('\n')) {
+  yield tail.toString('utf8');
+}
+
+/** The audit records of one log file, newest first; torn or foreign lines are skipped. */
+async function* recordsNewestFirst(handle: FileHandle): AsyncGenerator<AuditRecord> {
+  for await (const line of linesNewestFirst(handle)) {
     if (!line.trim()) continue;
     try {
       const value = JSON.parse(line) as AuditRecord;
-      if (typeof value.time === 'string' && typeof value.command === 'string') records.push(value);
+      if (typeof value.time === 'string' && typeof value.command === 'string') yield value;
     } catch {
       // A torn or foreign line is skipped.
     }
   }
-  return records.reverse();
 }
 
 /**
  * `GET /api/activity?tool=&transport=&outcome=&cursor=&limit=`: audit records newest first (rotated
  * files included), filtered (tool: exact command name or `<server>__` prefix; outcome `ok` or a
  * failure code, `error` for every failure), `limit` at most 500, `nextCursor` when there are more.
- * A cursor stays valid while new records are written.
+ * A cursor stays valid while new records are written. Files are read from their end, only as far as
+ * the page needs.
  */
 async function activity(auditLog: string, url: URL): Promise<Response> {
   const query = url.searchParams;
@@ -74,23 +97,27 @@ async function activity(auditLog: string, url: URL): Promise<Response> {
   let skipped = 0;
   let more = false;
   for (let index = 0; index < MAX_FILES && !more; index += 1) {
-    const records = await readRecords(index === 0 ? auditLog : `${auditLog}.${index}`);
-    if (records === undefined) {
+    const handle = await open(index === 0 ? auditLog : `${auditLog}.${index}`, 'r').catch(() => undefined);
+    if (handle === undefined) {
       if (index === 0) continue;
       break;
     }
-    for (const record of records) {
-      if (!matches(record)) continue;
-      if (cursor && record.time > cursor.before) continue;
-      if (cursor && record.time === cursor.before && skipped < cursor.skip) {
-        skipped += 1;
-        continue;
+    try {
+      for await (const record of recordsNewestFirst(handle)) {
+        if (!matches(record)) continue;
+        if (cursor && record.time > cursor.before) continue;
+        if (cursor && record.time === cursor.before && skipped < cursor.skip) {
+          skipped += 1;
+          continue;
+        }
+        if (page.length === limit) {
+          more = true;
+          break;
+        }
+        page.push(record);
       }
-      if (page.length === limit) {
-        more = true;
-        break;
-      }
-      page.push(record);
+    } finally {
+      await handle.close();
     }
   }
   const last = page[page.length - 1];

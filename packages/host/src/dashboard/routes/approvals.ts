@@ -1,21 +1,7 @@
 import { formatApprovalSummary, isApprovalDecision, type PendingApproval } from '@capnode/capabilities';
 import { apiError, json, readJsonBody } from '../reply.js';
+import type { PendingView } from '../pendingView.js';
 import type { Route } from '../types.js';
-
-/** A pending approval as the dashboard shows it: the summary is the CLI's, line for line, escaped. */
-export interface PendingView {
-  readonly id: string;
-  readonly command: string;
-  /** `formatApprovalSummary` lines joined with `\n`; every caller-supplied character is escaped. */
-  readonly summary: string;
-  /** The full argument hash to send back with the answer (empty when the request has none). */
-  readonly argsHash: string;
-  readonly transport?: string;
-  readonly caller?: string;
-  /** ISO 8601. */
-  readonly requestedAt: string;
-  readonly expiresAt: string;
-}
 
 export function toPendingView(approval: PendingApproval): PendingView {
   return {

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { importMcpServers, type ImportedServer } from '@capnode/mcp-client';
+import { clientConfigPath } from '../../clientConfigs.js';
 import { mcpServerEntries, type McpServerEntry } from '../../mcpClientSettings.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { DashboardHostView, Route } from '../types.js';
@@ -8,19 +9,15 @@ import type { DashboardHostView, Route } from '../types.js';
 /** Largest client config file read. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
-/** The MCP client config files of this user, by client, for this platform. */
+/** The MCP client config files of this user, by client, for this platform: where `capnode config` writes them, and Claude Code's `~/.mcp.json`. */
 export function clientConfigFiles(home: string, env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform = process.platform): { client: string; path: string }[] {
-  const appData = env.APPDATA || join(home, 'AppData', 'Roaming');
-  const config = env.XDG_CONFIG_HOME || join(home, '.config');
-  const desktop =
-    platform === 'darwin' ? join(home, 'Library', 'Application Support', 'Claude') : platform === 'win32' ? join(appData, 'Claude') : join(config, 'Claude');
-  const code = platform === 'darwin' ? join(home, 'Library', 'Application Support', 'Code', 'User') : platform === 'win32' ? join(appData, 'Code', 'User') : join(config, 'Code', 'User');
+  const at = { platform, userHome: home, env };
   return [
-    { client: 'Claude Desktop', path: join(desktop, 'claude_desktop_config.json') },
-    { client: 'Claude Code', path: join(home, '.claude.json') },
+    { client: 'Claude Desktop', path: clientConfigPath('claude-desktop', at) },
+    { client: 'Claude Code', path: clientConfigPath('claude', at) },
     { client: 'Claude Code', path: join(home, '.mcp.json') },
-    { client: 'Cursor', path: join(home, '.cursor', 'mcp.json') },
-    { client: 'VS Code', path: join(code, 'mcp.json') },
+    { client: 'Cursor', path: clientConfigPath('cursor', at) },
+    { client: 'VS Code', path: clientConfigPath('vscode', at) },
   ];
 }
 

@@ -1,7 +1,7 @@
 // Activity: the audit log, newest first, filtered by tool, transport and outcome, a page at a time.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorNote, Field, formatTime, Loading, PageHeader, useLoad } from '../components.js';
+import { ErrorNote, Field, formatTime, Loading, PageHeader, SelectField, useLoad } from '../components.js';
 import type { AuditRecordView } from '../types.js';
 
 const PAGE_SIZE = 25;
@@ -14,6 +14,7 @@ const TRANSPORTS: readonly [string, string][] = [
   ['internal', 'internal'],
 ];
 const OUTCOMES = ['', 'ok', 'error', 'denied', 'timeout', 'invalid_arguments', 'approval_pending', 'consent_required', 'unavailable'];
+const OUTCOME_OPTIONS = OUTCOMES.map((value) => [value, value === '' ? 'any' : value === 'error' ? 'any failure' : value] as const);
 
 interface Filters {
   tool: string;
@@ -48,28 +49,8 @@ export function ActivityPage() {
       <PageHeader title="Activity">Every tool call this host ran or refused, newest first. Arguments are never logged, only their hash.</PageHeader>
       <form class="filters card" onSubmit={apply} aria-label="Activity filters">
         <Field label="Tool">{({ id }) => <input id={id} type="search" value={draft.tool} placeholder="system.run or server__" onInput={(event) => setDraft({ ...draft, tool: (event.currentTarget as HTMLInputElement).value })} />}</Field>
-        <Field label="Transport">
-          {({ id }) => (
-            <select id={id} value={draft.transport} onChange={(event) => setDraft({ ...draft, transport: (event.currentTarget as HTMLSelectElement).value })}>
-              {TRANSPORTS.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Outcome">
-          {({ id }) => (
-            <select id={id} value={draft.outcome} onChange={(event) => setDraft({ ...draft, outcome: (event.currentTarget as HTMLSelectElement).value })}>
-              {OUTCOMES.map((value) => (
-                <option key={value} value={value}>
-                  {value === '' ? 'any' : value === 'error' ? 'any failure' : value}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField label="Transport" value={draft.transport} options={TRANSPORTS} onChange={(transport) => setDraft({ ...draft, transport })} />
+        <SelectField label="Outcome" value={draft.outcome} options={OUTCOME_OPTIONS} onChange={(outcome) => setDraft({ ...draft, outcome })} />
         <button type="submit">Apply filters</button>
       </form>
       <ErrorNote error={page.error} />

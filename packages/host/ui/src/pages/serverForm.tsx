@@ -2,7 +2,7 @@
 // values are write-only: typed into password fields, sent once, never shown again.
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
-import { ErrorNote, Field, fieldMessage, Notice, Section, useAction } from '../components.js';
+import { ErrorNote, Field, fieldMessage, Notice, Section, SelectField, useAction } from '../components.js';
 
 interface Pair {
   key: string;
@@ -47,9 +47,17 @@ function toRecord(pairs: Pair[]): Record<string, string> | undefined {
   return entries.length ? Object.fromEntries(entries) : undefined;
 }
 
+type Transport = 'stdio' | 'http' | 'sse';
+
+const TRANSPORTS: readonly (readonly [Transport, string])[] = [
+  ['stdio', 'stdio (a local program)'],
+  ['http', 'HTTP (streamable)'],
+  ['sse', 'SSE (legacy)'],
+];
+
 export function AddServerForm(props: { onAdded: () => void }) {
   const [name, setName] = useState('');
-  const [transport, setTransport] = useState<'stdio' | 'http' | 'sse'>('stdio');
+  const [transport, setTransport] = useState<Transport>('stdio');
   const [command, setCommand] = useState('');
   const [args, setArgs] = useState('');
   const [url, setUrl] = useState('');
@@ -87,15 +95,7 @@ export function AddServerForm(props: { onAdded: () => void }) {
         <Field label="Server name" hint="Letters, digits, - and _; tools appear as <name>__<tool>." error={fieldMessage(fields, 'name')}>
           {({ id, describedBy, invalid }) => <input id={id} type="text" value={name} aria-describedby={describedBy} aria-invalid={invalid || undefined} onInput={(event) => setName((event.currentTarget as HTMLInputElement).value)} />}
         </Field>
-        <Field label="Transport" error={fieldMessage(fields, 'transport')}>
-          {({ id }) => (
-            <select id={id} value={transport} onChange={(event) => setTransport((event.currentTarget as HTMLSelectElement).value as 'stdio' | 'http' | 'sse')}>
-              <option value="stdio">stdio (a local program)</option>
-              <option value="http">HTTP (streamable)</option>
-              <option value="sse">SSE (legacy)</option>
-            </select>
-          )}
-        </Field>
+        <SelectField label="Transport" value={transport} options={TRANSPORTS} error={fieldMessage(fields, 'transport')} onChange={(value) => setTransport(value as Transport)} />
         {transport === 'stdio' ? (
           <>
             <Field label="Command" hint="The program to start, e.g. npx or /usr/bin/node" error={fieldMessage(fields, 'command')}>

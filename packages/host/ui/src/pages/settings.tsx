@@ -3,7 +3,7 @@
 // field, and what needs a restart is said plainly.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
-import { ErrorNote, Field, fieldMessage, Loading, Notice, PageHeader, Section, Toggle, useAction, useLoad } from '../components.js';
+import { ErrorNote, Field, fieldMessage, Loading, Notice, PageHeader, Section, SelectField, Toggle, useAction, useLoad } from '../components.js';
 import { refreshLive } from '../live.js';
 import { ExecTester } from './execTester.js';
 
@@ -186,17 +186,14 @@ function Consent(props: { draft: Draft; set: (change: Partial<Draft>) => void; f
   return (
     <Section title="Consent per category">
       {categories.map((category) => (
-        <Field key={category} label={`Consent: ${category}`} error={fieldMessage(props.fields, `consent.${category}`)}>
-          {({ id, describedBy, invalid }) => (
-            <select id={id} value={props.draft.consent[category]} aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => props.set({ consent: { ...props.draft.consent, [category]: (event.currentTarget as HTMLSelectElement).value } })}>
-              {CONSENT_CHOICES.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+          key={category}
+          label={`Consent: ${category}`}
+          value={props.draft.consent[category]}
+          options={CONSENT_CHOICES}
+          error={fieldMessage(props.fields, `consent.${category}`)}
+          onChange={(value) => props.set({ consent: { ...props.draft.consent, [category]: value } })}
+        />
       ))}
     </Section>
   );
@@ -242,17 +239,7 @@ export function SettingsPage() {
       <form onSubmit={submit} aria-label="Settings" noValidate>
         <ModeMatrix draft={draft} set={set} fields={fields} />
         <Section title="Exec policy (system.run)">
-          <Field label="Exec policy mode" error={fieldMessage(fields, 'execApprovals.mode')}>
-            {({ id, describedBy, invalid }) => (
-              <select id={id} value={draft.execMode} aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => set({ execMode: (event.currentTarget as HTMLSelectElement).value })}>
-                {EXEC_MODES.map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectField label="Exec policy mode" value={draft.execMode} options={EXEC_MODES} error={fieldMessage(fields, 'execApprovals.mode')} onChange={(execMode) => set({ execMode })} />
           <Allowlist draft={draft} set={set} error={fieldMessage(fields, 'execApprovals.allowlist')} />
         </Section>
         <Section title="Imported MCP servers">

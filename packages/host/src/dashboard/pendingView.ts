@@ -1,0 +1,17 @@
+/**
+ * A pending approval as the dashboard shows it: the summary is the CLI's, line for line, escaped.
+ * A leaf file (no imports) so the dashboard UI reads the same shape, type-only.
+ */
+export interface PendingView {
+  readonly id: string;
+  readonly command: string;
+  /** `formatApprovalSummary` lines joined with `\n`; every caller-supplied character is escaped. */
+  readonly summary: string;
+  /** The full argument hash to send back with the answer (empty when the request has none). */
+  readonly argsHash: string;
+  readonly transport?: string;
+  readonly caller?: string;
+  /** ISO 8601. */
+  readonly requestedAt: string;
+  readonly expiresAt: string;
+}
