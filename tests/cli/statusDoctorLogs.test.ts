@@ -81,6 +81,27 @@ describe('capnode status, doctor and logs against a real host', () => {
     expect(out).toBe('two\nthree\nfour\nfive\n');
   });
 
+  it('logs -f keeps the lines written just before a rotation (appended, renamed and replaced between two polls)', async () => {
+    using dir = tempHome();
+    const path = join(dir.home, 'logs', 'host.log');
+    mkdirSync(join(dir.home, 'logs'), { recursive: true });
+    writeFileSync(path, 'one\n');
+    const child = spawnCli(['logs', '-f', '-n', '1'], dir.home);
+    const done = completion(child);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer | string) => (out += String(chunk)));
+    await eventually(() => out === 'one\n', slowPoll('tail'));
+    // One synchronous run: no poll can see host.log between these three steps.
+    appendFileSync(path, 'last before rotation\nunfinished');
+    renameSync(path, `${path}.1`);
+    writeFileSync(path, 'first after rotation\n');
+    await eventually(() => out.includes('first after rotation\n'), slowPoll('line after rotation'));
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(out).toBe('one\nlast before rotation\nunfinished\nfirst after rotation\n');
+  });
+
   it('doctor: ok for a running host, fails on a readable token and a port taken by another program, names client configs', async () => {
     using dir = tempHome();
     using user = tempHome();
