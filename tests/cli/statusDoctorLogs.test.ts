@@ -2,7 +2,7 @@ import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSyn
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { completion, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 interface Check {
@@ -107,7 +107,9 @@ describe('capnode status, doctor and logs against a real host', () => {
     using user = tempHome();
     const env = { HOME: user.home, XDG_CONFIG_HOME: join(user.home, '.config'), PATH: process.env.PATH ?? '' };
 
-    // No host: warnings only (exit 0), the port is free, no client points here.
+    // No host: warnings only (exit 0), the port is free, no client points here. A port just found
+    // free, not the default one, which a host of this machine may hold.
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { port: await freePort() } }), { mode: 0o600 });
     const cold = await doctor(dir.home, env, true);
     expect(cold.code).toBe(0);
     expect(cold.checks.find((check) => check.id === 'host')).toMatchObject({ status: 'warn', fix: expect.stringContaining('capnode serve') });
