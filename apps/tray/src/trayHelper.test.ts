@@ -53,4 +53,11 @@ describe.skipIf(process.platform === 'win32')('the tray helper process when it m
     expect((failure as Error).message).toContain('did not report ready within 0.3 s');
   });
 
+  it('an already aborted signal fails at once with helper_failed, not after the ready timeout', async () => {
+    const started = Date.now();
+    const failure = await startTrayHelper(buildTrayMenu(state), { file: stubbornHelper('aborted.mjs', false), icons, onClick: () => {}, signal: AbortSignal.abort() }).catch((error: unknown) => error);
+    expect(isTrayError(failure) && failure.code).toBe('helper_failed');
+    // Not the ready timeout (10 s): the abort is seen before waiting.
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
 });
