@@ -102,6 +102,18 @@ describe('capnode status, doctor and logs against a real host', () => {
     expect(out).toBe('one\nlast before rotation\nunfinished\nfirst after rotation\n');
   });
 
+  it('logs refuses a host.log that is not a file, with the fix, instead of an unexpected error', async () => {
+    using dir = tempHome();
+    const path = join(dir.home, 'logs', 'host.log');
+    mkdirSync(path, { recursive: true });
+    for (const args of [['logs'], ['logs', '-f']]) {
+      const result = await runCli(args, dir.home);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${path} is not a file`);
+      expect(result.stderr).not.toContain('unexpected error');
+    }
+  });
+
   it('doctor: ok for a running host, fails on a readable token and a port taken by another program, names client configs', async () => {
     using dir = tempHome();
     using user = tempHome();

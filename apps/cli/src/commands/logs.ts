@@ -117,8 +117,9 @@ export async function logs(context: Context): Promise<number> {
   const path = context.paths.hostLog;
   const count = linesFlag(context);
   const following = context.args.flags.has('follow');
-  const exists = statOf(path) !== undefined;
-  if (!exists) {
+  const stats = statOf(path);
+  if (stats && !stats.isFile()) throw new CliError('failure', `${path} is not a file; the host writes its log there (remove it, then restart capnode serve)`);
+  if (!stats) {
     context.err(`capnode: no host log yet at ${path} — the host writes it once it runs (capnode serve)${following ? '; waiting for it' : ''}`);
     if (!following) return 0;
   }
