@@ -102,6 +102,25 @@ describe('capnode config <client> --write', () => {
     expect(misplaced.stderr).toContain('--yes applies to --write only');
   });
 
+  it('refuses a --name no client takes as it is (empty, control characters, spaces, __, a leading _ or $), writing nothing', async () => {
+    using dir = tempHome();
+    using user = tempHome();
+    const env = { HOME: user.home };
+    const printed = ['', 'x\ny', ' capnode', 'a b', 'a__b', '${input:x}', 'a}b', 'x'.repeat(65)].map((name) => ['config', 'cursor', '--name', name]);
+    const written = ['__proto__', 'x\ny'].map((name) => ['config', 'vscode', '--write', '--yes', '--name', name]);
+    for (const args of [...printed, ...written]) {
+      const result = await runCli(args, dir.home, env);
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stderr).toContain('--name must be 1-64 letters, digits');
+      expect(result.stdout).toBe('');
+    }
+    expect(readdirSync(user.home)).toEqual([]);
+    expect(existsSync(join(dir.home, 'mcp-token'))).toBe(false);
+    const fine = await runCli(['config', 'cursor', '--write', '--yes', '--name', 'work-laptop.2'], dir.home, env);
+    expect(fine.code, fine.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(readFileSync(join(user.home, '.cursor', 'mcp.json'), 'utf8')).mcpServers)).toEqual(['work-laptop.2']);
+  });
+
   it.skipIf(!existsSync(SCRIPT))('asks on a terminal: anything but y writes nothing, y writes', async () => {
     using dir = tempHome();
     using user = tempHome();

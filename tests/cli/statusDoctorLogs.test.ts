@@ -2,7 +2,7 @@ import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSyn
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { completion, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 interface Check {
@@ -81,12 +81,47 @@ describe('capnode status, doctor and logs against a real host', () => {
     expect(out).toBe('two\nthree\nfour\nfive\n');
   });
 
+  it('logs -f keeps the lines written just before a rotation (appended, renamed and replaced between two polls)', async () => {
+    using dir = tempHome();
+    const path = join(dir.home, 'logs', 'host.log');
+    mkdirSync(join(dir.home, 'logs'), { recursive: true });
+    writeFileSync(path, 'one\n');
+    const child = spawnCli(['logs', '-f', '-n', '1'], dir.home);
+    const done = completion(child);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer | string) => (out += String(chunk)));
+    await eventually(() => out === 'one\n', slowPoll('tail'));
+    // One synchronous run: no poll can see host.log between these three steps.
+    appendFileSync(path, 'last before rotation\nunfinished');
+    renameSync(path, `${path}.1`);
+    writeFileSync(path, 'first after rotation\n');
+    await eventually(() => out.includes('first after rotation\n'), slowPoll('line after rotation'));
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(out).toBe('one\nlast before rotation\nunfinished\nfirst after rotation\n');
+  });
+
+  it('logs refuses a host.log that is not a file, with the fix, instead of an unexpected error', async () => {
+    using dir = tempHome();
+    const path = join(dir.home, 'logs', 'host.log');
+    mkdirSync(path, { recursive: true });
+    for (const args of [['logs'], ['logs', '-f']]) {
+      const result = await runCli(args, dir.home);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${path} is not a file`);
+      expect(result.stderr).not.toContain('unexpected error');
+    }
+  });
+
   it('doctor: ok for a running host, fails on a readable token and a port taken by another program, names client configs', async () => {
     using dir = tempHome();
     using user = tempHome();
     const env = { HOME: user.home, XDG_CONFIG_HOME: join(user.home, '.config'), PATH: process.env.PATH ?? '' };
 
-    // No host: warnings only (exit 0), the port is free, no client points here.
+    // No host: warnings only (exit 0), the port is free, no client points here. A port just found
+    // free, not the default one, which a host of this machine may hold.
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { port: await freePort() } }), { mode: 0o600 });
     const cold = await doctor(dir.home, env, true);
     expect(cold.code).toBe(0);
     expect(cold.checks.find((check) => check.id === 'host')).toMatchObject({ status: 'warn', fix: expect.stringContaining('capnode serve') });

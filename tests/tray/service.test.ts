@@ -140,6 +140,18 @@ describe.runIf(process.platform === 'linux')('capnode service on Linux (systemd 
     expect(run.stdout).toContain('Description=capnode tray');
   });
 
+  it('a CAPNODE_HOME the unit cannot carry (a newline that would add a directive) is a usage error naming it; nothing is written', async () => {
+    using home = tempDir();
+    for (const args of [['service', 'install', '--dry-run'], ['service', 'install']]) {
+      const run = await capnode(args, { HOME: home.path, CAPNODE_HOME: join(home.path, 'cap\nExecStartPre=/bin/true'), PATH: '/nonexistent' });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^capnode: cannot write the login service: environment variable CAPNODE_HOME contains a control character/);
+      expect(run.stderr).not.toContain('unexpected error');
+      expect(run.stdout).toBe('');
+      expect(existsSync(unitPath(home.path))).toBe(false);
+    }
+  });
+
   it('refuses unknown actions and flags that do not apply', async () => {
     using home = tempDir();
     const env = { HOME: home.path, PATH: '/nonexistent' };

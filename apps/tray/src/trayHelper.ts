@@ -95,6 +95,8 @@ function waitForReady(child: ChildProcess, lines: Interface, options: TrayHelper
     lines.on('line', onLine);
     child.once('exit', onExit).once('error', onError);
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted before the helper started (a quit during start-up): no 'abort' event comes.
+    if (options.signal?.aborted) onAbort();
   });
 }
 

@@ -8,6 +8,21 @@ import { ensureToken } from './token.js';
 
 type ClientsModule = typeof import('@capnode/host/clients');
 
+/**
+ * A server name every client takes as it is: a JSON key, a `claude mcp add` argument, the
+ * `${input:<name>-token}` of VS Code, the `mcp__<name>__<tool>` prefix (hence no `__`).
+ */
+const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+function serverNameFlag(context: Context): string {
+  const name = flag(context.args, 'name');
+  if (name === undefined) return 'capnode';
+  if (!SERVER_NAME.test(name) || name.includes('__')) {
+    throw new CliError('usage', `--name must be 1-64 letters, digits, '.', '-' or '_' (no '__'), starting with a letter or digit, got ${JSON.stringify(name)}`);
+  }
+  return name;
+}
+
 function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
@@ -80,11 +95,12 @@ export async function config(context: Context): Promise<number> {
   if (context.args.positionals.length > 2) throw new CliError('usage', `unexpected argument '${context.args.positionals[2]}' — usage: capnode config ${id} [--write]`);
   if (context.args.flags.has('yes') && !context.args.flags.has('write')) throw new CliError('usage', '--yes applies to --write only');
   const client: ClientId = id;
+  const serverName = serverNameFlag(context);
   const url = mcpUrl(context);
   const options: ClientConfigOptions = {
     url,
     token: await ensureToken(context),
-    serverName: flag(context.args, 'name') ?? 'capnode',
+    serverName,
     env: context.env,
     ...(client === 'claude-desktop' ? { launch: stdioLaunch(context) } : {}),
   };

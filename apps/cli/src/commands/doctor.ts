@@ -172,7 +172,7 @@ export async function runChecks(context: Context): Promise<Check[]> {
   checks.push(...(await clientChecks(context, host.running)));
   const gateway = await gatewayCheck(view);
   if (gateway) checks.push(gateway);
-  checks.push(...checkBackends(context.env).map((backend) => (backend.found ? ok(`backend:${backend.name}`, backend.title, backend.found) : warn(`backend:${backend.name}`, backend.title, 'not found on PATH', backend.install))));
+  checks.push(...(await checkBackends(context.env)).map((backend) => (backend.found ? ok(`backend:${backend.name}`, backend.title, backend.found) : warn(`backend:${backend.name}`, backend.title, 'not found on PATH', backend.install))));
   return checks;
 }
 

@@ -1,6 +1,6 @@
-import { accessSync, constants, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { findExecutable } from '@capnode/capabilities/node';
 
 /** Whether `host:port` can be bound now: `free`, `in-use`, or `unavailable` (the address does not exist here). */
 export function probePort(host: string, port: number): Promise<'free' | 'in-use' | 'unavailable'> {
@@ -83,24 +83,6 @@ export function tcpReachable(url: string, timeoutMs: number): Promise<true | str
   });
 }
 
-/** The first `names` found on PATH (with PATHEXT on Windows), as a path. */
-export function which(name: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const extensions = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
-  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    for (const extension of extensions) {
-      const candidate = join(dir, name + extension);
-      try {
-        if (!statSync(candidate).isFile()) continue;
-        if (process.platform !== 'win32') accessSync(candidate, constants.X_OK);
-        return candidate;
-      } catch {
-        // Not here.
-      }
-    }
-  }
-  return undefined;
-}
-
 /** A program a capability pack command needs, and what to install when it is missing. */
 interface Backend {
   readonly name: string;
@@ -122,21 +104,15 @@ const LINUX_BACKENDS: readonly Backend[] = [
 const OTHER_BACKENDS: readonly Backend[] = [LINUX_BACKENDS[0]!];
 
 /** Each capability backend and where it was found (`found` absent: missing; its commands say "unavailable here"). */
-export function checkBackends(env: Readonly<Record<string, string | undefined>>): { name: string; title: string; found?: string; install: string }[] {
-  return (process.platform === 'linux' ? LINUX_BACKENDS : OTHER_BACKENDS).map((backend) => {
-    let found: string | undefined;
-    for (const program of backend.programs) {
-      found = program.startsWith('/') ? (statOk(program) ? program : undefined) : which(program, env);
-      if (found) break;
-    }
-    return { name: backend.name, title: backend.title, install: backend.install, ...(found ? { found } : {}) };
-  });
-}
-
-function statOk(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
+export async function checkBackends(env: Readonly<Record<string, string | undefined>>): Promise<{ name: string; title: string; found?: string; install: string }[]> {
+  return Promise.all(
+    (process.platform === 'linux' ? LINUX_BACKENDS : OTHER_BACKENDS).map(async (backend) => {
+      let found: string | undefined;
+      for (const program of backend.programs) {
+        found = await findExecutable(program, { env: env as NodeJS.ProcessEnv });
+        if (found) break;
+      }
+      return { name: backend.name, title: backend.title, install: backend.install, ...(found ? { found } : {}) };
+    }),
+  );
 }

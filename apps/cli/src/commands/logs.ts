@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { flag } from '../args.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
@@ -51,33 +51,55 @@ function tail(path: string, count: number): { text: string; end: number } {
   return { text: count === 0 ? '' : lines.slice(-count).join('\n'), end: stats.size };
 }
 
-/** Prints lines appended to `path` until SIGINT/SIGTERM; starts over when the file is rotated. */
-function follow(context: Context, path: string, start: number): Promise<number> {
+function openOf(path: string): number | undefined {
+  try {
+    return openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Prints lines appended to `path` until SIGINT/SIGTERM. It holds the file open, so a rotation
+ * (host.log renamed to host.log.1) loses nothing: the old file is read to its end before the new
+ * one is read from its start.
+ */
+function follow(path: string, start: number): Promise<number> {
   return new Promise((resolve) => {
+    let fd = openOf(path);
+    let inode = fd === undefined ? undefined : fstatSync(fd).ino;
     let offset = start;
-    let inode = statOf(path)?.ino;
     let partial = '';
-    const poll = () => {
-      const stats = statOf(path);
-      if (!stats) return;
-      if (stats.ino !== inode || stats.size < offset) {
-        // Rotated (host.log became host.log.1) or truncated: read the new file from its start.
-        inode = stats.ino;
-        offset = 0;
-      }
-      const chunk = partial + readRange(path, offset, stats.size);
-      offset = stats.size;
+    const drain = () => {
+      if (fd === undefined) return;
+      const size = fstatSync(fd).size;
+      // Truncated in place: read it again from its start.
+      if (size < offset) offset = 0;
+      const buffer = Buffer.alloc(size - offset);
+      const read = buffer.length > 0 ? readSync(fd, buffer, 0, buffer.length, offset) : 0;
+      offset += read;
+      const chunk = partial + buffer.subarray(0, read).toString('utf8');
       const end = chunk.lastIndexOf('\n');
-      if (end === -1) {
-        partial = chunk;
-        return;
-      }
       partial = chunk.slice(end + 1);
-      process.stdout.write(chunk.slice(0, end + 1));
+      if (end !== -1) process.stdout.write(chunk.slice(0, end + 1));
+    };
+    const poll = () => {
+      drain();
+      const stats = statOf(path);
+      if (!stats || stats.ino === inode) return;
+      // Rotated (or created): the old file was read to its end above; a last unfinished line ends here.
+      if (partial) process.stdout.write(`${partial}\n`);
+      partial = '';
+      if (fd !== undefined) closeSync(fd);
+      fd = openOf(path);
+      inode = fd === undefined ? undefined : fstatSync(fd).ino;
+      offset = 0;
+      drain();
     };
     const timer = setInterval(poll, FOLLOW_INTERVAL_MS);
     const stop = (code: number) => () => {
       clearInterval(timer);
+      if (fd !== undefined) closeSync(fd);
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
       resolve(code);
@@ -95,12 +117,13 @@ export async function logs(context: Context): Promise<number> {
   const path = context.paths.hostLog;
   const count = linesFlag(context);
   const following = context.args.flags.has('follow');
-  const exists = statOf(path) !== undefined;
-  if (!exists) {
+  const stats = statOf(path);
+  if (stats && !stats.isFile()) throw new CliError('failure', `${path} is not a file; the host writes its log there (remove it, then restart capnode serve)`);
+  if (!stats) {
     context.err(`capnode: no host log yet at ${path} — the host writes it once it runs (capnode serve)${following ? '; waiting for it' : ''}`);
     if (!following) return 0;
   }
   const { text, end } = tail(path, count);
   if (text) context.out(text);
-  return following ? follow(context, path, end) : 0;
+  return following ? follow(path, end) : 0;
 }

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { McpServerConfig } from '@capnode/mcp-client';
+import { openBrowser } from '../browser.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { interruptSignal, openSettings } from '../mcpClient.js';
@@ -29,25 +29,6 @@ async function findServer(context: Context, action: string): Promise<McpServerCo
   return server;
 }
 
-/** Opens `url` in the user's browser (`$BROWSER`, else the platform opener); failures only mean the user opens it. */
-function openBrowser(context: Context, url: string): void {
-  const custom = context.env.BROWSER;
-  const [command, args] = custom
-    ? [custom, [url]]
-    : process.platform === 'darwin'
-      ? ['open', [url]]
-      : process.platform === 'win32'
-        ? ['rundll32', ['url.dll,FileProtocolHandler', url]]
-        : ['xdg-open', [url]];
-  try {
-    const child = spawn(command, args, { stdio: 'ignore', detached: true });
-    child.on('error', () => {});
-    child.unref();
-  } catch {
-    // The URL is printed; the user opens it.
-  }
-}
-
 /**
  * `capnode servers login <name> [--no-browser]`: the OAuth authorization-code flow with PKCE for one
  * HTTP/SSE server. Prints the authorization URL (and opens the browser), receives the redirect on a
@@ -67,7 +48,8 @@ export async function serversLogin(context: Context): Promise<number> {
       clientInfo: { name: 'capnode-cli', version: version() },
       authorize: ({ url }) => {
         context.err(`capnode: to authorize capnode for '${server.name}', open this URL in a browser:\n\n  ${url.href}\n\ncapnode: waiting for the authorization (Ctrl-C to cancel)…`);
-        if (!noBrowser) openBrowser(context, url.href);
+        // A browser that cannot start only means the user opens the printed URL.
+        if (!noBrowser) void openBrowser(url.href, context.env);
       },
     });
   } catch (error) {

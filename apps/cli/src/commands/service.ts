@@ -46,18 +46,25 @@ async function buildFile(context: Context, platform: ServicePlatform, tray: bool
   const userHome = (platform === 'win32' ? context.env.USERPROFILE : context.env.HOME) || homedir();
   const domain = context.env.USERDOMAIN;
   const user = context.env.USERNAME ?? userInfo().username;
-  return serviceFile(
-    platform,
-    {
-      command: await loginCommand(context, tray),
-      graphical: tray,
-      ...(home ? { env: { [HOME_ENV]: context.paths.home } } : {}),
-      ...(platform === 'win32' && user ? { userId: domain ? `${domain}\\${user}` : user } : {}),
-      ...(platform === 'darwin' ? { logFile: `${userHome}/Library/Logs/capnode.log` } : {}),
-      description: tray ? 'capnode tray (the capnode host with a tray icon)' : 'capnode host (local MCP server and gateway node)',
-    },
-    { userHome, capnodeHome: context.paths.home, ...(context.env.XDG_CONFIG_HOME ? { xdgConfigHome: context.env.XDG_CONFIG_HOME } : {}) },
-  );
+  const command = await loginCommand(context, tray);
+  try {
+    return serviceFile(
+      platform,
+      {
+        command,
+        graphical: tray,
+        ...(home ? { env: { [HOME_ENV]: context.paths.home } } : {}),
+        ...(platform === 'win32' && user ? { userId: domain ? `${domain}\\${user}` : user } : {}),
+        ...(platform === 'darwin' ? { logFile: `${userHome}/Library/Logs/capnode.log` } : {}),
+        description: tray ? 'capnode tray (the capnode host with a tray icon)' : 'capnode host (local MCP server and gateway node)',
+      },
+      { userHome, capnodeHome: context.paths.home, ...(context.env.XDG_CONFIG_HOME ? { xdgConfigHome: context.env.XDG_CONFIG_HOME } : {}) },
+    );
+  } catch (error) {
+    // serviceFile refuses what the file cannot carry (a newline in CAPNODE_HOME, % for Task Scheduler).
+    if (error instanceof TypeError) throw new CliError('usage', `cannot write the login service: ${error.message}`, { cause: error });
+    throw error;
+  }
 }
 
 /** The commands that register, start, stop and query the service, per platform. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { browserOpener, openBrowser } from '../browser.js';
 import { adminEndpoints, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
 import { notRunningMessage, readText, send, unexpectedStatus, type Endpoint } from '../http.js';
@@ -20,32 +20,6 @@ async function loginUrl(endpoint: Endpoint): Promise<string> {
   const value = JSON.parse(await readText(result.response)) as { url?: unknown };
   if (typeof value.url !== 'string' || !/^http:\/\/[^/]+\/login\?code=/.test(value.url)) throw new CliError('failure', 'the host answered without a login URL');
   return value.url;
-}
-
-/** The command that opens a URL in the default browser on this platform. */
-function opener(platform: NodeJS.Platform): { command: string; args: (url: string) => string[] } {
-  if (platform === 'darwin') return { command: 'open', args: (url) => [url] };
-  if (platform === 'win32') return { command: 'cmd', args: (url) => ['/c', 'start', '""', url] };
-  return { command: 'xdg-open', args: (url) => [url] };
-}
-
-/** Starts the opener detached; resolves false when it cannot be started (not installed). */
-function openBrowser(url: string, platform: NodeJS.Platform): Promise<boolean> {
-  const { command, args } = opener(platform);
-  return new Promise((resolve) => {
-    let child;
-    try {
-      child = spawn(command, args(url), { detached: true, stdio: 'ignore', windowsHide: true });
-    } catch {
-      resolve(false);
-      return;
-    }
-    child.once('error', () => resolve(false));
-    child.once('spawn', () => {
-      child.unref();
-      resolve(true);
-    });
-  });
 }
 
 /**
@@ -77,12 +51,11 @@ export async function ui(context: Context): Promise<number> {
     context.out(url);
     return 0;
   }
-  const platform = process.platform;
-  if (await openBrowser(url, platform)) {
+  if (await openBrowser(url, context.env)) {
     context.err('capnode: opened the dashboard in your browser (the sign-in link works once, for 60 s)');
     return 0;
   }
-  context.err(`capnode: no browser opener (${opener(platform).command}) found; open this link yourself (it works once, for 60 s):`);
+  context.err(`capnode: no browser opener (${browserOpener(context.env).command}) found; open this link yourself (it works once, for 60 s):`);
   context.out(url);
   return 0;
 }
