@@ -28,7 +28,16 @@ describe('capnode ui', () => {
     const missing = join(dir.home, 'no such browser');
     const printed = await runCli(['ui'], dir.home, { BROWSER: missing });
     expect(printed.code, printed.stderr).toBe(0);
-    expect(printed.stderr).toContain(`no browser opener (${missing}) found`);
+    expect(printed.stderr).toContain(`no browser opener (${missing}) started or it failed`);
     expect(printed.stdout.trim()).toMatch(LOGIN_URL);
+
+    // An opener that starts but fails at once (xdg-open without a display) must not swallow the link.
+    const failing = join(dir.home, 'failing-browser.sh');
+    writeFileSync(failing, '#!/bin/sh\necho "xdg-open: no method available for opening" >&2\nexit 3\n');
+    chmodSync(failing, 0o755);
+    const failed = await runCli(['ui'], dir.home, { BROWSER: failing });
+    expect(failed.code, failed.stderr).toBe(0);
+    expect(failed.stderr).toContain(`no browser opener (${failing}) started or it failed`);
+    expect(failed.stdout.trim()).toMatch(LOGIN_URL);
   });
 });

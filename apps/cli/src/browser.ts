@@ -11,7 +11,17 @@ export function browserOpener(env: Readonly<Record<string, string | undefined>>,
   return { command: 'xdg-open', args: (url) => [url] };
 }
 
-/** Starts the opener detached, without a shell; resolves false when it cannot be started (not installed). */
+/**
+ * How long an opener may take to fail before it counts as started: xdg-open without a display (an
+ * SSH session, a headless machine) exits non-zero at once, a working one hands the URL on and exits 0
+ * or stays running with the browser.
+ */
+const OPENER_FAILS_WITHIN_MS = 2_000;
+
+/**
+ * Starts the opener detached, without a shell. Resolves false when it cannot be started (not
+ * installed) or exits with an error within {@link OPENER_FAILS_WITHIN_MS}, so the caller prints the URL.
+ */
 export function openBrowser(url: string, env: Readonly<Record<string, string | undefined>>): Promise<boolean> {
   const { command, args } = browserOpener(env);
   return new Promise((resolve) => {
@@ -24,8 +34,14 @@ export function openBrowser(url: string, env: Readonly<Record<string, string | u
     }
     child.once('error', () => resolve(false));
     child.once('spawn', () => {
-      child.unref();
-      resolve(true);
+      const settled = setTimeout(() => {
+        child.unref();
+        resolve(true);
+      }, OPENER_FAILS_WITHIN_MS);
+      child.once('exit', (code, signal) => {
+        clearTimeout(settled);
+        resolve(code === 0 && signal === null);
+      });
     });
   });
 }

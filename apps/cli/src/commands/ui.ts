@@ -55,7 +55,7 @@ export async function ui(context: Context): Promise<number> {
     context.err('capnode: opened the dashboard in your browser (the sign-in link works once, for 60 s)');
     return 0;
   }
-  context.err(`capnode: no browser opener (${browserOpener(context.env).command}) found; open this link yourself (it works once, for 60 s):`);
+  context.err(`capnode: no browser opener (${browserOpener(context.env).command}) started or it failed (no display?); open this link yourself (it works once, for 60 s):`);
   context.out(url);
   return 0;
 }
