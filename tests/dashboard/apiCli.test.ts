@@ -28,7 +28,7 @@ describe('capnode ui', () => {
     await using test = await startTestHost();
     const result = await runCli(['ui'], test.home, { PATH: '/nonexistent' });
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/no browser opener \((xdg-open|open|cmd)\) found/);
+    expect(result.stderr).toMatch(/no browser opener \((xdg-open|open|rundll32)\) started or it failed/);
     expect(result.stdout.trim()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?code=/);
   });
 

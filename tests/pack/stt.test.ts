@@ -1,13 +1,16 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInvoker, createRegistry, type CommandResult } from '@capnode/capabilities';
 import { findExecutable } from '@capnode/capabilities/node';
 import { createSttCapability, createTtsCapability, MAX_TRANSCRIBE_MS } from '@capnode/capabilities/pack';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPackHost } from '../support/packHost.js';
 import { startTestPulse } from '../support/pulse.js';
 import { tempDir } from '../support/testHost.js';
+
+const execFileAsync = promisify(execFile);
 
 const ready = process.platform === 'linux' && (await findExecutable('espeak-ng')) && (await findExecutable('pocketsphinx_continuous')) && (await findExecutable('ffmpeg'));
 
@@ -23,7 +26,11 @@ const PHRASES = ['please open the door', 'turn on the kitchen light', 'what time
 describe.runIf(ready)('stt over MCP (pocketsphinx, offline)', () => {
   const dir = tempDir('capnode-stt-');
   const audioDir = path.join(dir.path, 'audio');
-  beforeAll(() => mkdir(audioDir));
+  // phrase-0.wav exists before any test, so each test also runs alone (`-t`); the round trip rewrites it through tts.speak.
+  beforeAll(async () => {
+    await mkdir(audioDir);
+    await execFileAsync('espeak-ng', ['-v', 'en-us+m1', '-s', '175', '-w', path.join(audioDir, 'phrase-0.wav'), PHRASES[0]!]);
+  });
   afterAll(() => dir[Symbol.dispose]());
 
   /** Speaks `text` through tts.speak (returned audio) and saves it as a WAV. */
