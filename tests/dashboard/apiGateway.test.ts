@@ -34,4 +34,31 @@ describe('dashboard gateway', () => {
     expect(((await off.json()) as { applied: string[] }).applied).toEqual(['node.enabled']);
     expect(test.host.status().node).toMatchObject({ enabled: false, state: 'disabled' });
   });
+
+  it('a saved gateway token never follows a new gateway URL by itself: typed again, or null to drop it', async () => {
+    await using test = await startTestHost();
+    const client = await signIn(test.host, test.home);
+    const first = `ws://127.0.0.1:${await freePort()}`;
+    expect((await client.api('/api/gateway', { method: 'PUT', body: { url: first, token: 'gw-secret-token', enabled: false } })).status).toBe(200);
+    const attacker = 'wss://gateway.attacker.example';
+    for (const [route, method, body] of [
+      ['/api/gateway', 'PUT', { url: attacker, enabled: false }],
+      ['/api/settings', 'PATCH', { node: { url: attacker } }],
+      ['/api/settings', 'PATCH', { node: { url: attacker, token: '••••••••' } }],
+    ] as const) {
+      const refused = await client.api(route, { method, body });
+      expect(refused.status).toBe(400);
+      const error = ((await refused.json()) as { error: { fields: { path: string; message: string }[] } }).error;
+      expect(error.fields.map((field) => field.path)).toEqual([route === '/api/gateway' ? 'token' : 'node.token']);
+      expect(error.fields[0]!.message).toContain(first);
+      expect(test.host.settings.reload().node).toEqual({ enabled: false, url: first, token: 'gw-secret-token' });
+    }
+    // Same URL keeps the token; a new URL with its own token, or with null, is fine.
+    expect((await client.api('/api/gateway', { method: 'PUT', body: { url: first, enabled: false } })).status).toBe(200);
+    expect(test.host.settings.reload().node.token).toBe('gw-secret-token');
+    const second = `ws://127.0.0.1:${await freePort()}`;
+    expect((await client.api('/api/gateway', { method: 'PUT', body: { url: second, token: 'other-token', enabled: false } })).status).toBe(200);
+    expect((await client.api('/api/gateway', { method: 'PUT', body: { url: first, token: null, enabled: false } })).status).toBe(200);
+    expect(test.host.settings.reload().node).toEqual({ enabled: false, url: first });
+  });
 });

@@ -112,6 +112,18 @@ function redirectedSecrets(patch: Record<string, unknown>, current: Settings): F
   return fields;
 }
 
+/**
+ * A patch that points the gateway node at another URL while the stored token would stay (not sent,
+ * or sent back masked): the token was given for the old gateway and never follows a new URL by
+ * itself. Sending the token again, or `null` to connect without one, is fine.
+ */
+function redirectedGatewayToken(patch: Record<string, unknown>, current: Settings): FieldError[] {
+  const node = isPlainObject(patch.node) ? patch.node : undefined;
+  if (!node || typeof node.url !== 'string' || current.node.token === undefined || current.node.url === undefined || node.url === current.node.url) return [];
+  if (node.token !== undefined && node.token !== SECRET_MASK) return [];
+  return [{ path: 'node.token', message: `the saved token is kept only for ${current.node.url}: send the token for the new gateway URL again (or null to connect without one)` }];
+}
+
 /** Objects merge key by key; arrays and plain values replace; `null` removes the key. */
 export function mergePatch(current: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch) || !isPlainObject(current)) return patch;
@@ -171,12 +183,12 @@ export async function applySettingsPatch(patch: unknown, options: ApplySettingsO
   try {
     after = await options.store.update((current) => {
       before = current;
-      redirected = redirectedSecrets(patch, current);
+      redirected = [...redirectedSecrets(patch, current), ...redirectedGatewayToken(patch, current)];
       if (redirected.length) throw refused;
       return mergePatch(current, unmask(patch, current)) as Settings;
     });
   } catch (error) {
-    if (error === refused) return { ok: false, message: 'the settings were not changed: a masked secret cannot move to another server destination', fields: redirected };
+    if (error === refused) return { ok: false, message: 'the settings were not changed: a saved secret cannot move to another destination', fields: redirected };
     const cause = (error as { cause?: unknown }).cause;
     if (isHostError(error) && error.code === 'invalid_settings' && cause instanceof z.ZodError) {
       return { ok: false, message: 'the settings were not changed: some values are invalid', fields: fieldErrors(cause) };

@@ -82,7 +82,7 @@ export function GatewayPage() {
             <Field label="Gateway URL" hint="ws:// or wss://, e.g. ws://127.0.0.1:18789" error={fieldMessage(fields, 'url', 'node.url')}>
               {({ id, describedBy, invalid }) => <input id={id} type="url" value={url} aria-describedby={describedBy} aria-invalid={invalid || undefined} onInput={(event) => setUrl((event.currentTarget as HTMLInputElement).value)} />}
             </Field>
-            <Field label="Gateway token" hint={gateway.value?.configured?.hasToken ? 'A token is saved; leave empty to keep it.' : 'The gateway\'s shared token (write-only: it is never shown again).'} error={fieldMessage(fields, 'token', 'node.token')}>
+            <Field label="Gateway token" hint={gateway.value?.configured?.hasToken ? 'A token is saved for the gateway above; leave empty to keep it. A new gateway URL needs its token again.' : 'The gateway\'s shared token (write-only: it is never shown again).'} error={fieldMessage(fields, 'token', 'node.token')}>
               {({ id, describedBy, invalid }) => (
                 <input id={id} type="password" autocomplete="off" value={token} aria-describedby={describedBy} aria-invalid={invalid || undefined} onInput={(event) => setToken((event.currentTarget as HTMLInputElement).value)} />
               )}
