@@ -1,4 +1,5 @@
 import type { Transport } from './contract.js';
+import { MAX_TIMER_MS } from './internal/timers.js';
 
 /** The user's answer to an approval request. `allow-always` also adds an allowlist pattern. */
 export type ApprovalDecision = 'allow-once' | 'allow-always' | 'deny';
@@ -160,7 +161,6 @@ const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const ID_LENGTH = 10;
 const DECISIONS: ReadonlySet<string> = new Set(['allow-once', 'allow-always', 'deny']);
 const WAIT_MODES: ReadonlySet<string> = new Set(['auto', 'block', 'return']);
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** 10 base32 characters (50 bits) from the platform CSPRNG. */
 function createApprovalId(): string {

@@ -20,8 +20,8 @@ export interface Deadline extends Disposable {
   clear(): void;
 }
 
-/** The largest delay `setTimeout` honours; longer ones fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
+/** The largest delay `setTimeout` honours; longer ones fire at once, so every timer delay is capped at it. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 function timeoutError(timeoutMs: number): unknown {
   return new DOMException(`The operation timed out after ${timeoutMs} ms.`, 'TimeoutError');

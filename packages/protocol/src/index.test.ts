@@ -37,6 +37,7 @@ describe('@capnode/protocol root entry', () => {
     expect(Object.keys(protocol).sort()).toEqual([
       'JsonRpcErrorCode',
       'MAX_ARGUMENTS_DEPTH',
+      'MAX_TIMER_MS',
       'ProtocolError',
       'ProtocolFormatError',
       'SlotMap',

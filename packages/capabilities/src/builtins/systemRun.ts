@@ -12,6 +12,7 @@ import { buildChildEnv } from '../internal/childEnv.js';
 import { runProcess } from '../internal/runProcess.js';
 import { findExecutable } from '../internal/which.js';
 import type { BuiltinOptions } from './options.js';
+import { MAX_TIMER_MS } from '../internal/timers.js';
 
 /** Default deadline of one `system.run` call. */
 export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
@@ -20,8 +21,6 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60_000;
 const MAX_OUTPUT_LIMIT = 16 * 1024 * 1024;
 
-/** Largest timer delay; a gateway may pass any value up to it, which is then capped at the run maximum. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** The plan of `system.run.prepare` as OpenClaw gateways forward it (their extra fields kept as they are). */
 export const systemRunPlanSchema = z

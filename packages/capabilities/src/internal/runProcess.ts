@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { CapabilityError } from '../errors.js';
+import { MAX_TIMER_MS } from './timers.js';
 
 export interface RunProcessOptions {
   /** Absolute program path, or the command line when `shell` is true. */
@@ -48,7 +49,6 @@ export interface ProcessResult {
 const EXIT_DRAIN_MS = 500;
 /** How long to wait for the exit after a kill before giving up on it. */
 const KILL_WAIT_MS = 5_000;
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** The marker appended to a stream that went over its limit. */
 export function truncationMarker(omittedBytes: number): string {

@@ -1,4 +1,4 @@
-import { waitFor } from '@capnode/protocol';
+import { MAX_TIMER_MS, waitFor } from '@capnode/protocol';
 import { GATEWAY_PRE_CONNECT_MAX_BYTES, connectChallengeSchema, type GatewayEventFrame, type GatewayFrame, type GatewayResponseFrame, type HelloOk } from '@capnode/protocol/gateway';
 import type { GatewayClientOptions, GatewayClientStatus, GatewayConnectionState, GatewayLogLevel, GatewayRequestOptions } from '../clientContract.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -11,7 +11,6 @@ import { createWaiterSet } from './waiters.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
-const MAX_TIMER_MS = 2_147_483_647;
 const CLOSE_GRACE_MS = 2_000;
 
 let requestCounter = 0;

@@ -1,4 +1,5 @@
 import type { CommandDefinition, InvocationRequest } from '@capnode/capabilities';
+import { MAX_TIMER_MS } from '@capnode/protocol';
 import { capText } from '../redact.js';
 import { toModelResult, type BinaryStore, type ModelToolResult } from '../results.js';
 import type { McpCallOptions, McpTool } from '../types.js';
@@ -10,8 +11,6 @@ import { isRecord } from './util.js';
 
 /** Added to a tool's own timeout for the pipeline's deadline, so the SDK's timeout answers first. */
 const CALL_GRACE_MS = 5_000;
-/** The pipeline caps its deadline at the largest timer delay. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** What the harness face is built from. */
 export interface ToolMapOptions {
