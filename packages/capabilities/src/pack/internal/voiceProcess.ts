@@ -1,6 +1,5 @@
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { CapabilityError } from '../../errors.js';
-import { killProcessTree } from '../../internal/runProcess.js';
+import { runChild, type ChildControl } from '../../internal/processCore.js';
 
 /** One run of a backend program (clipboard tool, speech engine, recorder, locator). */
 export interface ToolRunOptions {
@@ -65,143 +64,62 @@ const KILL_WAIT_MS = 3_000;
  * Runs a backend program without a shell, in its own process group (a timeout, cancellation or
  * `stopWhen` kills the whole tree). Rejects only when the program cannot start.
  */
-export function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
-  const started = performance.now();
-  return new Promise<ToolRunResult>((resolve, reject) => {
-    if (options.signal?.aborted) {
-      reject(new CapabilityError('cancelled', 'The command was cancelled before it started.'));
-      return;
-    }
-    const windows = process.platform === 'win32';
-    const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'];
-    let child: ChildProcess;
-    try {
-      child = spawn(options.file, options.args as string[], { env: options.env ?? process.env, stdio, detached: !windows, windowsHide: true });
-    } catch (error) {
-      reject(new CapabilityError('failed', `Could not start ${options.file}: ${(error as Error).message}`, { cause: error }));
-      return;
-    }
-    const limit = options.maxStdoutBytes ?? DEFAULT_STDOUT_LIMIT;
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let truncated = false;
-    let stderr = '';
-    let timedOut = false;
-    let cancelled = false;
-    let stopped = false;
-    let killed = false;
-    let exit: { code: number | null; signal: string | null } | undefined;
-    let done = false;
-    let drainTimer: NodeJS.Timeout | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
+export async function runTool(options: ToolRunOptions): Promise<ToolRunResult> {
+  const limit = options.maxStdoutBytes ?? DEFAULT_STDOUT_LIMIT;
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let truncated = false;
+  let stderr = '';
+  let stopped = false;
 
-    let graceTimer: NodeJS.Timeout | undefined;
-    let terminating = false;
-    const kill = () => {
-      if (killed || exit) return;
-      killed = true;
-      const grace = windows ? undefined : options.killGraceMs;
-      terminating = grace !== undefined && signalGroup(child, 'SIGTERM');
-      if (terminating) graceTimer = setTimeout(() => killProcessTree(child), grace);
-      else killProcessTree(child);
-      killTimer = setTimeout(finish, KILL_WAIT_MS + (grace ?? 0));
-    };
-    const stop = () => {
-      stopped = true;
-      if (options.stopSignal !== 'SIGINT' || windows) {
-        kill();
-        return;
-      }
-      try {
-        child.kill('SIGINT');
-      } catch {
-        kill();
-        return;
-      }
-      graceTimer = setTimeout(kill, KILL_WAIT_MS);
-    };
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, options.timeoutMs);
-    const onAbort = () => {
-      cancelled = true;
-      kill();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-
-    function finish() {
-      if (done) return;
-      done = true;
-      clearTimeout(deadline);
-      clearTimeout(drainTimer);
-      clearTimeout(killTimer);
-      clearTimeout(graceTimer);
-      options.signal?.removeEventListener('abort', onAbort);
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      child.stdin?.destroy();
-      resolve({
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? (killed ? 'SIGKILL' : null),
-        stdout: Buffer.concat(chunks),
-        stderr,
-        truncated,
-        timedOut,
-        cancelled,
-        stopped,
-        durationMs: Math.round(performance.now() - started),
-      });
+  const stop = (control: ChildControl) => {
+    stopped = true;
+    if (options.stopSignal === 'SIGINT') control.interrupt('SIGINT', KILL_WAIT_MS);
+    else control.kill();
+  };
+  const onStdout = (chunk: Buffer, control: ChildControl) => {
+    const room = limit - kept;
+    if (chunk.length > room) {
+      truncated = true;
+      if (options.killOnOverflow) control.kill();
     }
+    if (room > 0) {
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(part);
+      kept += part.length;
+    }
+    if (options.stopWhen && !stopped && !control.killed && options.stopWhen(Buffer.concat(chunks).toString('utf8'))) stop(control);
+  };
+  const onStderr = (chunk: Buffer) => {
+    if (options.keepStderr === 'tail') stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_LIMIT);
+    else if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8').slice(0, STDERR_LIMIT - stderr.length);
+  };
 
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const room = limit - kept;
-      if (chunk.length > room) {
-        truncated = true;
-        if (options.killOnOverflow) kill();
-      }
-      if (room > 0) {
-        const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-        chunks.push(part);
-        kept += part.length;
-      }
-      if (options.stopWhen && !stopped && !killed && options.stopWhen(Buffer.concat(chunks).toString('utf8'))) stop();
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (options.keepStderr === 'tail') stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_LIMIT);
-      else if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8').slice(0, STDERR_LIMIT - stderr.length);
-    });
-    child.stdin?.on('error', () => undefined); // A program that exits without reading its input closes the pipe.
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      if (child.pid !== undefined) return;
-      done = true;
-      clearTimeout(deadline);
-      options.signal?.removeEventListener('abort', onAbort);
-      const reason = error.code === 'ENOENT' ? 'not found' : error.code === 'EACCES' ? 'permission denied' : error.message;
-      reject(new CapabilityError('failed', `Could not start ${options.file}: ${reason}.`, { cause: error }));
-    });
-    child.once('exit', (code, signal) => {
-      exit = { code, signal };
-      clearTimeout(killTimer);
-      clearTimeout(graceTimer);
-      // The program ended on SIGTERM: what it started and left behind goes now.
-      if (terminating) killProcessTree(child);
-      drainTimer = setTimeout(finish, options.resolveOnExit ? EXIT_DRAIN_MS : KILL_WAIT_MS);
-    });
-    child.once('close', () => finish());
-    if (options.input !== undefined) child.stdin?.end(options.input);
+  const run = await runChild({
+    file: options.file,
+    args: options.args,
+    env: options.env ?? process.env,
+    input: options.input,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    killGraceMs: options.killGraceMs,
+    // Without resolveOnExit the run waits for the pipes to close, as long as for a killed program's exit.
+    exitDrainMs: options.resolveOnExit ? EXIT_DRAIN_MS : KILL_WAIT_MS,
+    killWaitMs: KILL_WAIT_MS,
+    onStdout,
+    onStderr,
   });
-}
-
-/** Sends `signal` to the child's process group; false when there is none to signal. */
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): boolean {
-  if (child.pid === undefined) return false;
-  try {
-    process.kill(-child.pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
+  return {
+    exitCode: run.exitCode,
+    signal: run.signal,
+    stdout: Buffer.concat(chunks),
+    stderr,
+    truncated,
+    timedOut: run.timedOut,
+    cancelled: run.cancelled,
+    stopped,
+    durationMs: run.durationMs,
+  };
 }
 
 /** The first line of a program's stderr, trimmed and bounded, for an error message. */
