@@ -55,9 +55,12 @@ export interface ToolRunResult {
 
 const STDERR_LIMIT = 16 * 1024;
 const DEFAULT_STDOUT_LIMIT = 1024 * 1024;
-/** How long output is still read after the program exited. */
+/** With `resolveOnExit`: how long output is still read after the program exited. */
 const EXIT_DRAIN_MS = 150;
-/** How long to wait for the exit after a kill before giving up on it. */
+/**
+ * How long to wait for the exit after a kill before giving up on it; also how long the pipes may stay
+ * open after the exit without `resolveOnExit`, and how long a `SIGINT` stop may take before the kill.
+ */
 const KILL_WAIT_MS = 3_000;
 
 /**
