@@ -1,5 +1,4 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
@@ -7,21 +6,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHostError, type HostError } from './errors.js';
 import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from './gatewayMode.js';
 import { approveGatewayPairing, readGatewayNodeId } from './gatewayPairing.js';
+import { freePort } from '../../../tests/support/ports.js';
 
 let home: string;
 beforeEach(() => {
   home = mkdtempSync(join(tmpdir(), 'capnode-gateway-pairing-'));
 });
 afterEach(() => rmSync(home, { recursive: true, force: true }));
-
-/** A loopback port nothing listens on: every connect attempt is refused. */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** This machine's gateway node identity, as the gateway node writes it on its first connect. */
 function createNodeIdentity(): string {
@@ -53,7 +44,7 @@ describe('readGatewayNodeId', () => {
 
 describe('approveGatewayPairing', () => {
   it('without a gateway node identity fails with no_node_identity naming the file and the fix, and creates no identity', async () => {
-    const url = `ws://127.0.0.1:${await deadPort()}`;
+    const url = `ws://127.0.0.1:${await freePort()}`;
     const error = await failure(approveGatewayPairing({ home, url, version: '0.0.0-test' }));
     expect(error.code).toBe('no_node_identity');
     expect(error.message).toBe(`this machine has no node identity yet (${join(home, NODE_IDENTITY_FILE)}) — connect it first: capnode serve --gateway ${url}`);
@@ -63,7 +54,7 @@ describe('approveGatewayPairing', () => {
 
   it('an unreachable gateway fails with gateway_unreachable by the deadline, saying why, with the cause', async () => {
     createNodeIdentity();
-    const url = `ws://127.0.0.1:${await deadPort()}`;
+    const url = `ws://127.0.0.1:${await freePort()}`;
     const error = await failure(approveGatewayPairing({ home, url, token: 'secret-token-never-shown', version: '0.0.0-test', timeoutMs: 300 }));
     expect(error.code).toBe('gateway_unreachable');
     const prefix = `cannot connect to ${url} as an operator: `;
@@ -76,7 +67,7 @@ describe('approveGatewayPairing', () => {
 
   it('the caller signal ends it with aborted (already aborted, or while connecting), the reason as cause', async () => {
     createNodeIdentity();
-    const url = `ws://127.0.0.1:${await deadPort()}`;
+    const url = `ws://127.0.0.1:${await freePort()}`;
     const reason = new Error('stop');
     const before = await failure(approveGatewayPairing({ home, url, version: '0.0.0-test', signal: AbortSignal.abort(reason) }));
     expect(before.code).toBe('aborted');
@@ -93,7 +84,7 @@ describe('approveGatewayPairing', () => {
 
   it('rejects a bad timeoutMs before connecting', async () => {
     createNodeIdentity();
-    await expect(approveGatewayPairing({ home, url: `ws://127.0.0.1:${await deadPort()}`, version: '0.0.0-test', timeoutMs: -1 })).rejects.toThrow(RangeError);
+    await expect(approveGatewayPairing({ home, url: `ws://127.0.0.1:${await freePort()}`, version: '0.0.0-test', timeoutMs: -1 })).rejects.toThrow(RangeError);
     expect(existsSync(join(home, OPERATOR_IDENTITY_FILE))).toBe(false);
   });
 });
