@@ -71,10 +71,10 @@ export async function approveGatewayPairing(options: ApproveGatewayPairingOption
   if (!nodeId) throw new HostError('no_node_identity', `this machine has no node identity yet (${join(options.home, NODE_IDENTITY_FILE)}) — connect it first: capnode serve --gateway ${options.url}`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_PAIRING_TIMEOUT_MS;
   using deadline = createDeadline({ timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
-  const failed = (code: 'gateway_unreachable' | 'pairing_failed', what: string, error: unknown): HostError =>
+  const failed = (code: 'gateway_unreachable' | 'pairing_failed', what: string, why: string, error: unknown): HostError =>
     options.signal?.aborted
       ? new HostError('aborted', 'approving the gateway pairing was aborted', { cause: options.signal.reason })
-      : new HostError(code, `${what}: ${causeText(error)}`, { cause: error });
+      : new HostError(code, `${what}: ${why}`, { cause: error });
   const bridge = await import('@capnode/gateway-bridge/node');
   let operator;
   try {
@@ -89,14 +89,15 @@ export async function approveGatewayPairing(options: ApproveGatewayPairingOption
       timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
     });
   } catch (error) {
-    throw failed('gateway_unreachable', `cannot connect to ${options.url} as an operator`, error);
+    throw failed('gateway_unreachable', `cannot connect to ${options.url} as an operator`, causeText(error), error);
   }
   try {
     const approved = await bridge.approveNodePairing(operator, nodeId, { signal: deadline.signal });
     const node = await bridge.findGatewayNode(operator, nodeId, { signal: deadline.signal });
     return { nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: node ?? null };
   } catch (error) {
-    throw failed('pairing_failed', 'approving the pairing failed', error);
+    // The deadline aborts the request; "was aborted" would hide that the gateway did not answer in time.
+    throw failed('pairing_failed', 'approving the pairing failed', deadline.timedOut ? `no answer from the gateway within ${timeoutMs} ms` : causeText(error), error);
   } finally {
     await operator.close();
   }
