@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { NODE_IDENTITY_FILE, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +8,7 @@ import { z } from 'zod';
 // The real gateway has no chat channels offline, so channel messages come from the bridge's own fake
 // gateway here; the nine tools run against the real gateway in tests/gateway/cli.interop.ts.
 import { startFakeGateway, type FakeConnection } from '../../packages/gateway-bridge/src/internal/fakeGateway.js';
-import { cliPath, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { cliPath, completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 const SECRET = 'gateway-secret-token-never-printed-42';
@@ -101,6 +102,40 @@ describe('capnode serve: node mode × MCP server', () => {
     expect(pair.code).toBe(1);
     expect(pair.stderr).toContain('no node identity yet');
     expect(pair.stderr).toContain('capnode serve --gateway ws://127.0.0.1:9');
+  });
+
+  it('gateway pair prints what it approved (--json as is), and Ctrl-C while the gateway is silent exits 130', async () => {
+    using home = tempHome();
+    const nodeId = loadOrCreateDeviceIdentity(join(home.home, NODE_IDENTITY_FILE)).identity.deviceId;
+    // The fake gateway only stands in for a gateway that never answers; the real approval runs in tests/gateway/cli.interop.ts.
+    let answer = true;
+    await using gateway = await startFakeGateway(async (connection) => {
+      await connection.handshake();
+      const list = await connection.next((frame) => frame.method === 'node.pair.list');
+      if (!answer) return;
+      connection.respond(list.id, { pending: [{ requestId: 'r-1', nodeId, commands: ['system.run', 'device.info'] }] });
+      const approve = await connection.next((frame) => frame.method === 'node.pair.approve');
+      connection.respond(approve.id, { ok: true });
+      const nodes = await connection.next((frame) => frame.method === 'node.list');
+      connection.respond(nodes.id, { nodes: [{ nodeId, approvalState: 'approved' }] });
+    });
+    const human = await runCli(['gateway', 'pair', '--gateway', gateway.url], home.home);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toBe(`approved request r-1 for node ${nodeId}: system.run, device.info\n`);
+    const json = await runCli(['gateway', 'pair', '--gateway', gateway.url, '--json'], home.home);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ nodeId, approved: [{ requestId: 'r-1', commands: ['system.run', 'device.info'] }], node: { nodeId, approvalState: 'approved' } });
+
+    answer = false;
+    const child = spawnCli(['gateway', 'pair', '--gateway', gateway.url], home.home);
+    child.stdin.end();
+    const done = completion(child);
+    const connection = await gateway.connection(2, 20_000);
+    await connection.next((frame) => frame.method === 'node.pair.list', 20_000);
+    child.kill('SIGINT');
+    const interrupted = await done;
+    expect(interrupted.code).toBe(130);
+    expect(interrupted.stdout).toBe('');
   });
 });
 

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PollOptions } from '../support/poll.js';
+import { completion, type ProcessResult } from '../support/process.js';
 
 export const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** The built CLI; `pnpm test` builds it first (or: pnpm turbo run build --filter capnode...). */
@@ -12,11 +12,9 @@ export const cliPath = join(repoRoot, 'apps/cli/dist/bin.js');
 
 if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing; build first: pnpm turbo run build --filter capnode...`);
 
-export interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+/** How a CLI run ended, and all it wrote. */
+export type CliResult = ProcessResult;
+export { completion };
 
 /** A temporary CAPNODE_HOME, removed on dispose. */
 export function tempHome(): { readonly home: string; [Symbol.dispose](): void } {
@@ -36,18 +34,6 @@ export function spawnCli(args: readonly string[], home: string, env?: Record<str
   return spawn(process.execPath, [cliPath, ...args], { env: childEnv(home, env), stdio: 'pipe' });
 }
 
-/** Collects a child's output until it exits. */
-export function completion(child: ChildProcessWithoutNullStreams): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolvePromise, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
-}
-
 /** Runs the CLI to completion. */
 export function runCli(args: readonly string[], home: string, env?: Record<string, string>): Promise<CliResult> {
   const child = spawnCli(args, home, env);
@@ -55,14 +41,7 @@ export function runCli(args: readonly string[], home: string, env?: Record<strin
   return completion(child);
 }
 
-/** A port nothing listens on (bound, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
-  return port;
-}
+export { freePort } from '../support/ports.js';
 
 export interface ServeProcess {
   readonly url: string;

@@ -1,5 +1,4 @@
 import { request as httpRequest } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Host } from '@capnode/host';
@@ -112,11 +111,4 @@ export function eventReader(response: Response): { next(name: string, predicate?
   };
 }
 
-/** A loopback port nothing listens on (bound, then released). */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from '../support/ports.js';

@@ -11,21 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectOperator, INTEROP_ALLOW, invokeNode } from './fixtures.js';
 import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from './harness.js';
 import { eventually } from '../support/poll.js';
+import { completion, type ProcessResult } from '../support/process.js';
 
 const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
 const cli = fileURLToPath(new URL('../../apps/cli/dist/bin.js', import.meta.url));
 
-function run(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: readonly string[], env: Record<string, string>): Promise<ProcessResult> {
   const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return completion(child);
 }
 
 describe.skipIf(skipReason !== undefined)('the built capnode CLI against the real OpenClaw gateway', () => {

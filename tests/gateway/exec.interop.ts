@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invokeNode, startNodeSession, type NodeFixture, type NodeSession } from './fixtures.js';
 import { gatewayWait, interopSkipReason, type RealGateway } from './harness.js';
 import { eventually } from '../support/poll.js';
+import { completion, type ProcessResult } from '../support/process.js';
 
 const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
@@ -66,16 +67,9 @@ function agentRunParams(nodeId: string, plan: PreparedPlan, extra: Record<string
   };
 }
 
-function runOpenclaw(gateway: RealGateway, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runOpenclaw(gateway: RealGateway, args: readonly string[]): Promise<ProcessResult> {
   const child = spawn(gateway.openclaw.node, [gateway.openclaw.entry, ...args, '--url', gateway.url, '--token', gateway.token], { env: { ...gateway.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return completion(child);
 }
 
 describe.skipIf(skipReason !== undefined)('exec through the real gateway as OpenClaw agents use it', () => {

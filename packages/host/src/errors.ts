@@ -12,6 +12,14 @@ export type HostErrorCode =
   | 'listen_failed'
   /** Gateway node mode could not start (bad gateway URL, unreadable identity file). */
   | 'gateway_failed'
+  /** Pairing was asked for before this machine's gateway node ever connected (no node identity file yet); the message names the fix. */
+  | 'no_node_identity'
+  /** The gateway could not be reached, or refused the operator connection; `cause` holds why. */
+  | 'gateway_unreachable'
+  /** The gateway refused or failed approving the pairing, or listing its gateway nodes; `cause` holds why. */
+  | 'pairing_failed'
+  /** The caller's signal ended the operation. */
+  | 'aborted'
   /** A part of the host that is not running was asked for (the dashboard when it is off or failed to start). */
   | 'unavailable'
   /** The host was closed. */

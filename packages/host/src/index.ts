@@ -29,6 +29,8 @@ export { createAdminHandler } from './adminApi.js';
 export { createAppCapability } from './appStatus.js';
 export type { GatewayConnectionConfig, GatewayOverride, NodeModeState, NodeModeStatus } from './gatewayMode.js';
 export { GATEWAY_TOKEN_ENV, NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig, nodeModeStatus } from './gatewayMode.js';
+export type { ApproveGatewayPairingOptions, GatewayPairingResult } from './gatewayPairing.js';
+export { approveGatewayPairing, readGatewayNodeId } from './gatewayPairing.js';
 export type { DashboardState, DashboardStatus } from './dashboard/service.js';
 export type { SettingsPatchResult } from './dashboard/settingsPatch.js';
 export { SECRET_MASK } from './dashboard/settingsPatch.js';

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HostStatus, NodeModeStatus } from '@capnode/host';
 import { listRuntimeStates } from '@capnode/host/paths';
@@ -27,16 +26,6 @@ async function runningStatuses(context: Context): Promise<HostStatus[]> {
     }
   }
   return statuses;
-}
-
-/** The node's identity file's device id, without creating the file. */
-function storedDeviceId(path: string): string | undefined {
-  try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as { deviceId?: unknown };
-    return typeof value.deviceId === 'string' ? value.deviceId : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function printNode(context: Context, node: NodeModeStatus, pid: number): void {
@@ -73,7 +62,7 @@ async function status(context: Context): Promise<number> {
   }
   const settings = loadSettingsOrFail(context, hostModule);
   const identityPath = join(context.paths.home, hostModule.NODE_IDENTITY_FILE);
-  const nodeId = storedDeviceId(identityPath);
+  const nodeId = hostModule.readGatewayNodeId(context.paths.home);
   const tokenSource = flag(context.args, 'gateway-token') ? '--gateway-token' : context.env[hostModule.GATEWAY_TOKEN_ENV] ? hostModule.GATEWAY_TOKEN_ENV : settings.node.token ? 'settings.json node.token' : undefined;
   const offline = {
     running: false,
@@ -125,50 +114,38 @@ function gatewayFailure(error: unknown, what: string): never {
   throw new CliError('failure', `${what}: ${message}`, { cause: error });
 }
 
+/** The approval's failure as the CLI says it: the host's message (it names the fix), exit 130 on Ctrl-C. */
+function pairingFailure(error: unknown, hostModule: HostModule): never {
+  if (hostModule.isHostError(error) && error.code === 'aborted') throw new CliError('interrupted', 'interrupted', { cause: error });
+  hostFailure(error, hostModule);
+}
+
 async function pair(context: Context, version: string): Promise<number> {
   const hostModule: HostModule = await import('@capnode/host');
   const target = await gatewayTarget(context, hostModule, true);
-  const identityPath = join(context.paths.home, hostModule.NODE_IDENTITY_FILE);
-  const nodeId = storedDeviceId(identityPath);
-  if (!nodeId) throw new CliError('failure', `this machine has no node identity yet (${identityPath}) — connect it first: capnode serve --gateway ${target.url}`);
-  const bridge = await import('@capnode/gateway-bridge/node');
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
-  let operator;
+  let result;
   try {
-    operator = await bridge.connectGatewayOperator({
-      url: target.url,
-      ...(target.token ? { token: target.token } : {}),
-      identityPath: join(context.paths.home, hostModule.OPERATOR_IDENTITY_FILE),
-      scopes: ['operator.read', 'operator.write', 'operator.pairing', 'operator.admin'],
-      version,
-      signal: controller.signal,
-    });
+    result = await hostModule.approveGatewayPairing({ home: context.paths.home, ...target, version, signal: controller.signal });
   } catch (error) {
-    process.off('SIGINT', stop);
-    gatewayFailure(error, `cannot connect to ${target.url} as an operator`);
-  }
-  try {
-    const approved = await bridge.approveNodePairing(operator, nodeId, { signal: controller.signal });
-    const entry = await bridge.findGatewayNode(operator, nodeId, { signal: controller.signal });
-    if (context.json) {
-      context.out(JSON.stringify({ nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: entry ?? null }, null, 2));
-    } else if (approved.length > 0) {
-      for (const request of approved) context.out(`approved request ${request.requestId} for node ${nodeId}${request.commands?.length ? `: ${request.commands.join(', ')}` : ''}`);
-    } else if (!entry) {
-      context.out(`the gateway at ${target.url} does not know node ${nodeId} — is capnode serve --gateway ${target.url} running?`);
-      return 1;
-    } else {
-      context.out(`nothing to approve: node ${nodeId} is ${entry.approvalState ?? 'known'}${entry.connected ? ' and connected' : ''}`);
-    }
-    return 0;
-  } catch (error) {
-    gatewayFailure(error, 'approving the pairing failed');
+    pairingFailure(error, hostModule);
   } finally {
     process.off('SIGINT', stop);
-    await operator.close();
   }
+  const { nodeId, approved, node } = result;
+  if (context.json) {
+    context.out(JSON.stringify(result, null, 2));
+  } else if (approved.length > 0) {
+    for (const request of approved) context.out(`approved request ${request.requestId} for node ${nodeId}${request.commands.length ? `: ${request.commands.join(', ')}` : ''}`);
+  } else if (!node) {
+    context.out(`the gateway at ${target.url} does not know node ${nodeId} — is capnode serve --gateway ${target.url} running?`);
+    return 1;
+  } else {
+    context.out(`nothing to approve: node ${nodeId} is ${node.approvalState ?? 'known'}${node.connected ? ' and connected' : ''}`);
+  }
+  return 0;
 }
 
 /**

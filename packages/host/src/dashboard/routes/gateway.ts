@@ -1,55 +1,30 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from '../../gatewayMode.js';
+import { isHostError } from '../../errors.js';
+import { resolveGatewayConfig } from '../../gatewayMode.js';
+import { approveGatewayPairing } from '../../gatewayPairing.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { Route, RouteContext } from '../types.js';
 
-/** How long approving a pairing may take (connect as operator, approve, look the node up). */
-const PAIR_TIMEOUT_MS = 30_000;
-
-function storedDeviceId(path: string): string | undefined {
-  try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as { deviceId?: unknown };
-    return typeof value.deviceId === 'string' ? value.deviceId : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * `POST /api/gateway/pair`: approves this machine's pending node pairing on the gateway, as
- * `capnode gateway pair` does (connects as an operator with the configured token; works when the
- * user is an operator of that gateway).
+ * `POST /api/gateway/pair`: approves this machine's pending gateway node pairing on the gateway, as
+ * `capnode gateway pair` does ({@link approveGatewayPairing}; works when the user is an operator of
+ * that gateway).
  */
 async function pair({ host, signal }: RouteContext): Promise<Response> {
   const settings = host.settings.reload();
   const config = settings.node.url === undefined ? undefined : resolveGatewayConfig({ ...settings, node: { ...settings.node, enabled: true } }, undefined, host.env);
   if (!config) return apiError(400, 'invalid', 'no gateway configured: set its URL first (PUT /api/gateway)', [{ path: 'url', message: 'required' }]);
-  const nodeId = storedDeviceId(join(host.paths.home, NODE_IDENTITY_FILE));
-  if (!nodeId) return apiError(409, 'conflict', 'this machine has no gateway node identity yet: connect it to the gateway first');
-  const bridge = await import('@capnode/gateway-bridge/node');
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(PAIR_TIMEOUT_MS)]);
-  let operator;
   try {
-    operator = await bridge.connectGatewayOperator({
-      url: config.url,
-      ...(config.token ? { token: config.token } : {}),
-      identityPath: join(host.paths.home, OPERATOR_IDENTITY_FILE),
-      scopes: ['operator.read', 'operator.write', 'operator.pairing', 'operator.admin'],
-      version: host.version,
-      signal: deadline,
-    });
+    return json(200, await approveGatewayPairing({ home: host.paths.home, ...config, version: host.version, signal }));
   } catch (error) {
-    return apiError(409, 'unavailable', `cannot connect to ${config.url} as an operator: ${(error as Error).message.slice(0, 300)}`);
-  }
-  try {
-    const approved = await bridge.approveNodePairing(operator, nodeId, { signal: deadline });
-    const node = await bridge.findGatewayNode(operator, nodeId, { signal: deadline });
-    return json(200, { nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: node ?? null });
-  } catch (error) {
-    return apiError(409, 'conflict', `approving the pairing failed: ${(error as Error).message.slice(0, 300)}`);
-  } finally {
-    await operator.close();
+    if (!isHostError(error)) throw error;
+    switch (error.code) {
+      case 'no_node_identity':
+        return apiError(409, 'conflict', 'this machine has no gateway node identity yet: connect it to the gateway first');
+      case 'pairing_failed':
+        return apiError(409, 'conflict', error.message);
+      default:
+        return apiError(409, 'unavailable', error.message);
+    }
   }
 }
 
