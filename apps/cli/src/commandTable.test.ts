@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_IDS } from '@capnode/host/clients';
-import { COMMANDS, CONFIG_CLIENTS, FLAGS, findCommand } from './commandTable.js';
+import { COMMANDS, CONFIG_CLIENTS, FLAGS, GLOBAL_FLAGS, findCommand } from './commandTable.js';
 import { commandHelp, overviewHelp } from './help.js';
 
 describe('command table', () => {
@@ -34,5 +34,20 @@ describe('command table', () => {
     expect(help).toMatch(/^capnode logs — /);
     expect(help).toContain('-f, --follow');
     expect(help).toContain('-n, --lines <N>');
+  });
+
+  it('takes the overview\'s global options from the flag table: one aligned line per GLOBAL_FLAGS entry, nothing else', () => {
+    const lines = overviewHelp().split('\n');
+    const start = lines.indexOf('Options:');
+    const options = lines.slice(start + 1, lines.indexOf('', start));
+    expect(options.map((line) => line.trim().split(/\s{2,}/))).toEqual(
+      GLOBAL_FLAGS.map((name) => {
+        const info: { short?: string; value?: string; help: string } = FLAGS[name];
+        return [`${info.short ? `-${info.short}, ` : ''}--${name}${info.value ? ` <${info.value}>` : ''}`, info.help];
+      }),
+    );
+    // One column: every help text starts at the same offset.
+    expect(new Set(GLOBAL_FLAGS.map((name, index) => options[index]!.lastIndexOf(FLAGS[name].help))).size).toBe(1);
+    expect(options.join('\n')).toContain('--json           raw JSON output');
   });
 });

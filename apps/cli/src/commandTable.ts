@@ -18,7 +18,7 @@ export interface FlagInfo {
  * accepted everywhere. Add a new flag here when a row needs one.
  */
 export const FLAGS = {
-  help: { kind: 'switch', short: 'h', help: "this help; capnode <command> --help: that command's help" },
+  help: { kind: 'switch', short: 'h', help: 'this help (capnode help <command>: one command)' },
   version: { kind: 'switch', short: 'V', help: 'the version' },
   json: { kind: 'switch', help: 'raw JSON output' },
   url: { kind: 'value', value: 'url', help: "MCP endpoint (default: the running host's, else http://127.0.0.1:8765/; env CAPNODE_URL)" },
@@ -52,6 +52,9 @@ export const FLAGS = {
 } as const satisfies Record<string, FlagInfo>;
 
 export type FlagName = keyof typeof FLAGS;
+
+/** The flags `capnode --help` lists under "Options:", in this order (syntax and help from {@link FLAGS}). */
+export const GLOBAL_FLAGS: readonly FlagName[] = ['url', 'token', 'json', 'help', 'version'];
 
 /** The flag kinds for {@link parseArgs}. */
 export const FLAG_SPEC: FlagSpec = Object.fromEntries(Object.entries(FLAGS).map(([name, info]) => [name, info.kind]));

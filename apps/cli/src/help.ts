@@ -1,4 +1,4 @@
-import { COMMANDS, FLAGS, SECTIONS, type CommandRow, type FlagInfo, type Section, type UsageLine } from './commandTable.js';
+import { COMMANDS, FLAGS, GLOBAL_FLAGS, SECTIONS, type CommandRow, type FlagInfo, type FlagName, type Section, type UsageLine } from './commandTable.js';
 
 const WIDTH = 46;
 
@@ -10,13 +10,18 @@ function usageLines(lines: readonly UsageLine[]): string[] {
   });
 }
 
-const GLOBAL_OPTIONS = [
-  'Options:',
-  `  --url <url>      ${FLAGS.url.help}`,
-  `  --token <token>  ${FLAGS.token.help}`,
-  '  --json           raw JSON output',
-  '  -h, --help       this help (capnode help <command>: one command);  -V, --version  the version',
-];
+/** A flag's syntax from its table entry: `-n, --lines <N>`, `--json`. */
+function flagSyntax(name: FlagName): string {
+  const flagInfo: FlagInfo = FLAGS[name];
+  return `${flagInfo.short ? `-${flagInfo.short}, ` : ''}--${name}${flagInfo.value ? ` <${flagInfo.value}>` : ''}`;
+}
+
+/** The overview's options: {@link GLOBAL_FLAGS}, their help in one aligned column. */
+function globalOptions(): string[] {
+  const syntaxes = GLOBAL_FLAGS.map(flagSyntax);
+  const width = Math.max(...syntaxes.map((syntax) => syntax.length)) + 2;
+  return ['Options:', ...GLOBAL_FLAGS.map((name, index) => `  ${syntaxes[index]!.padEnd(width)}${FLAGS[name].help}`)];
+}
 
 const FOOTER = [
   'Config directory: CAPNODE_HOME, else the platform default (e.g. ~/.config/capnode).',
@@ -34,7 +39,7 @@ export function overviewHelp(commands: readonly CommandRow[] = COMMANDS): string
     for (const row of rows) lines.push(...usageLines(row.usage));
     if (section === 'main') lines.push(...usageLines([['capnode help <command>', "one command's help (also: capnode <command> --help)"]]));
   }
-  lines.push('', ...GLOBAL_OPTIONS, '', ...FOOTER);
+  lines.push('', ...globalOptions(), '', ...FOOTER);
   return lines.join('\n');
 }
 
@@ -44,11 +49,10 @@ export function commandHelp(row: CommandRow): string {
   const lines = [`${title} — ${row.summary}`, '', 'Usage:', ...usageLines(row.usage)];
   if (row.subcommands?.length) lines.push('', `${row.name === 'config' ? 'Clients' : 'Subcommands'}: ${row.subcommands.join(', ')}`);
   const flags = row.flags.map((name) => {
-    const flagInfo: FlagInfo = FLAGS[name];
-    const syntax = `${flagInfo.short ? `-${flagInfo.short}, ` : ''}--${name}${flagInfo.value ? ` <${flagInfo.value}>` : ''}`;
-    return `  ${syntax.padEnd(24)}${syntax.length >= 24 ? ' ' : ''}${flagInfo.help}`;
+    const syntax = flagSyntax(name);
+    return `  ${syntax.padEnd(24)}${syntax.length >= 24 ? ' ' : ''}${FLAGS[name].help}`;
   });
-  lines.push('', 'Options:', ...flags, `  ${'-h, --help'.padEnd(24)}this help`);
+  lines.push('', 'Options:', ...flags, `  ${flagSyntax('help').padEnd(24)}this help`);
   if (row.notes?.length) lines.push('', ...row.notes);
   lines.push('', 'All commands: capnode --help');
   return lines.join('\n');

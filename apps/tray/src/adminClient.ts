@@ -76,30 +76,3 @@ export async function adminRequest<T>(target: AdminTarget, route: string, init: 
   if (!response.ok) throw new TrayError('request_failed', `the host refused ${init.method ?? 'GET'} ${route} (HTTP ${response.status})${errorText(body) ? `: ${errorText(body)}` : ''}`);
   return body as T;
 }
-
-/** One server-sent event. */
-export interface ServerSentEvent {
-  readonly event: string;
-  readonly data: string;
-}
-
-/** Splits a `text/event-stream` body into events (comments and unknown fields ignored). */
-export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ServerSentEvent> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event:')) event = line.slice(6).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-      }
-      if (data.length > 0) yield { event, data: data.join('\n') };
-    }
-  }
-}

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { escapeForDisplay, formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
 import { findExecutable, showDesktopNotification } from '@capnode/capabilities/node';
+import { openBrowser } from '@capnode/host/browser';
 import { TrayError } from './errors.js';
 
 /** Where desktop tools are looked up (PATH) and run with (DISPLAY, WAYLAND_DISPLAY). */
@@ -82,25 +83,31 @@ export async function writeClipboard(text: string, options: DesktopOptions = {})
   if (result.code !== 0) throw new TrayError('failed', `${tool.file} could not copy (${result.stderr.trim().split('\n')[0] || `exit code ${result.code}`})`);
 }
 
+/** What to install when the platform's browser opener is missing. */
+function openerHint(platform: NodeJS.Platform): string {
+  if (platform === 'darwin') return 'open (/usr/bin/open) must be on PATH';
+  if (platform === 'win32') return 'rundll32.exe must be on PATH';
+  return 'install xdg-utils (Debian/Ubuntu: apt install xdg-utils)';
+}
+
 /**
- * Opens `url` in the default browser: xdg-open (Linux), open (macOS), the URL protocol handler
- * (Windows; no `cmd start`, whose parser would read `&` in the URL).
- * @throws TrayError `unsupported`, `failed`.
+ * Opens `url` in the default browser with the host's opener (`$BROWSER`, else xdg-open, open, the
+ * Windows URL protocol handler; see `openBrowser` of `@capnode/host/browser`). Only http(s) URLs:
+ * the tray opens its dashboard, nothing an opener could read as a file or a command.
+ * @throws TrayError `unsupported` (no opener; the message says what to install and carries the
+ * URL with its one-time code masked), `failed` (the opener exited with an error at once).
  */
 export async function openInBrowser(url: string, options: DesktopOptions = {}): Promise<void> {
   if (!/^https?:\/\//.test(url)) throw new TrayError('failed', `refusing to open '${url}': not an http(s) URL`);
   const platform = options.platform ?? process.platform;
   const env = options.env ?? process.env;
-  const [name, args, hint] =
-    platform === 'darwin'
-      ? ['open', [url], 'open (/usr/bin/open) must be on PATH']
-      : platform === 'win32'
-        ? ['rundll32', ['url.dll,FileProtocolHandler', url], 'rundll32.exe must be on PATH']
-        : ['xdg-open', [url], 'install xdg-utils (Debian/Ubuntu: apt install xdg-utils)'];
-  const file = await findExecutable(name, { env, platform });
-  if (!file) throw new TrayError('unsupported', `cannot open the browser: ${hint}; open ${url.replace(/code=[^&]+/, 'code=…')} yourself`);
-  const result = await runTool(file, args, options);
-  if (result.code !== 0) throw new TrayError('failed', `${name} could not open the browser (${result.stderr.trim().split('\n')[0] || `exit code ${result.code}`})`);
+  const result = await openBrowser(url, { env, platform, ...(options.signal ? { signal: options.signal } : {}) });
+  if (result.opened) return;
+  if (result.reason === 'not_started') {
+    const hint = env.BROWSER ? `$BROWSER (${result.command}) could not start: ${result.detail}` : openerHint(platform);
+    throw new TrayError('unsupported', `cannot open the browser: ${hint}; open ${url.replace(/code=[^&#]+/, 'code=…')} yourself`);
+  }
+  throw new TrayError('failed', `${result.command} could not open the browser (${result.detail})`);
 }
 
 /** Title and body of the tray's notification for a pending approval (escaped like every rendering). */

@@ -1,7 +1,8 @@
 import type { PendingApproval } from '@capnode/capabilities';
 import type { Host, HostOptions } from '@capnode/host';
+import { readServerSentEvents } from '@capnode/host/events';
 import { readTokenFile, type HostPaths } from '@capnode/host/paths';
-import { adminRequest, discoverAdminTarget, readServerSentEvents, type AdminTarget } from './adminClient.js';
+import { adminRequest, discoverAdminTarget, type AdminTarget } from './adminClient.js';
 import { TrayError } from './errors.js';
 import type { TrayHostStatus } from './menu.js';
 
@@ -78,7 +79,7 @@ export function followApprovalEvents(target: () => AdminTarget | undefined, onCh
         });
         if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
         failures = 0;
-        for await (const { event, data } of readServerSentEvents(response.body)) {
+        for await (const { event, data } of readServerSentEvents(response.body, { signal: controller.signal })) {
           if (applyApprovalEvent(pending, event, data)) onChange([...pending.values()]);
         }
       } catch {

@@ -8,8 +8,11 @@ export type { TrayIconImages, TrayHelperOptions, TrayHelper } from './trayHelper
 export { startTrayHelper } from './trayHelper.js';
 export { bundledTrayHelper, runnableTrayHelper, trayHelperCacheDir } from './helperBinary.js';
 export { trayAssetsDir, loadTrayIcons } from './icons.js';
-export type { AdminTarget, ServerSentEvent } from './adminClient.js';
-export { ADMIN_REQUEST_TIMEOUT_MS, discoverAdminTarget, adminRequest, readServerSentEvents } from './adminClient.js';
+export type { AdminTarget } from './adminClient.js';
+export { ADMIN_REQUEST_TIMEOUT_MS, discoverAdminTarget, adminRequest } from './adminClient.js';
+/** The host's reader of `text/event-stream` bodies, re-exported for the tray's earlier users. */
+export type { ServerSentEvent } from '@capnode/host/events';
+export { readServerSentEvents } from '@capnode/host/events';
 export type { SettingsPatch, TrayHostLink } from './hostLink.js';
 export { createAttachedLink, createInProcessLink, followApprovalEvents, inProcessHostOptions } from './hostLink.js';
 export type { DesktopOptions } from './desktop.js';

@@ -27,7 +27,11 @@ export type HostErrorCode =
   /** An MCP client's config file is not JSON, or its server section has the wrong shape; the file was not changed. */
   | 'invalid_config'
   /** A file changed between showing the change and writing it; nothing was written. */
-  | 'conflict';
+  | 'conflict'
+  /** A login service file cannot carry a value (a control character, a relative program, a bad environment name, `%` for Task Scheduler); nothing was written. */
+  | 'invalid_service'
+  /** One server-sent event grew past the reader's bound; the stream is abandoned (reconnect for a fresh snapshot). */
+  | 'event_too_large';
 
 /** The one local error class of `@capnode/host`; `message` is meant for the user and names the fix. */
 export class HostError extends Error {

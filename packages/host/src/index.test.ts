@@ -21,6 +21,7 @@ describe('@capnode/host entries', () => {
       'AUDIT_MAX_FILES',
       'AUDIT_MAX_QUEUED_BYTES',
       'AUDIT_ROTATE_BYTES',
+      'BROWSER_OPENER_FAILS_WITHIN_MS',
       'CLIENT_IDS',
       'COMMANDS_DOC_COMMAND',
       'DASHBOARD_LOGIN_CODE_TTL_MS',
@@ -38,6 +39,7 @@ describe('@capnode/host entries', () => {
       'HOST_LOG_ROTATE_BYTES',
       'HostError',
       'LAUNCHD_LABEL',
+      'MAX_SERVER_SENT_EVENT_LENGTH',
       'NODE_IDENTITY_FILE',
       'OPERATOR_IDENTITY_FILE',
       'SECRET_MASK',
@@ -46,6 +48,7 @@ describe('@capnode/host entries', () => {
       'acquireHostLock',
       'addMcpServers',
       'approveGatewayPairing',
+      'browserOpener',
       'clientConfigPath',
       'clientSnippet',
       'createAdminHandler',
@@ -72,12 +75,14 @@ describe('@capnode/host entries', () => {
       'mcpServerEntries',
       'mergeClientConfig',
       'nodeModeStatus',
+      'openBrowser',
       'parseSettings',
       'pluginsDataDirectory',
       'pluginsDirectory',
       'previewClientConfig',
       'readGatewayNodeId',
       'readRuntimeState',
+      'readServerSentEvents',
       'readTokenFile',
       'removeMcpServer',
       'requestToolApproval',
@@ -112,9 +117,19 @@ describe('@capnode/host entries', () => {
       'resolveHome',
     ]));
 
-  it('the /service entry loads only node:path and exports exactly the login-service generators', async () => {
+  it('the /service entry loads only node:path and exports exactly the login-service generators and the error they throw', async () => {
     expectImports('service.ts', (specifier) => specifier === 'node:path');
-    await expectExports('service.ts', ['LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
+    await expectExports('service.ts', ['HostError', 'LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'isHostError', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
+  });
+
+  it('the /browser entry loads only node:child_process and exports exactly the browser opener', async () => {
+    expectImports('browser.ts', (specifier) => specifier === 'node:child_process');
+    await expectExports('browser.ts', ['BROWSER_OPENER_FAILS_WITHIN_MS', 'browserOpener', 'openBrowser']);
+  });
+
+  it('the /events entry loads nothing and exports exactly the server-sent event reader', async () => {
+    expectImports('serverSentEvents.ts', () => false);
+    await expectExports('serverSentEvents.ts', ['MAX_SERVER_SENT_EVENT_LENGTH', 'readServerSentEvents']);
   });
 
   it('the /settings entry exports exactly the documented runtime API', () =>

@@ -71,3 +71,7 @@ export {
 } from './clientConfigs.js';
 export type { ServicePlatform, ServiceOptions, LaunchdOptions, WindowsTaskOptions, ServiceLocationOptions, ServiceFile } from './service.js';
 export { SYSTEMD_UNIT_NAME, LAUNCHD_LABEL, WINDOWS_TASK_NAME, systemdQuote, systemdUnit, xmlEscape, launchdPlist, windowsQuoteArg, windowsLogonTask, servicePath, serviceFile } from './service.js';
+export type { BrowserOpener, OpenBrowserOptions, OpenBrowserResult } from './browser.js';
+export { BROWSER_OPENER_FAILS_WITHIN_MS, browserOpener, openBrowser } from './browser.js';
+export type { ServerSentEvent, ReadServerSentEventsOptions } from './serverSentEvents.js';
+export { MAX_SERVER_SENT_EVENT_LENGTH, readServerSentEvents } from './serverSentEvents.js';

@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { launchdPlist, serviceFile, servicePath, systemdQuote, systemdUnit, windowsLogonTask, windowsQuoteArg, xmlEscape } from './service.js';
+import { HostError, isHostError, launchdPlist, serviceFile, servicePath, systemdQuote, systemdUnit, windowsLogonTask, windowsQuoteArg, xmlEscape } from './service.js';
 
 const awkward = '/home/a b/"quoted" 100% $HOME\\x';
 const hasSystemdAnalyze = spawnSync('sh', ['-c', 'command -v systemd-analyze']).status === 0;
@@ -54,6 +54,31 @@ describe('systemd user unit', () => {
     expect(() => systemdUnit({ command: ['node', 'x'] })).toThrow(/absolute path/);
     expect(() => systemdUnit({ command: ['/usr/bin/node'], env: { 'A=B': 'x' } })).toThrow(/invalid environment variable name/);
     expect(() => systemdUnit({ command: ['/usr/bin/node'], env: { CAPNODE_HOME: 'x\ny' } })).toThrow(/control character/);
+  });
+
+  it('every refusal is a HostError invalid_service (callers branch on the code), in every generator', () => {
+    const refusals: (() => unknown)[] = [
+      () => systemdUnit({ command: ['/usr/bin/node', 'a\nb'] }),
+      () => systemdUnit({ command: ['node'] }),
+      () => systemdUnit({ command: [''] }),
+      () => systemdUnit({ command: ['/usr/bin/node'], env: { '1X': 'x' } }),
+      () => launchdPlist({ command: ['/x', 'a\u0001'] }),
+      () => launchdPlist({ command: ['/x'], env: { CAPNODE_HOME: 'a\tb' } }),
+      () => windowsLogonTask({ command: ['node.exe'] }),
+      () => windowsLogonTask({ command: ['C:\\node.exe', '100%'] }),
+      () => serviceFile('linux', { command: ['/usr/bin/node'], env: { CAPNODE_HOME: '/home/u/x\ny' } }, { userHome: '/home/u', capnodeHome: '/home/u/x' }),
+    ];
+    for (const refuse of refusals) {
+      let thrown: unknown;
+      try {
+        refuse();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(HostError);
+      expect(isHostError(thrown) && thrown.code).toBe('invalid_service');
+      expect(thrown).not.toBeInstanceOf(TypeError);
+    }
   });
 
   it.runIf(hasSystemdAnalyze)('passes systemd-analyze verify, awkward paths and all', () => {

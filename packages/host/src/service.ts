@@ -1,9 +1,14 @@
 import { join, posix, win32 } from 'node:path';
+import { HostError } from './errors.js';
+
+export type { HostErrorCode } from './errors.js';
+export { HostError, isHostError } from './errors.js';
 
 /**
  * Start-at-login files for the capnode host (or the tray): a systemd user unit (Linux), a launchd
  * agent (macOS), a Task Scheduler logon task (Windows). Pure: options in, file text out; the CLI's
- * `capnode service` writes and registers them.
+ * `capnode service` writes and registers them. What a file cannot carry is refused with a
+ * {@link HostError} `invalid_service` (the message names the value), never written half-escaped.
  */
 
 /** The platforms a login service exists for. */
@@ -51,19 +56,19 @@ const DEFAULT_DESCRIPTION = 'capnode host (local MCP server and gateway node)';
 
 function refuseControl(value: string, what: string): string {
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) throw new TypeError(`${what} contains a control character (newline, tab, NUL): ${JSON.stringify(value)}`);
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw new HostError('invalid_service', `${what} contains a control character (newline, tab, NUL): ${JSON.stringify(value)}`);
   return value;
 }
 
 function checkCommand(command: readonly string[], isAbsolute: (path: string) => boolean): void {
-  if (command.length === 0 || !command[0]) throw new TypeError('the service command needs a program');
-  if (!isAbsolute(command[0])) throw new TypeError(`the service program must be an absolute path, not '${command[0]}' (login sessions have their own PATH)`);
+  if (command.length === 0 || !command[0]) throw new HostError('invalid_service', 'the service command needs a program');
+  if (!isAbsolute(command[0])) throw new HostError('invalid_service', `the service program must be an absolute path, not '${command[0]}' (login sessions have their own PATH)`);
   command.forEach((part, index) => refuseControl(part, `service argument ${index}`));
 }
 
 function checkEnv(env: Readonly<Record<string, string>> = {}): [string, string][] {
   return Object.entries(env).map(([name, value]) => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`invalid environment variable name '${name}'`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new HostError('invalid_service', `invalid environment variable name '${name}'`);
     return [name, refuseControl(value, `environment variable ${name}`)];
   });
 }
@@ -172,7 +177,7 @@ export function windowsQuoteArg(value: string): string {
 export function windowsLogonTask(options: WindowsTaskOptions): string {
   checkCommand(options.command, win32.isAbsolute);
   const percent = options.command.find((part) => part.includes('%'));
-  if (percent !== undefined) throw new TypeError(`'${percent}' contains %, which Task Scheduler would expand as an environment variable`);
+  if (percent !== undefined) throw new HostError('invalid_service', `'${percent}' contains %, which Task Scheduler would expand as an environment variable`);
   const [program, ...args] = options.command;
   const user = options.userId === undefined ? '' : `<UserId>${xmlEscape(options.userId)}</UserId>`;
   return [
@@ -217,7 +222,10 @@ export interface ServiceFile {
   readonly encoding: 'utf8' | 'utf16le';
 }
 
-/** The login service file for `platform`; Windows ignores `env` (the CLI refuses it there). */
+/**
+ * The login service file for `platform`; Windows ignores `env` (the CLI refuses it there).
+ * @throws HostError `invalid_service` for a value the file cannot carry.
+ */
 export function serviceFile(platform: ServicePlatform, options: LaunchdOptions & WindowsTaskOptions, location: ServiceLocationOptions): ServiceFile {
   const path = servicePath(platform, location);
   if (platform === 'linux') return { platform, path, text: systemdUnit(options), encoding: 'utf8' };

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { IncomingMessage } from 'node:http';
 import { escapeForDisplay, type PendingApproval } from '@capnode/capabilities';
+import { readServerSentEvents } from '@capnode/host/events';
 import type { Context } from '../context.js';
 import { isCliError } from '../errors.js';
 import { send, type Endpoint } from '../http.js';
@@ -29,27 +30,16 @@ interface StreamEvent {
   readonly data: Record<string, unknown>;
 }
 
-async function* streamEvents(response: IncomingMessage): AsyncGenerator<StreamEvent> {
-  let buffer = '';
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    buffer += chunk.toString('utf8');
-    let end: RegExpExecArray | null;
-    while ((end = /\r?\n\r?\n/.exec(buffer))) {
-      const block = buffer.slice(0, end.index);
-      buffer = buffer.slice(end.index + end[0].length);
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith('event:')) event = line.slice(6).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-      }
-      if (data.length === 0) continue;
-      try {
-        yield { event, data: JSON.parse(data.join('\n')) as Record<string, unknown> };
-      } catch {
-        // A malformed event is skipped; the next snapshot corrects the view.
-      }
+/** The host's approval events with their JSON data; a malformed event is skipped (the next snapshot corrects the view). */
+async function* streamEvents(response: IncomingMessage, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+  for await (const { event, data } of readServerSentEvents(response, { signal })) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      continue;
     }
+    if (typeof parsed === 'object' && parsed !== null) yield { event, data: parsed as Record<string, unknown> };
   }
 }
 
@@ -90,7 +80,7 @@ export async function watchApprovals(context: Context, endpoints: readonly Endpo
           throw new Error(`HTTP ${result.status}`);
         }
         connected += 1;
-        for await (const { event, data } of streamEvents(result.response)) {
+        for await (const { event, data } of streamEvents(result.response, controller.signal)) {
           if (event === 'snapshot') {
             const listed = (Array.isArray(data.approvals) ? data.approvals : []).filter(isPendingApproval);
             // After a reconnect: what this host answered meanwhile is gone.

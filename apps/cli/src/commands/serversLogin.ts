@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openBrowser } from '@capnode/host/browser';
 import type { McpServerConfig } from '@capnode/mcp-client';
-import { openBrowser } from '../browser.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { interruptSignal, openSettings } from '../mcpClient.js';
@@ -49,7 +49,7 @@ export async function serversLogin(context: Context): Promise<number> {
       authorize: ({ url }) => {
         context.err(`capnode: to authorize capnode for '${server.name}', open this URL in a browser:\n\n  ${url.href}\n\ncapnode: waiting for the authorization (Ctrl-C to cancel)…`);
         // A browser that cannot start only means the user opens the printed URL.
-        if (!noBrowser) void openBrowser(url.href, context.env);
+        if (!noBrowser) void openBrowser(url.href, { env: context.env });
       },
     });
   } catch (error) {

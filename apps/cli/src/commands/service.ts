@@ -4,7 +4,7 @@ import { homedir, userInfo } from 'node:os';
 import { dirname, extname } from 'node:path';
 import { findExecutable } from '@capnode/capabilities/node';
 import { HOME_ENV } from '@capnode/host/paths';
-import { LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, WINDOWS_TASK_NAME, serviceFile, type ServiceFile, type ServicePlatform } from '@capnode/host/service';
+import { LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, WINDOWS_TASK_NAME, isHostError, serviceFile, type ServiceFile, type ServicePlatform } from '@capnode/host/service';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 
@@ -62,7 +62,7 @@ async function buildFile(context: Context, platform: ServicePlatform, tray: bool
     );
   } catch (error) {
     // serviceFile refuses what the file cannot carry (a newline in CAPNODE_HOME, % for Task Scheduler).
-    if (error instanceof TypeError) throw new CliError('usage', `cannot write the login service: ${error.message}`, { cause: error });
+    if (isHostError(error) && error.code === 'invalid_service') throw new CliError('usage', `cannot write the login service: ${error.message}`, { cause: error });
     throw error;
   }
 }

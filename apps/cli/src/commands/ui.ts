@@ -1,4 +1,4 @@
-import { browserOpener, openBrowser } from '../browser.js';
+import { openBrowser } from '@capnode/host/browser';
 import { adminEndpoints, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
 import { notRunningMessage, readText, send, unexpectedStatus, type Endpoint } from '../http.js';
@@ -51,11 +51,12 @@ export async function ui(context: Context): Promise<number> {
     context.out(url);
     return 0;
   }
-  if (await openBrowser(url, context.env)) {
+  const opened = await openBrowser(url, { env: context.env });
+  if (opened.opened) {
     context.err('capnode: opened the dashboard in your browser (the sign-in link works once, for 60 s)');
     return 0;
   }
-  context.err(`capnode: no browser opener (${browserOpener(context.env).command}) started or it failed (no display?); open this link yourself (it works once, for 60 s):`);
+  context.err(`capnode: no browser opener (${opened.command}) started or it failed (no display?); open this link yourself (it works once, for 60 s):`);
   context.out(url);
   return 0;
 }
