@@ -2,14 +2,14 @@ import { loadOrCreateToken } from '@capnode/mcp-server/node';
 import { clientSnippet, isClientId, listClientTargets, previewClientConfig, writeClientConfig, type ClientConfigOptions, type ClientId } from '../../clientConfigs.js';
 import { isHostError } from '../../errors.js';
 import { defaultMcpUrl } from '../../paths.js';
+import type { ClientsPage, ClientView } from '../apiTypes.js';
 import { cliLaunch } from '../cliLaunch.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { Route, RouteContext } from '../types.js';
 
 /** What the snippets point at: the listening MCP endpoint (else the configured one), its token, and `capnode mcp` for stdio clients. */
 async function configOptions({ host, signal }: RouteContext): Promise<ClientConfigOptions> {
-  const status = host.status() as { mcp?: { url?: string } };
-  const url = status.mcp?.url ?? defaultMcpUrl(host.paths);
+  const url = host.status().mcp.url ?? defaultMcpUrl(host.paths);
   const { token } = await loadOrCreateToken(host.paths.mcpToken);
   return {
     url,
@@ -61,11 +61,11 @@ export const clientRoutes: readonly Route[] = [
     async (context) => {
       const options = await configOptions(context);
       const targets = await listClientTargets(options);
-      const clients = targets.map((target) => {
+      const clients = targets.map((target): ClientView => {
         const { instructions, command } = clientSnippet(target.id, options);
         return { ...target, instructions: paragraph(instructions, command), ...(command ? { command } : {}) };
       });
-      return json(200, { clients });
+      return json(200, { clients } satisfies ClientsPage);
     },
   ],
   [

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from '../../gatewayMode.js';
+import type { GatewayView } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { Route, RouteContext } from '../types.js';
 
@@ -63,9 +64,13 @@ export const gatewayRoutes: readonly Route[] = [
     'GET',
     '/api/gateway',
     ({ host }) => {
-      const node = (host.status() as { node?: unknown }).node;
       const settings = host.settings.reload().node;
-      return json(200, { node, configured: { enabled: settings.enabled, ...(settings.url ? { url: settings.url } : {}), hasToken: settings.token !== undefined }, restartNeeded: host.restartNeeded().filter((path) => path.startsWith('node.')) });
+      const view: GatewayView = {
+        node: host.status().node,
+        configured: { enabled: settings.enabled, ...(settings.url ? { url: settings.url } : {}), hasToken: settings.token !== undefined },
+        restartNeeded: host.restartNeeded().filter((path) => path.startsWith('node.')),
+      };
+      return json(200, view);
     },
   ],
   [
