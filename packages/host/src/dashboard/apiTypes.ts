@@ -18,7 +18,7 @@ export interface SessionView {
 }
 
 /** `GET /api/activity`: audit records newest first, and the cursor of the next page when there is one. */
-export interface ActivityPage {
+export interface ActivityView {
   readonly records: readonly AuditRecord[];
   readonly nextCursor?: string;
 }
@@ -31,8 +31,28 @@ export interface ClientView extends ClientTarget {
 }
 
 /** `GET /api/clients`. */
-export interface ClientsPage {
+export interface ClientsView {
   readonly clients: readonly ClientView[];
+}
+
+/** `POST /api/clients/:id/preview`: what the write would change (the `after` text stays on the host: its token is not masked). */
+export interface ClientPreviewView {
+  readonly path: string;
+  /** Unified diff, secrets masked. */
+  readonly diff: string;
+  /** The file as previewed; sent back as `expected` with the write so a change made meanwhile is not overwritten. */
+  readonly before: string;
+  /** The file does not exist yet. */
+  readonly created: boolean;
+  /** False when the file already holds exactly this entry. */
+  readonly changed: boolean;
+}
+
+/** `POST /api/clients/:id/write`: the file written and the backup of its previous content. */
+export interface ClientWriteView {
+  readonly path: string;
+  readonly changed: boolean;
+  readonly backup?: string;
 }
 
 /** A configured MCP server's settings entry as the dashboard lists it: env and header values come back masked (write-only). */
@@ -64,7 +84,7 @@ export interface ToolPolicy {
 }
 
 /** `GET /api/servers`. */
-export interface ServersPage {
+export interface ServersView {
   readonly reexport: boolean;
   readonly state: ImportedToolsState;
   readonly servers: readonly ServerItem[];
@@ -90,7 +110,7 @@ export interface DiscoveredConfig {
 }
 
 /** `GET /api/servers/discovered`. */
-export interface DiscoveredPage {
+export interface DiscoveredView {
   readonly files: readonly DiscoveredConfig[];
 }
 

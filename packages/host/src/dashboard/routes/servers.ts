@@ -1,7 +1,7 @@
 import { join, dirname } from 'node:path';
 import { DEFAULT_MCP_CLIENT_AGENT, mcpServerEntries, resolveMcpClientSettings, type McpServerEntry } from '../../mcpClientSettings.js';
 import type { Settings } from '../../settings.js';
-import type { ServerEntryView, ServerItem, ServersPage, ServerTestResult } from '../apiTypes.js';
+import type { ServerEntryView, ServerItem, ServersView, ServerTestResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import { maskSettings } from '../settingsPatch.js';
 import type { DashboardHostView, Route, RouteContext } from '../types.js';
@@ -17,7 +17,7 @@ function listServers({ host }: RouteContext): Response {
     return { name: entry.name, config: entry, enabled: entry.enabled !== false, ...(status ? { status } : {}) };
   });
   const { section: _section, ...policy } = toolPolicy(settings);
-  return json(200, { reexport: imports.reexport, state: imports.state, servers, toolPolicy: policy, restartNeeded: host.restartNeeded().filter((path) => path.startsWith('mcpClient')) } satisfies ServersPage);
+  return json(200, { reexport: imports.reexport, state: imports.state, servers, toolPolicy: policy, restartNeeded: host.restartNeeded().filter((path) => path.startsWith('mcpClient')) } satisfies ServersView);
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();

@@ -3,7 +3,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { importMcpServers, type ImportedServer } from '@capnode/mcp-client';
 import { clientConfigPath } from '../../clientConfigs.js';
 import { mcpServerEntries, type McpServerEntry } from '../../mcpClientSettings.js';
-import type { DiscoveredConfig, DiscoveredPage } from '../apiTypes.js';
+import type { DiscoveredConfig, DiscoveredView } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { DashboardHostView, Route } from '../types.js';
 
@@ -49,7 +49,7 @@ function discovered(host: DashboardHostView): Response {
     if (result.servers.length === 0 && result.issues.length === 0) continue;
     files.push({ client, path, servers: result.servers.map((server) => describeServer(server, configured)), issues: result.issues.map((issue) => `${issue.path}: ${issue.message}`) });
   }
-  return json(200, { files } satisfies DiscoveredPage);
+  return json(200, { files } satisfies DiscoveredView);
 }
 
 /**

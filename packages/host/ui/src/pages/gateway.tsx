@@ -64,7 +64,7 @@ export function GatewayPage() {
         ) : (
           <Loading what="the gateway node state" />
         )}
-        {pairing?.state === 'pending' ? (
+        {pairing?.state === 'device-pending' || pairing?.state === 'commands-pending' ? (
           <div class="actions">
             <button type="button" class="primary" disabled={pair.busy} onClick={approve} aria-describedby="pair-hint">
               Approve pairing

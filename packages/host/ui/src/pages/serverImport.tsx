@@ -3,10 +3,10 @@
 import { useState } from 'preact/hooks';
 import { api, isMissingRoute } from '../api.js';
 import { ErrorNote, Loading, Notice, Section, useAction, useLoad } from '../components.js';
-import type { DiscoveredConfig } from '../types.js';
+import type { DiscoveredConfig, DiscoveredView } from '../types.js';
 
 export function DiscoveredServers(props: { onImported: () => void }) {
-  const found = useLoad(() => api<{ files: DiscoveredConfig[] }>('GET', '/api/servers/discovered'));
+  const found = useLoad(() => api<DiscoveredView>('GET', '/api/servers/discovered'));
   const action = useAction();
   const [notice, setNotice] = useState('');
   const configs = found.value?.files ?? [];
