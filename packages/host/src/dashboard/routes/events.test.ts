@@ -57,14 +57,20 @@ async function openStream(host: DashboardHostView) {
   };
 }
 
+/** Opens `count` streams on `host`, one after the other. */
+async function openStreams(host: DashboardHostView, count: number) {
+  const streams = [];
+  for (let index = 0; index < count; index += 1) streams.push(await openStream(host));
+  return streams as [Awaited<ReturnType<typeof openStream>>, Awaited<ReturnType<typeof openStream>>];
+}
+
 describe('GET /api/events status ticker', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
   it('reads the status once per tick for all open streams and sends each stream only changes', async () => {
     const { host, reads, setState } = fakeHost();
-    const first = await openStream(host);
-    const second = await openStream(host);
+    const [first, second] = await openStreams(host, 2);
     // One read per stream at open: each starts with the current status.
     expect(reads()).toBe(2);
     expect(first.states).toEqual(['listening']);
@@ -90,8 +96,7 @@ describe('GET /api/events status ticker', () => {
 
   it('leaves no timer once the last stream closes, and starts again for a new stream', async () => {
     const { host, reads } = fakeHost();
-    const first = await openStream(host);
-    const second = await openStream(host);
+    const [first, second] = await openStreams(host, 2);
     await first.close();
     expect(statusTickerOf(host).size).toBe(1);
     await vi.advanceTimersByTimeAsync(STATUS_INTERVAL_MS);
@@ -128,11 +133,9 @@ describe('GET /api/events status ticker', () => {
 
   it('ends every stream and stops the ticker when the host closes', async () => {
     const { host, close } = fakeHost();
-    const first = await openStream(host);
-    const second = await openStream(host);
+    const [first, second] = await openStreams(host, 2);
     close();
-    await first.close();
-    await second.close();
+    await Promise.all([first.close(), second.close()]);
     expect(statusTickerOf(host).size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
