@@ -2,6 +2,7 @@
 // trimmed or combined). A leaf file (type-only imports, nothing at runtime): the routes build these
 // and the dashboard UI reads them type-only, so a change on either side breaks the other's type-check.
 import type { ServerDiagnostic } from '@capnode/mcp-client';
+import type { GatewayNodeEntry } from '@capnode/protocol/gateway';
 import type { AuditRecord } from '../auditRecord.js';
 import type { ClientTarget } from '../clientTarget.js';
 import type { HostStatus, ImportedToolsState, NodeModeStatus } from '../hostStatus.js';
@@ -119,6 +120,27 @@ export interface GatewayView {
   readonly node: NodeModeStatus;
   readonly configured: { readonly enabled: boolean; readonly url?: string; readonly hasToken: boolean };
   /** `node.…` setting paths that take effect at the next start. */
+  readonly restartNeeded: readonly string[];
+}
+
+/** `PUT /api/gateway`: what the running host applied and what waits for a restart. */
+export interface GatewaySaveResult {
+  readonly ok: true;
+  readonly applied: readonly string[];
+  readonly restartNeeded: readonly string[];
+}
+
+/** `POST /api/gateway/pair`: the pairing requests approved and the gateway's entry for this node (null when it has none). */
+export interface GatewayPairResult {
+  readonly nodeId: string;
+  readonly approved: readonly { readonly requestId: string; readonly commands: readonly string[] }[];
+  readonly node: GatewayNodeEntry | null;
+}
+
+/** `POST /api/servers/import`: the servers added, and those skipped because a server of that name is configured. */
+export interface ServerImportResult {
+  readonly imported: readonly string[];
+  readonly skipped: readonly string[];
   readonly restartNeeded: readonly string[];
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from '../../gatewayMode.js';
-import type { GatewayView } from '../apiTypes.js';
+import type { GatewayPairResult, GatewaySaveResult, GatewayView } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { Route, RouteContext } from '../types.js';
 
@@ -46,7 +46,7 @@ async function pair({ host, signal }: RouteContext): Promise<Response> {
   try {
     const approved = await bridge.approveNodePairing(operator, nodeId, { signal: deadline });
     const node = await bridge.findGatewayNode(operator, nodeId, { signal: deadline });
-    return json(200, { nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: node ?? null });
+    return json(200, { nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: node ?? null } satisfies GatewayPairResult);
   } catch (error) {
     return apiError(409, 'conflict', `approving the pairing failed: ${(error as Error).message.slice(0, 300)}`);
   } finally {
@@ -83,7 +83,7 @@ export const gatewayRoutes: readonly Route[] = [
       if (typeof url !== 'string') return apiError(400, 'invalid', 'url is required (ws:// or wss://)', [{ path: 'url', message: 'required' }]);
       const result = await host.patchSettings({ node: { url, enabled: enabled === undefined ? true : enabled, ...(token === undefined ? {} : { token }) } });
       if (!result.ok) return apiError(400, 'invalid', result.message, result.fields.map((field) => ({ ...field, path: field.path.replace(/^node\./, '') })));
-      return json(200, { ok: true, applied: result.applied, restartNeeded: result.restartNeeded });
+      return json(200, { ok: true, applied: result.applied, restartNeeded: result.restartNeeded } satisfies GatewaySaveResult);
     },
   ],
   ['POST', '/api/gateway/pair', pair],

@@ -3,7 +3,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { importMcpServers, type ImportedServer } from '@capnode/mcp-client';
 import { clientConfigPath } from '../../clientConfigs.js';
 import { mcpServerEntries, type McpServerEntry } from '../../mcpClientSettings.js';
-import type { DiscoveredConfig, DiscoveredView } from '../apiTypes.js';
+import type { DiscoveredConfig, DiscoveredView, ServerImportResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { DashboardHostView, Route } from '../types.js';
 
@@ -85,7 +85,7 @@ export const serverImportRoutes: readonly Route[] = [
         const patched = await host.patchSettings({ mcpClient: { servers: [...current, ...(fresh as McpServerEntry[])] } });
         if (!patched.ok) return apiError(400, 'invalid', patched.message, patched.fields);
       }
-      return json(200, { imported: fresh.map((server) => server.name), skipped, restartNeeded: host.restartNeeded() });
+      return json(200, { imported: fresh.map((server) => server.name), skipped, restartNeeded: host.restartNeeded() } satisfies ServerImportResult);
     },
   ],
 ];
