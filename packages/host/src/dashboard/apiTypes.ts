@@ -115,6 +115,13 @@ export interface DiscoveredView {
   readonly files: readonly DiscoveredConfig[];
 }
 
+/** `POST /api/servers/import`: the servers added, and those skipped because a server of that name is configured. */
+export interface ServerImportResult {
+  readonly imported: readonly string[];
+  readonly skipped: readonly string[];
+  readonly restartNeeded: readonly string[];
+}
+
 /** `GET /api/gateway`: the gateway node's state and what settings.json configures (the token only as `hasToken`). */
 export interface GatewayView {
   readonly node: NodeModeStatus;
@@ -135,13 +142,6 @@ export interface GatewayPairResult {
   readonly nodeId: string;
   readonly approved: readonly { readonly requestId: string; readonly commands: readonly string[] }[];
   readonly node: GatewayNodeEntry | null;
-}
-
-/** `POST /api/servers/import`: the servers added, and those skipped because a server of that name is configured. */
-export interface ServerImportResult {
-  readonly imported: readonly string[];
-  readonly skipped: readonly string[];
-  readonly restartNeeded: readonly string[];
 }
 
 /** `GET /api/token`: the MCP token masked (last 4 characters), its file, and whether it exists yet. */
