@@ -3,23 +3,12 @@ import type { InvocationHook, InvocationOutcome, InvocationRequest } from '@capn
 import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { argumentsHashSync } from '@capnode/protocol/node';
 import { LOG_OPEN_FLAGS, shiftLogFiles } from './internal/logFiles.js';
+import type { AuditRecord } from './auditRecord.js';
+import type { AuditStats } from './hostStatus.js';
 
-/** One line of `audit.log`. Argument values are never written (they can hold secrets); only their hash. */
-export interface AuditRecord {
-  /** ISO 8601 time the call finished. */
-  readonly time: string;
-  /** Canonical command name, or the name as sent when it was unknown (scrubbed, at most 200 characters). */
-  readonly command: string;
-  readonly transport: string;
-  /** The caller as it named itself (scrubbed, at most 200 characters). */
-  readonly caller?: string;
-  readonly requestId?: string;
-  /** Hex SHA-256 of the canonical JSON of the arguments as sent. */
-  readonly argsSha256?: string;
-  /** `ok`, or the failure code (`denied`, `timeout`, `invalid_arguments`, ...). */
-  readonly outcome: string;
-  readonly durationMs: number;
-}
+export type { AuditRecord } from './auditRecord.js';
+export type { AuditStats } from './hostStatus.js';
+
 
 /** Default size at which `audit.log` is rotated: 10 MiB. */
 export const AUDIT_ROTATE_BYTES = 10 * 1024 * 1024;
@@ -45,15 +34,6 @@ export interface AuditLogOptions {
 }
 
 /** What the audit log did so far. */
-export interface AuditStats {
-  /** Records on disk. */
-  readonly written: number;
-  /** Records lost: the queue was full (stalled disk), a write failed (disk full), or close timed out. */
-  readonly dropped: number;
-  /** Bytes waiting for the disk. */
-  readonly queuedBytes: number;
-  readonly rotations: number;
-}
 
 /** An append-only invocation log and the hook that feeds it. */
 export interface AuditLog {

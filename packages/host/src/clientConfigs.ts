@@ -2,6 +2,7 @@ import { copyFile, readFile, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createSecretScrubber } from '@capnode/mcp-client/redact';
+import { CLIENT_IDS, type ClientId, type ClientTarget } from './clientTarget.js';
 import { HostError } from './errors.js';
 
 // The subpath's callers (the CLI) tell a refused file from other failures without loading the root entry.
@@ -10,9 +11,7 @@ export type { HostErrorCode } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
 import { unifiedDiff } from './internal/textDiff.js';
 
-/** The MCP clients capnode writes configs for (the ids `capnode config <client>` takes). */
-export const CLIENT_IDS = ['claude', 'claude-desktop', 'cursor', 'vscode'] as const;
-export type ClientId = (typeof CLIENT_IDS)[number];
+export { CLIENT_IDS, type ClientId, type ClientTarget } from './clientTarget.js';
 
 /** True when `value` is a {@link ClientId}. */
 export function isClientId(value: unknown): value is ClientId {
@@ -62,16 +61,6 @@ export interface ClientSnippet {
   readonly command?: readonly string[];
 }
 
-/** One client as the dashboard and `capnode doctor` list it. */
-export interface ClientTarget {
-  readonly id: ClientId;
-  readonly name: string;
-  /** The file `writeClientConfig` writes on this platform. */
-  readonly configPath: string;
-  /** An entry in one of the client's config files on this machine points at this host. */
-  readonly configured: boolean;
-  readonly snippet: Record<string, unknown>;
-}
 
 /** A client config file found on this machine and its MCP entries. */
 export interface ClientConfigFile {

@@ -1,9 +1,12 @@
 import { join } from 'node:path';
 import type { Invoker, Registry } from '@capnode/capabilities';
-import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodeStatus, InvokeLedgerStats, NodePairingState } from '@capnode/gateway-bridge';
+import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodeStatus } from '@capnode/gateway-bridge';
 import { HostError } from './errors.js';
+import type { NodeModeStatus } from './hostStatus.js';
 import type { HostPaths } from './paths.js';
 import type { Settings } from './settings.js';
+
+export type { NodeModeState, NodeModeStatus } from './hostStatus.js';
 
 /** Environment variable holding the gateway's shared token (wins over `node.token` in settings.json). */
 export const GATEWAY_TOKEN_ENV = 'CAPNODE_GATEWAY_TOKEN';
@@ -41,29 +44,6 @@ export function resolveGatewayConfig(settings: Settings, override: GatewayOverri
   return { url, ...(token ? { token } : {}) };
 }
 
-/** What `status().node` reports: the node connection's real state, never the MCP listener's. */
-export type NodeModeState = 'disabled' | 'stopped' | GatewayConnectionState;
-
-export interface NodeModeStatus {
-  readonly enabled: boolean;
-  readonly state: NodeModeState;
-  /** The gateway URL (never the token). */
-  readonly url?: string;
-  /** This machine's node id (device id) once the node was created. */
-  readonly nodeId?: string;
-  readonly identityPath: string;
-  /** Why the last connect attempt or connection ended. */
-  readonly lastError?: { readonly code: string; readonly message: string };
-  /** When the next connect attempt runs while `waiting` (ISO time). */
-  readonly nextRetryAt?: string;
-  readonly connectedAt?: string;
-  readonly serverVersion?: string;
-  readonly pairing?: { readonly state: NodePairingState; readonly requestId?: string; readonly commands?: readonly string[] };
-  readonly declaredCommands?: number;
-  readonly invocations?: InvokeLedgerStats;
-  /** One line for people. */
-  readonly detail: string;
-}
 
 function describe(status: GatewayNodeStatus): string {
   const { connection, pairing } = status;

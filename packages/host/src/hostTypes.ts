@@ -1,15 +1,15 @@
 import type { ApprovalBroker, Capability, Invoker, Registry } from '@capnode/capabilities';
-import type { AuditLogOptions, AuditStats } from './audit.js';
-import type { DashboardStatus } from './dashboard/service.js';
+import type { AuditLogOptions } from './audit.js';
 import type { SettingsPatchResult } from './dashboard/settingsPatch.js';
-import type { GatewayOverride, NodeModeStatus } from './gatewayMode.js';
-import type { ImportedToolsStatus } from './importedTools.js';
+import type { GatewayOverride } from './gatewayMode.js';
 import type { HostPaths } from './paths.js';
-import type { BuiltinPluginEntry, PluginStatus } from './plugins.js';
+import type { BuiltinPluginEntry } from './plugins.js';
 import type { SettingsStore } from './settings.js';
 import type { HostLogLevel } from './logLevel.js';
+import type { HostStatus } from './hostStatus.js';
 
 export type { HostLogLevel } from './logLevel.js';
+export type { HostStatus, McpListenerState } from './hostStatus.js';
 
 export interface HostOptions {
   /** Config directory; default `CAPNODE_HOME`, else the platform default (see `resolveHome`). */
@@ -78,47 +78,6 @@ export const HOST_LOG_ROTATE_BYTES = 1024 * 1024;
 /** Host log files kept: `host.log` and `host.log.1` … `host.log.4`. */
 export const HOST_LOG_MAX_FILES = 5;
 
-export type McpListenerState = 'disabled' | 'stopped' | 'starting' | 'listening' | 'error';
-
-/** The host's real state, as `app.status` and `capnode status` report it. */
-export interface HostStatus {
-  readonly version: string;
-  readonly pid: number;
-  readonly startedAt: string;
-  readonly uptimeSeconds: number;
-  readonly home: string;
-  readonly settingsPath: string;
-  readonly mcp: {
-    readonly state: McpListenerState;
-    /** The endpoint while listening. */
-    readonly url?: string;
-    /** Why the listener is not running, after a failed start. */
-    readonly error?: string;
-    readonly tokenPath: string;
-    readonly inFlight?: number;
-  };
-  readonly stdio: {
-    readonly state: 'stopped' | 'serving';
-    /** Where `capnode approvals` reaches this stdio host (admin routes only, no MCP). */
-    readonly adminUrl?: string;
-  };
-  readonly capabilities: { readonly commands: number; readonly categories: readonly string[] };
-  readonly execApprovals: { readonly mode: string; readonly allowlist: number; readonly pending: number };
-  /** Gateway node mode: the node connection's own state (`connected` only after the gateway's hello). */
-  readonly node: NodeModeStatus;
-  /** The gateway channel tools (`channel.enabled`), served by the local MCP server. */
-  readonly channel: { readonly enabled: boolean };
-  /** Where `capnode approvals` and `capnode gateway status` reach a host running without the MCP listener (node mode only). */
-  readonly admin?: { readonly url: string };
-  /** Tools imported from other MCP servers (`mcpClient` in settings.json) and each server's diagnostic. */
-  readonly mcpClient: ImportedToolsStatus;
-  /** The audit log: records written, dropped (stalled or full disk), waiting, rotations. */
-  readonly audit: AuditStats & { readonly path: string };
-  /** The web dashboard's own loopback listener (`dashboard` in settings.json; `capnode ui` opens it). */
-  readonly dashboard: DashboardStatus;
-  /** Every plugin (the pack, settings.json `plugins`, dev plugins): loaded or failed with its diagnostic, and its unavailable commands. */
-  readonly plugins: readonly PluginStatus[];
-}
 
 /** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */
 export interface Host {

@@ -5,27 +5,10 @@ import type { HostLogLevel } from './logLevel.js';
 import { DEFAULT_MCP_CLIENT_AGENT, resolveMcpClientSettings, type McpClientSetup } from './mcpClientSettings.js';
 import { requestToolApproval } from './pipeline.js';
 import type { Settings, SettingsStore } from './settings.js';
+import type { ImportedToolsState, ImportedToolsStatus } from './hostStatus.js';
 
-/** Where the host's imported MCP tools stand. */
-export type ImportedToolsState = 'off' | 'starting' | 'ready' | 'failed' | 'closed';
+export type { ImportedToolsState, ImportedToolsStatus } from './hostStatus.js';
 
-/** The `mcpClient` part of the host status: re-export on or off, and every server's diagnostic. */
-export interface ImportedToolsStatus {
-  /** `mcpClient.reexport` as the host started with it. */
-  readonly reexport: boolean;
-  /** `off` (re-export not enabled), `starting` (servers still connecting), `ready`, `failed` (the runtime could not start), `closed`. */
-  readonly state: ImportedToolsState;
-  /** The agent whose risk profile governs the re-exported tools. */
-  readonly agent: string;
-  /** Per server: state (`connecting` until it connected or failed), transport, connect time, tool count, last error. */
-  readonly servers: readonly ServerDiagnostic[];
-  /** Imported tools now in the registry. */
-  readonly toolCount: number;
-  /** Configuration, grant and naming warnings. */
-  readonly warnings: readonly string[];
-  /** Why the runtime could not start (state `failed`). */
-  readonly error?: string;
-}
 
 export interface ImportedToolsOptions {
   readonly settings: SettingsStore;

@@ -12,26 +12,15 @@ import {
   pluginsDirectory,
   resolvePluginSource,
 } from './pluginsLoad.js';
+import type { PluginStatus } from './hostStatus.js';
+
+export type { PluginStatus } from './hostStatus.js';
 
 /** Default time a plugin has to load (import and its function) before it counts as failed. */
 export const DEFAULT_PLUGIN_LOAD_TIMEOUT_MS = 10_000;
 /** Quiet time after the last change of a dev plugin's file before it reloads. */
 export const DEV_PLUGIN_DEBOUNCE_MS = 150;
 
-/** One plugin as `status().plugins` and `capnode status` report it. */
-export interface PluginStatus {
-  readonly name: string;
-  /** What was configured: the absolute path, the package name, or `builtin:<name>`. */
-  readonly source: string;
-  readonly kind: 'builtin' | 'file' | 'package' | 'dev';
-  readonly state: 'loading' | 'loaded' | 'failed';
-  /** The commands it registered (unavailable ones included). */
-  readonly commands: readonly string[];
-  /** Its commands whose backend is missing here: listed locally, failing with `unavailable`, never declared to a gateway. */
-  readonly unavailable: readonly UnavailableCommand[];
-  /** Why it did not load (failed), or why its last dev reload failed. */
-  readonly error?: string;
-}
 
 /** A plugin the host ships (the capability pack): its name and export. */
 export interface BuiltinPluginEntry {

@@ -1,14 +1,13 @@
 import { CapabilityError, type Availability, type Capability, type CommandDefinition, type InvocationHook } from '@capnode/capabilities';
 import { waitFor } from '@capnode/protocol';
+import type { UnavailableCommand } from './hostStatus.js';
+
+export type { UnavailableCommand } from './hostStatus.js';
 
 /** How long one command's availability probe may take at start before it counts as unavailable. */
 export const DEFAULT_AVAILABILITY_TIMEOUT_MS = 5_000;
 
 /** A command whose backend is missing here, and what to install for it. */
-export interface UnavailableCommand {
-  readonly command: string;
-  readonly install: string;
-}
 
 export interface ProbeOptions {
   readonly timeoutMs?: number;

@@ -4,17 +4,10 @@ import { startDashboardListener, type DashboardListener } from './listener.js';
 import { createDashboardSessions, type DashboardSessions } from './sessions.js';
 import { findUiDirectory } from './static.js';
 import type { DashboardHostView } from './types.js';
+import type { DashboardState, DashboardStatus } from '../hostStatus.js';
 
-export type DashboardState = 'disabled' | 'stopped' | 'starting' | 'listening' | 'error';
+export type { DashboardState, DashboardStatus } from '../hostStatus.js';
 
-/** The dashboard part of the host status. */
-export interface DashboardStatus {
-  readonly state: DashboardState;
-  /** `http://127.0.0.1:<port>/` while listening. */
-  readonly url?: string;
-  /** Why it is not listening, after a failed start. */
-  readonly error?: string;
-}
 
 export interface DashboardServiceOptions {
   readonly view: DashboardHostView;

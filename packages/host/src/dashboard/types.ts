@@ -1,5 +1,6 @@
 import type { ApprovalBroker } from '@capnode/capabilities';
 import type { HostPaths } from '../paths.js';
+import type { DashboardStatusView } from './apiTypes.js';
 import type { SettingsStore } from '../settings.js';
 import type { DashboardSession, DashboardSessions } from './sessions.js';
 import type { SettingsPatchResult } from './settingsPatch.js';
@@ -11,7 +12,7 @@ export interface DashboardHostView {
   readonly settings: SettingsStore;
   readonly approvals: ApprovalBroker;
   /** The host status, as `GET /_capnode/status` gives it, plus `pendingApprovals` (the count). */
-  status(): Record<string, unknown>;
+  status(): DashboardStatusView;
   rotateToken(): Promise<void>;
   /** Validates and writes a partial settings change, then applies what can be applied live. */
   patchSettings(patch: unknown): Promise<SettingsPatchResult>;

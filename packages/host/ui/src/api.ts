@@ -2,6 +2,7 @@
 // token from GET /api/session; the browser adds the Origin header the server checks. Paths are
 // under the dashboard's base path.
 import { underBase } from './base.js';
+import type { SessionView } from './types.js';
 
 /** One field the host refused, as `PATCH /api/settings` and the other writes report it. */
 export interface FieldError {
@@ -22,11 +23,8 @@ export class ApiError extends Error {
   }
 }
 
-export interface Session {
-  readonly csrfToken: string;
-  readonly version: string;
-  readonly firstRun: boolean;
-}
+/** `GET /api/session`, as the host's route sends it. */
+export type Session = SessionView;
 
 let csrfToken: string | undefined;
 

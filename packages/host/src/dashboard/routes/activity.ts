@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import type { AuditRecord } from '../../audit.js';
+import type { AuditRecord } from '../../auditRecord.js';
+import type { ActivityView } from '../apiTypes.js';
 import { apiError, json } from '../reply.js';
 import type { Route } from '../types.js';
 
@@ -126,7 +127,7 @@ async function activity(auditLog: string, url: URL): Promise<Response> {
     const sameTime = page.filter((record) => record.time === last.time).length;
     nextCursor = encodeCursor({ before: last.time, skip: sameTime + (cursor && cursor.before === last.time ? cursor.skip : 0) });
   }
-  return json(200, { records: page, ...(nextCursor ? { nextCursor } : {}) });
+  return json(200, { records: page, ...(nextCursor ? { nextCursor } : {}) } satisfies ActivityView);
 }
 
 export const activityRoutes: readonly Route[] = [['GET', '/api/activity', ({ host, url }) => activity(host.paths.auditLog, url)]];

@@ -2,14 +2,14 @@ import { loadOrCreateToken } from '@capnode/mcp-server/node';
 import { clientSnippet, isClientId, listClientTargets, previewClientConfig, writeClientConfig, type ClientConfigOptions, type ClientId } from '../../clientConfigs.js';
 import { isHostError } from '../../errors.js';
 import { defaultMcpUrl } from '../../paths.js';
+import type { ClientPreviewView, ClientsView, ClientView, ClientWriteView } from '../apiTypes.js';
 import { cliLaunch } from '../cliLaunch.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { Route, RouteContext } from '../types.js';
 
 /** What the snippets point at: the listening MCP endpoint (else the configured one), its token, and `capnode mcp` for stdio clients. */
 async function configOptions({ host, signal }: RouteContext): Promise<ClientConfigOptions> {
-  const status = host.status() as { mcp?: { url?: string } };
-  const url = status.mcp?.url ?? defaultMcpUrl(host.paths);
+  const url = host.status().mcp.url ?? defaultMcpUrl(host.paths);
   const { token } = await loadOrCreateToken(host.paths.mcpToken);
   return {
     url,
@@ -61,11 +61,11 @@ export const clientRoutes: readonly Route[] = [
     async (context) => {
       const options = await configOptions(context);
       const targets = await listClientTargets(options);
-      const clients = targets.map((target) => {
+      const clients = targets.map((target): ClientView => {
         const { instructions, command } = clientSnippet(target.id, options);
         return { ...target, instructions: paragraph(instructions, command), ...(command ? { command } : {}) };
       });
-      return json(200, { clients });
+      return json(200, { clients } satisfies ClientsView);
     },
   ],
   [
@@ -76,7 +76,7 @@ export const clientRoutes: readonly Route[] = [
       if (id instanceof Response) return id;
       try {
         const preview = await previewClientConfig(id, await configOptions(context));
-        return json(200, { path: preview.path, diff: preview.diff, before: preview.before, created: preview.created, changed: preview.changed });
+        return json(200, { path: preview.path, diff: preview.diff, before: preview.before, created: preview.created, changed: preview.changed } satisfies ClientPreviewView);
       } catch (error) {
         return failure(error);
       }
@@ -96,7 +96,7 @@ export const clientRoutes: readonly Route[] = [
       try {
         const written = await writeClientConfig(id, { ...(await configOptions(context)), expected: body.expected });
         context.host.log('info', `dashboard: wrote the ${id} client config ${written.path}${written.backup ? ` (backup ${written.backup})` : ''}`);
-        return json(200, { path: written.path, changed: written.changed, ...(written.backup ? { backup: written.backup } : {}) });
+        return json(200, { path: written.path, changed: written.changed, ...(written.backup ? { backup: written.backup } : {}) } satisfies ClientWriteView);
       } catch (error) {
         return failure(error);
       }

@@ -1,14 +1,20 @@
-import type { Route, RouteContext } from '../types.js';
+import { createStatusTicker, type StatusSnapshot, type StatusTicker } from '../statusTicker.js';
+import type { DashboardHostView, Route, RouteContext } from '../types.js';
 import { pendingViews } from './approvals.js';
 
-/** How often the status is compared with the last one sent (so `status` events come at most once a second). */
-export const STATUS_INTERVAL_MS = 1000;
+export { STATUS_INTERVAL_MS } from '../statusTicker.js';
 const KEEP_ALIVE_MS = 15_000;
 
-/** The status without the fields that change every second by themselves. */
-function statusKey(status: Record<string, unknown>): string {
-  const { uptimeSeconds: _uptime, ...rest } = status;
-  return JSON.stringify(rest);
+/** One status ticker per dashboard host, shared by all of its event streams. */
+const tickers = new WeakMap<DashboardHostView, StatusTicker>();
+
+export function statusTickerOf(host: DashboardHostView): StatusTicker {
+  let ticker = tickers.get(host);
+  if (!ticker) {
+    ticker = createStatusTicker({ status: () => host.status(), onError: (error) => host.log('error', `dashboard: reading the status failed: ${(error as Error)?.stack ?? String(error)}`) });
+    tickers.set(host, ticker);
+  }
+  return ticker;
 }
 
 /**
@@ -32,12 +38,10 @@ function events({ host, signal }: RouteContext): Response {
       };
       const event = (name: string, data: unknown) => send(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
       let lastStatus = '';
-      const sendStatus = () => {
-        const status = host.status();
-        const key = statusKey(status);
-        if (key === lastStatus) return;
-        lastStatus = key;
-        event('status', status);
+      const sendStatus = (snapshot: StatusSnapshot) => {
+        if (snapshot.key === lastStatus) return;
+        lastStatus = snapshot.key;
+        send(snapshot.event);
       };
       let approvalsDirty = false;
       const unsubscribe = host.approvals.subscribe(() => {
@@ -49,13 +53,13 @@ function events({ host, signal }: RouteContext): Response {
           event('approvals', pendingViews(host.approvals.list()));
         });
       });
-      const statusTimer = setInterval(sendStatus, STATUS_INTERVAL_MS);
+      const status = statusTickerOf(host).subscribe(sendStatus);
       const keepAlive = setInterval(() => send(': keep-alive\n\n'), KEEP_ALIVE_MS);
       stop = () => {
         if (stopped) return;
         stopped = true;
         unsubscribe();
-        clearInterval(statusTimer);
+        status.unsubscribe();
         clearInterval(keepAlive);
         signal.removeEventListener('abort', stop);
         host.signal.removeEventListener('abort', stop);
@@ -68,7 +72,7 @@ function events({ host, signal }: RouteContext): Response {
       signal.addEventListener('abort', stop, { once: true });
       host.signal.addEventListener('abort', stop, { once: true });
       send('retry: 2000\n\n');
-      sendStatus();
+      sendStatus(status.current);
       event('approvals', pendingViews(host.approvals.list()));
       if (signal.aborted || host.signal.aborted) stop();
     },

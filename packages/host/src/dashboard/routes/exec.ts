@@ -9,6 +9,7 @@ import {
   type ExecVerdict,
 } from '@capnode/capabilities';
 import { createNodeExecResolvers } from '@capnode/capabilities/node';
+import type { ExecTestResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { Route } from '../types.js';
 
@@ -33,7 +34,7 @@ function explain(verdict: ExecVerdict): string {
  * program resolved as system.run resolves it, the cwd as its real path, scoped entries resolved
  * the same way. Nothing runs and nobody is asked.
  */
-async function testExec(args: Record<string, unknown>, policy: ExecApprovalPolicy): Promise<{ decision: string; reason: string; resolvedPath?: string }> {
+async function testExec(args: Record<string, unknown>, policy: ExecApprovalPolicy): Promise<ExecTestResult> {
   const resolvers = createNodeExecResolvers();
   const exec = describeExecArgs(args);
   const realCwd = exec.cwd === undefined ? undefined : await resolvers.resolveCwd(exec.cwd);

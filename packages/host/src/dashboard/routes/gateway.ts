@@ -1,6 +1,7 @@
 import { isHostError } from '../../errors.js';
 import { resolveGatewayConfig } from '../../gatewayMode.js';
 import { approveGatewayPairing } from '../../gatewayPairing.js';
+import type { GatewayPairResult, GatewaySaveResult, GatewayView } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { Route, RouteContext } from '../types.js';
 
@@ -14,7 +15,7 @@ async function pair({ host, signal }: RouteContext): Promise<Response> {
   const config = settings.node.url === undefined ? undefined : resolveGatewayConfig({ ...settings, node: { ...settings.node, enabled: true } }, undefined, host.env);
   if (!config) return apiError(400, 'invalid', 'no gateway configured: set its URL first (PUT /api/gateway)', [{ path: 'url', message: 'required' }]);
   try {
-    return json(200, await approveGatewayPairing({ home: host.paths.home, ...config, version: host.version, signal }));
+    return json(200, (await approveGatewayPairing({ home: host.paths.home, ...config, version: host.version, signal })) satisfies GatewayPairResult);
   } catch (error) {
     if (!isHostError(error)) throw error;
     switch (error.code) {
@@ -38,9 +39,13 @@ export const gatewayRoutes: readonly Route[] = [
     'GET',
     '/api/gateway',
     ({ host }) => {
-      const node = (host.status() as { node?: unknown }).node;
       const settings = host.settings.reload().node;
-      return json(200, { node, configured: { enabled: settings.enabled, ...(settings.url ? { url: settings.url } : {}), hasToken: settings.token !== undefined }, restartNeeded: host.restartNeeded().filter((path) => path.startsWith('node.')) });
+      const view: GatewayView = {
+        node: host.status().node,
+        configured: { enabled: settings.enabled, ...(settings.url ? { url: settings.url } : {}), hasToken: settings.token !== undefined },
+        restartNeeded: host.restartNeeded().filter((path) => path.startsWith('node.')),
+      };
+      return json(200, view);
     },
   ],
   [
@@ -53,7 +58,7 @@ export const gatewayRoutes: readonly Route[] = [
       if (typeof url !== 'string') return apiError(400, 'invalid', 'url is required (ws:// or wss://)', [{ path: 'url', message: 'required' }]);
       const result = await host.patchSettings({ node: { url, enabled: enabled === undefined ? true : enabled, ...(token === undefined ? {} : { token }) } });
       if (!result.ok) return apiError(400, 'invalid', result.message, result.fields.map((field) => ({ ...field, path: field.path.replace(/^node\./, '') })));
-      return json(200, { ok: true, applied: result.applied, restartNeeded: result.restartNeeded });
+      return json(200, { ok: true, applied: result.applied, restartNeeded: result.restartNeeded } satisfies GatewaySaveResult);
     },
   ],
   ['POST', '/api/gateway/pair', pair],

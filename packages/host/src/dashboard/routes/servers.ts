@@ -1,6 +1,7 @@
 import { join, dirname } from 'node:path';
 import { DEFAULT_MCP_CLIENT_AGENT, mcpServerEntries, resolveMcpClientSettings, type McpServerEntry } from '../../mcpClientSettings.js';
 import type { Settings } from '../../settings.js';
+import type { ServerEntryView, ServerItem, ServersView, ServerTestResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import { maskSettings } from '../settingsPatch.js';
 import type { DashboardHostView, Route, RouteContext } from '../types.js';
@@ -8,17 +9,15 @@ import type { DashboardHostView, Route, RouteContext } from '../types.js';
 /** The configured servers, secrets masked, each with its live diagnostic when the host connected it. */
 function listServers({ host }: RouteContext): Response {
   const settings = host.settings.reload();
-  const masked = maskSettings(settings) as { mcpClient?: { servers?: McpServerEntry[] } };
-  const status = host.status() as { mcpClient?: { servers?: readonly { server?: string }[]; reexport?: boolean; state?: string } };
-  const diagnostics = status.mcpClient?.servers ?? [];
-  const servers = (masked.mcpClient?.servers ?? []).map((entry) => ({
-    name: entry.name,
-    config: entry,
-    enabled: entry.enabled !== false,
-    status: diagnostics.find((diagnostic) => diagnostic.server?.toLowerCase() === entry.name.toLowerCase()),
-  }));
+  const masked = maskSettings(settings) as { mcpClient?: { servers?: ServerEntryView[] } };
+  const imports = host.status().mcpClient;
+  const diagnostics = imports.servers;
+  const servers = (masked.mcpClient?.servers ?? []).map((entry): ServerItem => {
+    const status = diagnostics.find((diagnostic) => same(diagnostic.server, entry.name));
+    return { name: entry.name, config: entry, enabled: entry.enabled !== false, ...(status ? { status } : {}) };
+  });
   const { section: _section, ...policy } = toolPolicy(settings);
-  return json(200, { reexport: status.mcpClient?.reexport ?? false, state: status.mcpClient?.state ?? 'off', servers, toolPolicy: policy, restartNeeded: host.restartNeeded().filter((path) => path.startsWith('mcpClient')) });
+  return json(200, { reexport: imports.reexport, state: imports.state, servers, toolPolicy: policy, restartNeeded: host.restartNeeded().filter((path) => path.startsWith('mcpClient')) } satisfies ServersView);
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -95,7 +94,7 @@ async function testServer({ params, host, signal }: RouteContext): Promise<Respo
     const tools = Object.values(await runtime.tools({ signal: deadline })).filter((tool) => tool.server === server.name);
     const [diagnostic] = runtime.diagnostics();
     const ok = diagnostic?.state === 'connected' && diagnostic.listError === undefined;
-    return json(200, { ok, diagnostic, tools: tools.map(({ name, description }) => ({ name, description })) });
+    return json(200, { ok, ...(diagnostic ? { diagnostic } : {}), tools: tools.map(({ name, description }) => ({ name, description })) } satisfies ServerTestResult);
   } finally {
     await runtime.close();
   }

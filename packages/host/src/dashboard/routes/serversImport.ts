@@ -3,6 +3,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { importMcpServers, type ImportedServer } from '@capnode/mcp-client';
 import { clientConfigPath } from '../../clientConfigs.js';
 import { mcpServerEntries, type McpServerEntry } from '../../mcpClientSettings.js';
+import type { DiscoveredConfig, DiscoveredView, ServerImportResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import type { DashboardHostView, Route } from '../types.js';
 
@@ -35,7 +36,7 @@ function describeServer(server: ImportedServer, configured: ReadonlySet<string>)
 
 function discovered(host: DashboardHostView): Response {
   const configured = new Set(mcpServerEntries(host.settings.reload()).map((entry) => entry.name.toLowerCase()));
-  const files = [];
+  const files: DiscoveredConfig[] = [];
   for (const { client, path } of clientConfigFiles(host.userHome, host.env)) {
     let result;
     try {
@@ -48,7 +49,7 @@ function discovered(host: DashboardHostView): Response {
     if (result.servers.length === 0 && result.issues.length === 0) continue;
     files.push({ client, path, servers: result.servers.map((server) => describeServer(server, configured)), issues: result.issues.map((issue) => `${issue.path}: ${issue.message}`) });
   }
-  return json(200, { files });
+  return json(200, { files } satisfies DiscoveredView);
 }
 
 /**
@@ -84,7 +85,7 @@ export const serverImportRoutes: readonly Route[] = [
         const patched = await host.patchSettings({ mcpClient: { servers: [...current, ...(fresh as McpServerEntry[])] } });
         if (!patched.ok) return apiError(400, 'invalid', patched.message, patched.fields);
       }
-      return json(200, { imported: fresh.map((server) => server.name), skipped, restartNeeded: host.restartNeeded() });
+      return json(200, { imported: fresh.map((server) => server.name), skipped, restartNeeded: host.restartNeeded() } satisfies ServerImportResult);
     },
   ],
 ];

@@ -1,4 +1,5 @@
 import { readTokenFile } from '../../paths.js';
+import type { TokenView } from '../apiTypes.js';
 import { apiError, json } from '../reply.js';
 import type { Route, RouteContext } from '../types.js';
 
@@ -26,7 +27,7 @@ export const tokenRoutes: readonly Route[] = [
     (context) => {
       const token = readToken(context);
       if (token instanceof Response && token.status !== 404) return token;
-      return json(200, { masked: typeof token === 'string' ? maskSecret(token) : '', path: context.host.paths.mcpToken, exists: typeof token === 'string' });
+      return json(200, { masked: typeof token === 'string' ? maskSecret(token) : '', path: context.host.paths.mcpToken, exists: typeof token === 'string' } satisfies TokenView);
     },
   ],
   [

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorNote, Field, formatTime, Loading, PageHeader, SelectField, useLoad } from '../components.js';
-import type { AuditRecordView } from '../types.js';
+import type { ActivityView } from '../types.js';
 
 const PAGE_SIZE = 25;
 const TRANSPORTS: readonly [string, string][] = [
@@ -37,7 +37,7 @@ export function ActivityPage() {
   // Cursors of the pages before the current one (the first page has none).
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const page = useLoad(() => api<{ records: AuditRecordView[]; nextCursor?: string }>('GET', query(filters, cursor)), [filters, cursor]);
+  const page = useLoad(() => api<ActivityView>('GET', query(filters, cursor)), [filters, cursor]);
   const apply = (event: Event) => {
     event.preventDefault();
     setFilters(draft);

@@ -3,21 +3,12 @@
 import { useState } from 'preact/hooks';
 import { api, isMissingRoute } from '../api.js';
 import { CopyButton, ErrorNote, Loading, Notice, PageHeader, useAction, useLoad } from '../components.js';
-import type { ClientView } from '../types.js';
-
-interface Preview {
-  readonly path: string;
-  readonly diff: string;
-  /** False when the file already holds exactly this entry. */
-  readonly changed?: boolean;
-  /** The file as previewed; sent back with the write so a change made meanwhile is not overwritten. */
-  readonly before?: string;
-}
+import type { ClientPreviewView, ClientsView, ClientView, ClientWriteView } from '../types.js';
 
 function ClientCard(props: { client: ClientView; onWritten: () => void }) {
   const { client } = props;
-  const [preview, setPreview] = useState<Preview | undefined>(undefined);
-  const [written, setWritten] = useState<{ path: string; backup?: string } | undefined>(undefined);
+  const [preview, setPreview] = useState<ClientPreviewView | undefined>(undefined);
+  const [written, setWritten] = useState<ClientWriteView | undefined>(undefined);
   const action = useAction();
   const id = `client-${client.id}`;
   const snippet = typeof client.snippet === 'string' ? client.snippet : JSON.stringify(client.snippet, null, 2);
@@ -25,11 +16,11 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
   const showDiff = () =>
     action.run(async () => {
       setWritten(undefined);
-      setPreview(await api<Preview>('POST', `/api/clients/${encodeURIComponent(client.id)}/preview`));
+      setPreview(await api<ClientPreviewView>('POST', `/api/clients/${encodeURIComponent(client.id)}/preview`));
     });
   const write = () =>
     action.run(async () => {
-      setWritten(await api<{ path: string; backup?: string }>('POST', `/api/clients/${encodeURIComponent(client.id)}/write`, preview?.before === undefined ? {} : { expected: preview.before }));
+      setWritten(await api<ClientWriteView>('POST', `/api/clients/${encodeURIComponent(client.id)}/write`, preview?.before === undefined ? {} : { expected: preview.before }));
       setPreview(undefined);
       props.onWritten();
     });
@@ -99,7 +90,7 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
 }
 
 export function ConnectPage() {
-  const clients = useLoad(() => api<{ clients: ClientView[] }>('GET', '/api/clients'));
+  const clients = useLoad(() => api<ClientsView>('GET', '/api/clients'));
   return (
     <>
       <PageHeader title="Connect a client">Point an MCP client at this host: copy its snippet, or let capnode add it to the client's config.</PageHeader>

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorNote, Field, Section, useAction } from '../components.js';
+import type { ExecTestResult } from '../types.js';
 
 const WORDS: Record<string, string> = { allow: 'Allowed — it would run without asking', ask: 'Asks — it would wait for your answer', deny: 'Refused — it would not run' };
 
@@ -13,7 +14,7 @@ export function ExecTester() {
   const submit = (event: Event) => {
     event.preventDefault();
     void action.run(async () => {
-      setAnswer(await api<{ decision: string; reason?: string }>('POST', '/api/exec/test', { command, ...(cwd.trim() ? { cwd: cwd.trim() } : {}) }));
+      setAnswer(await api<ExecTestResult>('POST', '/api/exec/test', { command, ...(cwd.trim() ? { cwd: cwd.trim() } : {}) }));
     });
   };
   return (

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { ErrorNote, Facts, Field, fieldMessage, formatTime, Loading, Notice, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
 import { refreshLive, useLive } from '../live.js';
-import type { GatewayView } from '../types.js';
+import type { GatewayPairResult, GatewaySaveResult, GatewayView } from '../types.js';
 
 export function GatewayPage() {
   const gateway = useLoad(() => api<GatewayView>('GET', '/api/gateway'));
@@ -26,7 +26,7 @@ export function GatewayPage() {
     event.preventDefault();
     setNotice('');
     void save.run(async () => {
-      const answer = await api<{ restartNeeded?: string[] }>('PUT', '/api/gateway', { url: url.trim(), ...(token ? { token } : {}) });
+      const answer = await api<GatewaySaveResult>('PUT', '/api/gateway', { url: url.trim(), ...(token ? { token } : {}) });
       setToken('');
       setNotice(answer.restartNeeded?.length ? 'Saved. Restart capnode to connect with these settings.' : 'Saved. The gateway node connects with these settings.');
       await gateway.reload();
@@ -35,7 +35,7 @@ export function GatewayPage() {
   };
   const approve = () =>
     pair.run(async () => {
-      const answer = await api<{ approved?: { requestId: string }[] }>('POST', '/api/gateway/pair');
+      const answer = await api<GatewayPairResult>('POST', '/api/gateway/pair');
       setNotice(answer.approved?.length ? `Pairing approved (request ${answer.approved.map((request) => request.requestId).join(', ')}).` : 'Nothing was waiting for approval; the pairing may already be approved.');
       await gateway.reload();
       void refreshLive();
@@ -64,7 +64,7 @@ export function GatewayPage() {
         ) : (
           <Loading what="the gateway node state" />
         )}
-        {pairing?.state === 'pending' ? (
+        {pairing?.state === 'device-pending' || pairing?.state === 'commands-pending' ? (
           <div class="actions">
             <button type="button" class="primary" disabled={pair.busy} onClick={approve} aria-describedby="pair-hint">
               Approve pairing

@@ -3,16 +3,16 @@
 import { useState } from 'preact/hooks';
 import { api, isMissingRoute } from '../api.js';
 import { ErrorNote, Loading, Notice, Section, useAction, useLoad } from '../components.js';
-import type { DiscoveredConfig } from '../types.js';
+import type { DiscoveredConfig, DiscoveredView, ServerImportResult } from '../types.js';
 
 export function DiscoveredServers(props: { onImported: () => void }) {
-  const found = useLoad(() => api<{ files: DiscoveredConfig[] }>('GET', '/api/servers/discovered'));
+  const found = useLoad(() => api<DiscoveredView>('GET', '/api/servers/discovered'));
   const action = useAction();
   const [notice, setNotice] = useState('');
   const configs = found.value?.files ?? [];
   const importAll = (config: DiscoveredConfig, names?: string[]) =>
     action.run(async () => {
-      const answer = await api<{ imported?: string[]; skipped?: string[] }>('POST', '/api/servers/import', { path: config.path, ...(names ? { names } : {}) });
+      const answer = await api<ServerImportResult>('POST', '/api/servers/import', { path: config.path, ...(names ? { names } : {}) });
       const imported = answer.imported?.length ? `Imported ${answer.imported.join(', ')} from ${config.path}.` : `Nothing new to import from ${config.path}.`;
       setNotice(`${imported}${answer.skipped?.length ? ` Already configured: ${answer.skipped.join(', ')}.` : ''}`);
       await found.reload();

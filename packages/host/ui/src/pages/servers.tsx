@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, describeError } from '../api.js';
 import { ConfirmButton, ErrorNote, Loading, PageHeader, Section, StateBadge, useAction, useLoad } from '../components.js';
 import { refreshLive, useLive } from '../live.js';
-import type { ServerDiagnosticView, ServerItem, ServersView, ToolPolicy, ToolView } from '../types.js';
+import type { ServerDiagnosticView, ServerItem, ServersView, ServerTestResult, ToolPolicy, ToolView } from '../types.js';
 import { AddServerForm } from './serverForm.js';
 import { DiscoveredServers } from './serverImport.js';
 
@@ -71,12 +71,6 @@ function ToolRow(props: { server: string; tool: ToolView; onChange: () => void }
   );
 }
 
-interface TestAnswer {
-  readonly ok: boolean;
-  readonly diagnostic?: ServerDiagnosticView & { readonly connectMs?: number };
-  readonly tools?: readonly { readonly name: string; readonly description?: string }[];
-}
-
 /**
  * The server's tools with their choices: those its last test listed, plus every tool of it the
  * policy names (`<server>__<tool>`), each enabled unless excluded, and auto-approved or always asked.
@@ -113,7 +107,7 @@ function ServerCard(props: { item: ServerItem; live: ServerDiagnosticView | unde
   const runTest = () =>
     action.run(async () => {
       setTest('Testing…');
-      const answer = await api<TestAnswer>('POST', `/api/servers/${encodeURIComponent(name)}/test`);
+      const answer = await api<ServerTestResult>('POST', `/api/servers/${encodeURIComponent(name)}/test`);
       const count = answer.tools?.length;
       const ms = answer.diagnostic?.connectMs;
       if (answer.tools) setTested(answer.tools);

@@ -2,10 +2,11 @@
 import { api } from '../api.js';
 import { ErrorNote, PageHeader, Section, StateBadge, useLoad } from '../components.js';
 import { useLive } from '../live.js';
+import type { TokenView } from '../types.js';
 
 export function SetupPage() {
   const { status } = useLive();
-  const token = useLoad(() => api<{ masked: string; path: string }>('GET', '/api/token'));
+  const token = useLoad(() => api<TokenView>('GET', '/api/token'));
   const listening = status?.mcp.state === 'listening';
   return (
     <>

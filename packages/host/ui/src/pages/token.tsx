@@ -2,9 +2,10 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorNote, Facts, Loading, Notice, PageHeader, Section, useAction, useLoad } from '../components.js';
+import type { TokenView } from '../types.js';
 
 export function TokenPage() {
-  const token = useLoad(() => api<{ masked: string; path: string }>('GET', '/api/token'));
+  const token = useLoad(() => api<TokenView>('GET', '/api/token'));
   const [revealed, setRevealed] = useState<string | undefined>(undefined);
   const [notice, setNotice] = useState('');
   const action = useAction();

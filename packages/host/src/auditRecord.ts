@@ -1,0 +1,18 @@
+// A leaf file (no imports) so the dashboard UI reads the same record shape, type-only.
+
+/** One line of `audit.log`. Argument values are never written (they can hold secrets); only their hash. */
+export interface AuditRecord {
+  /** ISO 8601 time the call finished. */
+  readonly time: string;
+  /** Canonical command name, or the name as sent when it was unknown (scrubbed, at most 200 characters). */
+  readonly command: string;
+  readonly transport: string;
+  /** The caller as it named itself (scrubbed, at most 200 characters). */
+  readonly caller?: string;
+  readonly requestId?: string;
+  /** Hex SHA-256 of the canonical JSON of the arguments as sent. */
+  readonly argsSha256?: string;
+  /** `ok`, or the failure code (`denied`, `timeout`, `invalid_arguments`, ...). */
+  readonly outcome: string;
+  readonly durationMs: number;
+}
