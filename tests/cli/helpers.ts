@@ -1,6 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,15 +52,6 @@ export function runCli(args: readonly string[], home: string, env?: Record<strin
   const child = spawnCli(args, home, env);
   child.stdin.end();
   return completion(child);
-}
-
-/** A port nothing listens on (bound, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
-  return port;
 }
 
 export interface ServeProcess {

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createHost } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
-import { dashboardBase, freePort, mintLoginUrl, rawRequest, signIn } from './apiClient.js';
+import { dashboardBase, rawRequest, signIn } from './apiClient.js';
+import { mintLoginUrl } from '../support/dashboardLogin.js';
+import { freePort } from '../support/net.js';
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 

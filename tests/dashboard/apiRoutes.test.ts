@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/poll.js';
 import { createHost, type PendingView } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
-import { adminToken, dashboardBase, eventReader, signIn } from './apiClient.js';
+import { dashboardBase, eventReader, signIn } from './apiClient.js';
+import { adminToken } from '../support/dashboardLogin.js';
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 

@@ -5,13 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, newContext, openDashboard, saveScreenshot, tabThrough, tagControls, unnamedControls, type TestBrowser } from '../support/browser.js';
-import { startTestHost, type TestHost } from '../support/testHost.js';
+import type { TestHost } from '../support/testHost.js';
+import { startDashboardHost, type DashboardHost } from './e2eHost.js';
 
 let browser: TestBrowser;
-let context: BrowserContext & AsyncDisposable;
+let ui: DashboardHost;
 let test: TestHost;
 let page: Page;
 
@@ -20,14 +21,12 @@ const settingsOf = (home: string) => JSON.parse(readFileSync(join(home, 'setting
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 }, approvals: { wait: 'block', notify: false } } });
-  context = await newContext(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
-  page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+  ui = await startDashboardHost(browser, { settings: { approvals: { wait: 'block', notify: false } }, context: { permissions: ['clipboard-read', 'clipboard-write'] } });
+  ({ test, page } = ui);
 });
 
 afterAll(async () => {
-  await context?.close();
-  await test?.[Symbol.asyncDispose]();
+  await ui?.[Symbol.asyncDispose]();
   await browser?.close();
 });
 
@@ -272,7 +271,7 @@ describe('dashboard pages (Chromium, real host)', () => {
 
   it('follows the system colour scheme (dark)', async () => {
     await using dark = await newContext(browser, { colorScheme: 'dark' });
-    const darkPage = await openDashboard(dark, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+    const darkPage = await openDashboard(dark, test.host, test.home);
     await darkPage.getByRole('heading', { level: 1 }).waitFor();
     await expect.poll(() => darkPage.getByRole('region', { name: 'Local MCP server' }).innerText()).toContain('listening');
     const background = await darkPage.evaluate(() => getComputedStyle(document.body).backgroundColor);
