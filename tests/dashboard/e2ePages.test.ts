@@ -4,11 +4,11 @@
 // go to .tmp/artifacts/dashboard/.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, newContext, openDashboard, saveScreenshot, tabThrough, tagControls, unnamedControls, type TestBrowser } from '../support/browser.js';
-import type { TestHost } from '../support/testHost.js';
+import { connectHttpClient, type TestHost } from '../support/testHost.js';
 import { startDashboardHost, type DashboardHost } from './e2eHost.js';
 
 let browser: TestBrowser;
@@ -37,11 +37,7 @@ async function go(id: string, title: string): Promise<void> {
   await expect.poll(() => page.getByText(/^Loading /).count(), { timeout: 10_000 }).toBe(0);
 }
 
-async function connectClient(url: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'dashboard-e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return client;
-}
+const connectClient = (url: string, token: string): Promise<Client> => connectHttpClient(url, token, 'dashboard-e2e');
 
 describe('dashboard pages (Chromium, real host)', () => {
   it('status is live: the MCP listener with its URL, the gateway node apart from it, changes without a reload', async () => {
