@@ -6,30 +6,26 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
 import type { TestHost } from '../support/testHost.js';
-import { userHomeEnv } from './apiClient.js';
-import { cursorUserHome, startDashboardHost, type DashboardHost } from './e2eHost.js';
+import { startDashboardHost, type DashboardHost } from './e2eHost.js';
 
 let browser: TestBrowser;
 let ui: DashboardHost;
 let test: TestHost;
 let page: Page;
-let user: ReturnType<typeof cursorUserHome>;
 let userHome: string;
 
 const OTHER = { command: '/usr/bin/true', args: ['--keep-me'] };
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  user = cursorUserHome({ other: OTHER });
-  userHome = user.path;
-  ui = await startDashboardHost(browser, { host: { env: userHomeEnv(userHome) }, context: { permissions: ['clipboard-read', 'clipboard-write'] } });
+  ui = await startDashboardHost(browser, { cursorServers: { other: OTHER }, context: { permissions: ['clipboard-read', 'clipboard-write'] } });
   ({ test, page } = ui);
+  userHome = ui.userHome!;
 });
 
 afterAll(async () => {
   await ui?.[Symbol.asyncDispose]();
   await browser?.close();
-  user?.[Symbol.dispose]();
 });
 
 describe('Connect a client (Chromium, real host)', () => {

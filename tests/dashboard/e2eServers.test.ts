@@ -6,8 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
 import type { TestHost } from '../support/testHost.js';
-import { userHomeEnv } from './apiClient.js';
-import { cursorUserHome, startDashboardHost, type DashboardHost } from './e2eHost.js';
+import { startDashboardHost, type DashboardHost } from './e2eHost.js';
 
 const FIXTURE = join(import.meta.dirname, '..', 'mcp-client', 'fixtures', 'stdioServer.mjs');
 
@@ -15,7 +14,6 @@ let browser: TestBrowser;
 let ui: DashboardHost;
 let test: TestHost;
 let page: Page;
-let user: ReturnType<typeof cursorUserHome>;
 let userHome: string;
 
 interface ServerEntry {
@@ -32,16 +30,14 @@ const serversOf = (home: string): ServerEntry[] => (JSON.parse(readFileSync(join
 beforeAll(async () => {
   browser = await launchBrowser();
   // The user's home (where client configs are looked for) is a temporary directory with one Cursor config.
-  user = cursorUserHome({ cursorfix: { command: process.execPath, args: [FIXTURE, 'ok'] } });
-  userHome = user.path;
-  ui = await startDashboardHost(browser, { settings: { mcpClient: { reexport: true, servers: [] } }, host: { env: userHomeEnv(userHome) } });
+  ui = await startDashboardHost(browser, { settings: { mcpClient: { reexport: true, servers: [] } }, cursorServers: { cursorfix: { command: process.execPath, args: [FIXTURE, 'ok'] } } });
   ({ test, page } = ui);
+  userHome = ui.userHome!;
 });
 
 afterAll(async () => {
   await ui?.[Symbol.asyncDispose]();
   await browser?.close();
-  user?.[Symbol.dispose]();
 });
 
 describe('MCP servers page (Chromium, real host)', () => {
