@@ -51,12 +51,6 @@ export function memoryLogger(): MemoryLogger {
   return { lines, debug: push('debug'), info: push('info'), warn: push('warn'), error: push('error'), text: () => lines.join('\n') };
 }
 
-/** A temporary directory removed by the returned disposer. */
-export function tempDir(prefix = 'capnode-mcp-'): { path: string; [Symbol.dispose](): void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
-}
-
 /** Lines a fixture appended to its FIXTURE_LOG file. */
 export function readLog(path: string): string[] {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
