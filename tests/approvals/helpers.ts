@@ -4,6 +4,7 @@ import { join } from 'node:path';
 // The host is not a dependency of the workspace root; its sources are imported directly (as the CLI would run them).
 import { createHost, type Host, type HostOptions } from '../../packages/host/src/index.js';
 import type { PendingApproval } from '@capnode/capabilities';
+import { eventually } from '../support/poll.js';
 
 /** A real host on a loopback port in a temporary home, with its admin route at hand. */
 export interface TestHost extends AsyncDisposable {
@@ -54,14 +55,8 @@ export async function startTestHost(options: Partial<HostOptions> = {}): Promise
 }
 
 /** Polls the admin route until a pending approval shows up. */
-export async function nextPending(test: TestHost, timeoutMs = 10_000): Promise<PendingApproval> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const [first] = await test.pending();
-    if (first) return first;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('no pending approval appeared');
+export function nextPending(test: TestHost, timeoutMs = 10_000): Promise<PendingApproval> {
+  return eventually(async () => (await test.pending())[0], { what: 'a pending approval on the admin route', timeoutMs, intervalMs: 50 });
 }
 
 /** Text of a tool result's content. */

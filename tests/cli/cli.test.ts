@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { completion, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
+import { freePort } from '../support/net.js';
 
 const posix = process.platform !== 'win32';
 

@@ -8,8 +8,9 @@ import { z } from 'zod';
 // The real gateway has no chat channels offline, so channel messages come from the bridge's own fake
 // gateway here; the nine tools run against the real gateway in tests/gateway/cli.interop.ts.
 import { startFakeGateway, type FakeConnection } from '../../packages/gateway-bridge/src/internal/fakeGateway.js';
-import { cliPath, completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { cliPath, completion, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
+import { freePort } from '../support/net.js';
 
 const SECRET = 'gateway-secret-token-never-printed-42';
 

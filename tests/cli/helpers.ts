@@ -41,8 +41,6 @@ export function runCli(args: readonly string[], home: string, env?: Record<strin
   return completion(child);
 }
 
-export { freePort } from '../support/ports.js';
-
 export interface ServeProcess {
   readonly url: string;
   readonly child: ChildProcessWithoutNullStreams;

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { freePort, runCli, startServe, tempHome } from './helpers.js';
+import { runCli, startServe, tempHome } from './helpers.js';
+import { freePort } from '../support/net.js';
 
 const posix = process.platform !== 'win32';
 

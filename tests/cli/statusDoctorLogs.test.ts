@@ -2,8 +2,9 @@ import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSyn
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { completion, freePort, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
+import { completion, runCli, spawnCli, startServe, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
+import { freePort } from '../support/net.js';
 
 interface Check {
   id: string;

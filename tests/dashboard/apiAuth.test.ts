@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createHost } from '@capnode/host';
 import { startTestHost, tempDir } from '../support/testHost.js';
-import { dashboardBase, freePort, mintLoginUrl, rawRequest, signIn } from './apiClient.js';
+import { dashboardBase, rawRequest, signIn } from './apiClient.js';
+import { adminToken, mintLoginUrl } from '../support/dashboardLogin.js';
+import { freePort } from '../support/net.js';
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 
@@ -120,7 +122,7 @@ describe('dashboard sign-in', () => {
   it('is off with dashboard.enabled false: no listener, and the login route says so', async () => {
     await using test = await startTestHost({ settings: { dashboard: { enabled: false } } });
     expect(test.host.status().dashboard).toEqual({ state: 'disabled' });
-    const response = await fetch(new URL('/_capnode/ui/login', test.url), { method: 'POST', headers: { authorization: `Bearer ${readFileSync(join(test.home, 'admin-token'), 'utf8').trim()}` } });
+    const response = await fetch(new URL('/_capnode/ui/login', test.url), { method: 'POST', headers: { authorization: `Bearer ${adminToken(test.home)}` } });
     expect(response.status).toBe(409);
   });
 });

@@ -1,24 +1,11 @@
 import { request as httpRequest } from 'node:http';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Host } from '@capnode/host';
-
-/** The admin token of a test host's config directory. */
-export function adminToken(home: string): string {
-  return readFileSync(join(home, 'admin-token'), 'utf8').trim();
-}
+import { mintLoginUrl } from '../support/dashboardLogin.js';
 
 /** A host environment whose user lives in `userHome`: HOME, XDG_CONFIG_HOME and APPDATA (where client configs are looked for). */
 export function userHomeEnv(userHome: string): Record<string, string | undefined> {
   return { ...process.env, HOME: userHome, XDG_CONFIG_HOME: join(userHome, '.config'), APPDATA: join(userHome, 'AppData') };
-}
-
-/** A one-time login URL through the admin route, as `capnode ui` asks for it. */
-export async function mintLoginUrl(host: Host, home: string): Promise<string> {
-  const adminBase = host.status().admin?.url ?? new URL('/_capnode/', host.status().mcp.url!).href;
-  const response = await fetch(new URL('ui/login', adminBase), { method: 'POST', headers: { authorization: `Bearer ${adminToken(home)}` } });
-  if (response.status !== 200) throw new Error(`login route answered ${response.status}: ${await response.text()}`);
-  return ((await response.json()) as { url: string }).url;
 }
 
 /** A signed-in browser as the dashboard sees it: its cookie, CSRF token, origin and base URL. */
@@ -110,5 +97,3 @@ export function eventReader(response: Response): { next(name: string, predicate?
     cancel: () => reader.cancel(),
   };
 }
-
-export { freePort } from '../support/ports.js';

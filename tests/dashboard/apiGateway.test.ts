@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startTestHost } from '../support/testHost.js';
-import { freePort, signIn } from './apiClient.js';
+import { signIn } from './apiClient.js';
+import { freePort } from '../support/net.js';
 
 describe('dashboard gateway', () => {
   it('connects the gateway node live with the stored URL and token (never shown), and turns it off; pairing needs a node identity', async () => {

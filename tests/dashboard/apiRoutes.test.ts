@@ -1,21 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { formatApprovalSummary } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/poll.js';
 import { createHost, type PendingView } from '@capnode/host';
-import { startTestHost, tempDir } from '../support/testHost.js';
-import { adminToken, dashboardBase, eventReader, signIn } from './apiClient.js';
+import { connectHttpClient, startTestHost, tempDir } from '../support/testHost.js';
+import { dashboardBase, eventReader, signIn } from './apiClient.js';
+import { adminToken } from '../support/dashboardLogin.js';
 
 const mcpToken = (home: string) => readFileSync(join(home, 'mcp-token'), 'utf8').trim();
 
-async function connect(url: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'dashboard-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return client;
-}
+const connect = (url: string, token: string): Promise<Client> => connectHttpClient(url, token, 'dashboard-test');
 
 describe('dashboard approvals', () => {
   it('answers a system.run approval a real SDK v2 client waits on, with the hash that was shown', async () => {

@@ -1,16 +1,15 @@
 // Connect a client in real Chromium against a real host: the snippet with Copy, and "Add to Cursor",
 // which shows the change first and then writes the user's Cursor config, keeping their other entries.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, newContext, openDashboard, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
-import { startTestHost, type TestHost } from '../support/testHost.js';
-import { userHomeEnv } from './apiClient.js';
+import { launchBrowser, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
+import type { TestHost } from '../support/testHost.js';
+import { startDashboardHost, type DashboardHost } from './e2eHost.js';
 
 let browser: TestBrowser;
-let context: BrowserContext & AsyncDisposable;
+let ui: DashboardHost;
 let test: TestHost;
 let page: Page;
 let userHome: string;
@@ -19,22 +18,14 @@ const OTHER = { command: '/usr/bin/true', args: ['--keep-me'] };
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  userHome = realpathSync(mkdtempSync(join(tmpdir(), 'capnode-user-')));
-  mkdirSync(join(userHome, '.cursor'));
-  writeFileSync(join(userHome, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { other: OTHER } }, null, 2)}\n`);
-  test = await startTestHost({
-    settings: { dashboard: { enabled: true, port: 0 } },
-    host: { env: userHomeEnv(userHome) },
-  });
-  context = await newContext(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
-  page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+  ui = await startDashboardHost(browser, { cursorServers: { other: OTHER }, context: { permissions: ['clipboard-read', 'clipboard-write'] } });
+  ({ test, page } = ui);
+  userHome = ui.userHome!;
 });
 
 afterAll(async () => {
-  await context?.close();
-  await test?.[Symbol.asyncDispose]();
+  await ui?.[Symbol.asyncDispose]();
   await browser?.close();
-  rmSync(userHome, { recursive: true, force: true });
 });
 
 describe('Connect a client (Chromium, real host)', () => {

@@ -4,14 +4,15 @@
 // go to .tmp/artifacts/dashboard/.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, newContext, openDashboard, saveScreenshot, tabThrough, tagControls, unnamedControls, type TestBrowser } from '../support/browser.js';
-import { startTestHost, type TestHost } from '../support/testHost.js';
+import { connectHttpClient, type TestHost } from '../support/testHost.js';
+import { startDashboardHost, type DashboardHost } from './e2eHost.js';
 
 let browser: TestBrowser;
-let context: BrowserContext & AsyncDisposable;
+let ui: DashboardHost;
 let test: TestHost;
 let page: Page;
 
@@ -20,14 +21,12 @@ const settingsOf = (home: string) => JSON.parse(readFileSync(join(home, 'setting
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 }, approvals: { wait: 'block', notify: false } } });
-  context = await newContext(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
-  page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+  ui = await startDashboardHost(browser, { settings: { approvals: { wait: 'block', notify: false } }, context: { permissions: ['clipboard-read', 'clipboard-write'] } });
+  ({ test, page } = ui);
 });
 
 afterAll(async () => {
-  await context?.close();
-  await test?.[Symbol.asyncDispose]();
+  await ui?.[Symbol.asyncDispose]();
   await browser?.close();
 });
 
@@ -38,11 +37,7 @@ async function go(id: string, title: string): Promise<void> {
   await expect.poll(() => page.getByText(/^Loading /).count(), { timeout: 10_000 }).toBe(0);
 }
 
-async function connectClient(url: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'dashboard-e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return client;
-}
+const connectClient = (url: string, token: string): Promise<Client> => connectHttpClient(url, token, 'dashboard-e2e');
 
 describe('dashboard pages (Chromium, real host)', () => {
   it('status is live: the MCP listener with its URL, the gateway node apart from it, changes without a reload', async () => {
@@ -272,7 +267,7 @@ describe('dashboard pages (Chromium, real host)', () => {
 
   it('follows the system colour scheme (dark)', async () => {
     await using dark = await newContext(browser, { colorScheme: 'dark' });
-    const darkPage = await openDashboard(dark, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+    const darkPage = await openDashboard(dark, test.host, test.home);
     await darkPage.getByRole('heading', { level: 1 }).waitFor();
     await expect.poll(() => darkPage.getByRole('region', { name: 'Local MCP server' }).innerText()).toContain('listening');
     const background = await darkPage.evaluate(() => getComputedStyle(document.body).backgroundColor);

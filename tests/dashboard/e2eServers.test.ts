@@ -1,18 +1,17 @@
 // MCP servers in real Chromium against a real host: a real stdio MCP server is added through the
 // form (its env value write-only), disabled, enabled and removed; settings.json follows each step.
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, newContext, openDashboard, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
-import { startTestHost, type TestHost } from '../support/testHost.js';
-import { userHomeEnv } from './apiClient.js';
+import { launchBrowser, saveScreenshot, unnamedControls, type TestBrowser } from '../support/browser.js';
+import type { TestHost } from '../support/testHost.js';
+import { startDashboardHost, type DashboardHost } from './e2eHost.js';
 
 const FIXTURE = join(import.meta.dirname, '..', 'mcp-client', 'fixtures', 'stdioServer.mjs');
 
 let browser: TestBrowser;
-let context: BrowserContext & AsyncDisposable;
+let ui: DashboardHost;
 let test: TestHost;
 let page: Page;
 let userHome: string;
@@ -31,22 +30,14 @@ const serversOf = (home: string): ServerEntry[] => (JSON.parse(readFileSync(join
 beforeAll(async () => {
   browser = await launchBrowser();
   // The user's home (where client configs are looked for) is a temporary directory with one Cursor config.
-  userHome = realpathSync(mkdtempSync(join(tmpdir(), 'capnode-user-')));
-  mkdirSync(join(userHome, '.cursor'));
-  writeFileSync(join(userHome, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: { cursorfix: { command: process.execPath, args: [FIXTURE, 'ok'] } } }));
-  test = await startTestHost({
-    settings: { dashboard: { enabled: true, port: 0 }, mcpClient: { reexport: true, servers: [] } },
-    host: { env: userHomeEnv(userHome) },
-  });
-  context = await newContext(browser);
-  page = await openDashboard(context, test.url, readFileSync(test.host.paths.adminToken, 'utf8').trim());
+  ui = await startDashboardHost(browser, { settings: { mcpClient: { reexport: true, servers: [] } }, cursorServers: { cursorfix: { command: process.execPath, args: [FIXTURE, 'ok'] } } });
+  ({ test, page } = ui);
+  userHome = ui.userHome!;
 });
 
 afterAll(async () => {
-  await context?.close();
-  await test?.[Symbol.asyncDispose]();
+  await ui?.[Symbol.asyncDispose]();
   await browser?.close();
-  rmSync(userHome, { recursive: true, force: true });
 });
 
 describe('MCP servers page (Chromium, real host)', () => {
@@ -140,9 +131,8 @@ describe('MCP servers page (Chromium, real host)', () => {
   });
 
   it('the status page shows each imported server live: state, tools, and the failing one\'s error', async () => {
-    await using imports = await startTestHost({
+    await using imports = await startDashboardHost(browser, {
       settings: {
-        dashboard: { enabled: true, port: 0 },
         mcpClient: {
           reexport: true,
           servers: [
@@ -152,8 +142,7 @@ describe('MCP servers page (Chromium, real host)', () => {
         },
       },
     });
-    await using other = await newContext(browser);
-    const status = await openDashboard(other, imports.url, readFileSync(imports.host.paths.adminToken, 'utf8').trim());
+    const status = imports.page;
     await status.goto(new URL('#/status', status.url()).href);
     const section = status.getByRole('region', { name: 'Imported MCP servers' });
     const good = section.getByRole('row', { name: /^good/ });

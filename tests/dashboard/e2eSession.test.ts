@@ -6,14 +6,14 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dashboardLoginUrl, launchBrowser, newContext, openDashboard, type TestBrowser } from '../support/browser.js';
+import { launchBrowser, newContext, openDashboard, type TestBrowser } from '../support/browser.js';
+import { mintLoginUrl } from '../support/dashboardLogin.js';
 import { createHost } from '@capnode/host';
 import { startTestHost, tempDir, type TestHost } from '../support/testHost.js';
 
 let browser: TestBrowser;
 let test: TestHost;
 let token: string;
-let adminToken: string;
 let dashboard: string;
 /** `http://127.0.0.1:<port>/d/<random>` (no trailing slash): where the login sends the browser. */
 let base: string;
@@ -22,11 +22,10 @@ beforeAll(async () => {
   browser = await launchBrowser();
   test = await startTestHost({ settings: { dashboard: { enabled: true, port: 0 } } });
   token = readFileSync(join(test.home, 'mcp-token'), 'utf8').trim();
-  adminToken = readFileSync(test.host.paths.adminToken, 'utf8').trim();
   const url = (test.host.status() as { dashboard?: { url?: string } }).dashboard?.url;
   if (!url) throw new Error('the dashboard is not listening');
   dashboard = new URL(url).origin;
-  const login = await fetch(await dashboardLoginUrl(test.url, adminToken), { redirect: 'manual' });
+  const login = await fetch(await mintLoginUrl(test.host, test.home), { redirect: 'manual' });
   base = dashboard + /^\/d\/[^/]+/.exec(login.headers.get('location') ?? '')![0];
 });
 
@@ -63,7 +62,7 @@ async function startOtherOrigin(html: string, host = '127.0.0.1'): Promise<{ url
 describe('dashboard login (Chromium)', () => {
   it('the one-time URL signs a browser in with an HttpOnly SameSite=Strict cookie; a second use is refused', async () => {
     await using first = await newContext(browser);
-    const url = await dashboardLoginUrl(test.url, adminToken);
+    const url = await mintLoginUrl(test.host, test.home);
     expect(new URL(url).origin).toBe(dashboard);
     const page = await first.newPage();
     const response = await page.goto(url);
@@ -96,7 +95,7 @@ describe('dashboard login (Chromium)', () => {
 
   it('the session cookie never reaches another server on 127.0.0.1 (another port), whether visited or fetched', async () => {
     await using context = await newContext(browser);
-    const page = await openDashboard(context, test.url, adminToken);
+    const page = await openDashboard(context, test.host, test.home);
     await using other = await startOtherOrigin('<!doctype html><title>dev server</title><p>untrusted packages run here</p>');
     // Control: a cookie of 127.0.0.1 with Path=/ does reach the other port (cookies are not isolated by port).
     await context.addCookies([{ name: 'control', value: '1', domain: '127.0.0.1', path: '/' }]);
@@ -129,7 +128,7 @@ describe('dashboard login (Chromium)', () => {
   it('the tray\u2019s login link with #/approvals lands on the approvals page under the base path', async () => {
     await using context = await newContext(browser);
     const page = await context.newPage();
-    await page.goto(`${await dashboardLoginUrl(test.url, adminToken)}#/approvals`);
+    await page.goto(`${await mintLoginUrl(test.host, test.home)}#/approvals`);
     await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
     expect(page.url()).toBe(`${base}/#/approvals`);
   });
@@ -139,7 +138,7 @@ describe('dashboard login (Chromium)', () => {
     const unknown = await (await context.newPage()).goto(`${dashboard}/login?code=AAAAAAAAAAAAAAAAAAAAAAAA`);
     expect(unknown?.status()).toBe(403);
 
-    await openDashboard(context, test.url, adminToken);
+    await openDashboard(context, test.host, test.home);
     const settingsBefore = readFileSync(join(test.home, 'settings.json'), 'utf8');
     await using other = await startOtherOrigin('<!doctype html><title>other origin</title><p>another page</p>');
     const page = await context.newPage();
@@ -204,7 +203,7 @@ describe('dashboard login (Chromium)', () => {
 
   it('a page on localhost (another origin again) cannot use the session either', async () => {
     await using context = await newContext(browser);
-    await openDashboard(context, test.url, adminToken);
+    await openDashboard(context, test.host, test.home);
     await using other = await startOtherOrigin('<!doctype html><title>localhost page</title>', 'localhost');
     const page = await context.newPage();
     await page.goto(other.url);

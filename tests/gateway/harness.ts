@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { freePort } from '../support/net.js';
 import type { PollOptions } from '../support/poll.js';
 
 /** Where `tests/gateway/run.mjs` installed Node 24 and openclaw (outside the repo, cached). */
@@ -35,17 +35,6 @@ export function interopSkipReason(): string | undefined {
   if (interfaces.length !== 1 || interfaces[0] !== 'lo') return `this network namespace is not loopback-only (interfaces: ${interfaces.join(', ') || 'unknown'})`;
   if (!existsSync(NODE_BIN) || !existsSync(OPENCLAW)) return `the gateway is not installed under ${PEER_ROOT}`;
   return undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export interface GatewayOptions {

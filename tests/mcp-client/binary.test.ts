@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { expect, test } from 'vitest';
-import { fixtureServer, grantAll, tempDir, textOf } from './helpers.js';
+import { fixtureServer, grantAll, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 
 const uploads = (workspace: string) => {
   try {

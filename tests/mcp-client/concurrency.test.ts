@@ -2,7 +2,8 @@ import { validateMcpConfig } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
 import { join } from 'node:path';
-import { fixtureServer, grantAll, memoryLogger, readLog, tempDir, textOf } from './helpers.js';
+import { fixtureServer, grantAll, memoryLogger, readLog, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 
 /** Runs the calls at once and returns their texts in the order they finished. */
 async function finishOrder(calls: Array<[string, () => Promise<{ content: readonly { text: string }[] }>]>): Promise<string[]> {

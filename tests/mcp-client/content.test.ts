@@ -4,7 +4,8 @@ import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { CONTENT_LIMITS } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { afterAll, describe, expect, test } from 'vitest';
-import { activeHandles, CONTENT_SECRET as SECRET, contentServer, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, tempDir, textOf } from './helpers.js';
+import { activeHandles, CONTENT_SECRET as SECRET, contentServer, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 import { connectHostClient } from './hostClient.js';
 
 const baseline = activeHandles();

@@ -3,7 +3,8 @@ import type { McpRuntimeEvent } from '@capnode/mcp-client';
 import { expect, test } from 'vitest';
 import { eventually } from '../support/poll.js';
 import { join } from 'node:path';
-import { fixtureServer, grantAll, memoryLogger, readLog, tempDir, textOf } from './helpers.js';
+import { fixtureServer, grantAll, memoryLogger, readLog, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 
 test('subscribe: server states and per-server catalog changes from start to close', async () => {
   const events: McpRuntimeEvent[] = [];

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
-import { fixtureServer, grantAll, memoryLogger, readLog, tempDir, textOf } from './helpers.js';
+import { fixtureServer, grantAll, memoryLogger, readLog, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 import { eventually, isAlive } from '../support/poll.js';
 
 describe('isolation at startup', () => {

@@ -1,5 +1,4 @@
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -52,28 +51,9 @@ export function memoryLogger(): MemoryLogger {
   return { lines, debug: push('debug'), info: push('info'), warn: push('warn'), error: push('error'), text: () => lines.join('\n') };
 }
 
-/** A temporary directory removed by the returned disposer. */
-export function tempDir(prefix = 'capnode-mcp-'): { path: string; [Symbol.dispose](): void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
-}
-
 /** Lines a fixture appended to its FIXTURE_LOG file. */
 export function readLog(path: string): string[] {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
-}
-
-/** A free loopback port (for servers that cannot listen on port 0 and report it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The text of a model result, joined. */

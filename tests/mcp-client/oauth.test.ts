@@ -4,7 +4,8 @@ import { parseMcpConfig, type McpRuntimeEvent } from '@capnode/mcp-client';
 import { createMcpRuntime, loginMcpServer } from '@capnode/mcp-client/node';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { approveInBrowser, startOAuthFixture, type OAuthFixture } from '../support/oauthServer.js';
-import { grantAll, memoryLogger, tempDir, textOf } from './helpers.js';
+import { grantAll, memoryLogger, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 
 const posix = process.platform !== 'win32';
 

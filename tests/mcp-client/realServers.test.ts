@@ -3,7 +3,9 @@ import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { afterAll, describe, expect, test } from 'vitest';
-import { freePort, grantAll, memoryLogger, realServer, tempDir, textOf } from './helpers.js';
+import { grantAll, memoryLogger, realServer, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
+import { freePort } from '../support/net.js';
 
 const everything = realServer('server-everything');
 

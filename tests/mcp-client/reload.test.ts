@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { expect, test } from 'vitest';
-import { fixtureServer, grantAll, readLog, tempDir, textOf } from './helpers.js';
+import { fixtureServer, grantAll, readLog, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 import { eventually, isAlive } from '../support/poll.js';
 
 test('reload keeps unchanged sessions, reconnects changed ones, closes removed ones, and applies the new profile', async () => {

@@ -2,7 +2,8 @@ import { homedir } from 'node:os';
 import { isMcpClientError, parseMcpConfig, validateMcpConfig } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
-import { fixtureServer, grantAll, memoryLogger, tempDir, textOf } from './helpers.js';
+import { fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 
 describe('server names', () => {
   test.each(['a__b', '__lead', 'trail__', 'x___y'])("'%s' is refused: '__' separates server and tool", (name) => {

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
-import { activeHandles, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, readLog, runScenario, tempDir } from './helpers.js';
+import { activeHandles, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, readLog, runScenario } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 import { eventually, isAlive } from '../support/poll.js';
 
 const pidOf = (log: string) => eventually(() => readLog(log).find((line) => line.startsWith('started '))?.split(' ')[1]).then(Number);

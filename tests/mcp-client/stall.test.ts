@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
-import { activeHandles, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, readLog, tempDir, textOf } from './helpers.js';
+import { activeHandles, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, readLog, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 import { eventually } from '../support/poll.js';
 
 /** Milliseconds `run` takes. */

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeHttpServer, type FakeHttpServer } from './fixtures/httpServer.js';
-import { grantAll, memoryLogger, tempDir, textOf } from './helpers.js';
+import { grantAll, memoryLogger, textOf } from './helpers.js';
+import { tempDir } from '../support/testHost.js';
 
 function hasOpenssl(): boolean {
   try {

@@ -7,7 +7,9 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer, type HttpServerOptions, type McpHttpServer } from '@capnode/mcp-server/node';
 import { afterAll, beforeAll } from 'vitest';
-import { createFixtureInvoker } from './fixtures/capabilities.mjs';
+import type { Registry } from '@capnode/capabilities';
+import { createFixtureInvoker, lateCapability } from './fixtures/capabilities.mjs';
+import { eventually } from '../support/poll.js';
 
 export const TOKEN = 'test-token-0123456789';
 
@@ -288,4 +290,19 @@ export function useAdminFixtureServer(): ReturnType<typeof useSuiteFixtureServer
     },
   });
   return Object.assign(suite, { adminCalls });
+}
+
+/**
+ * Registers the fixtures' `late.hello` capability on `registry` until the client has counted a
+ * tools/list_changed (`changes()` above 0); it stays registered then. The SDK v2 client opens its GET
+ * stream in the background after initialized and debounces changes, so a single registration can go unseen.
+ */
+export async function registerUntilListChanged(registry: Pick<Registry, 'register'>, changes: () => number, what: string): Promise<void> {
+  await eventually(async () => {
+    const remove = registry.register(lateCapability);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    if (changes() > 0) return true;
+    remove();
+    return false;
+  }, { what });
 }

@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { lateCapability } from './fixtures/capabilities.mjs';
 import { startTestHost } from '../support/testHost.js';
-import { eventually } from '../support/poll.js';
+import { registerUntilListChanged } from './helpers.js';
 
 describe('capnode host (as `capnode serve` runs it)', () => {
   it('serves initialize-era sessions by default: list_changed reaches the client when tools appear', async () => {
@@ -20,13 +19,7 @@ describe('capnode host (as `capnode serve` runs it)', () => {
     try {
       expect(transport.sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
-      await eventually(async () => {
-        const remove = ctx.host.registry.register(lateCapability);
-        await new Promise((resolve) => setTimeout(resolve, 700));
-        if (changes > 0) return true;
-        remove();
-        return false;
-      }, { what: 'tools/list_changed from the host' });
+      await registerUntilListChanged(ctx.host.registry, () => changes, 'tools/list_changed from the host');
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('late.hello');
     } finally {
       await client.close();

@@ -6,7 +6,7 @@ import { SSEClientTransport as SseTransportV1 } from '@modelcontextprotocol/sdk/
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { lateCapability } from './fixtures/capabilities.mjs';
-import { goodHeaders, postJson, rawRequest, startFixtureServer, TOKEN } from './helpers.js';
+import { goodHeaders, postJson, rawRequest, registerUntilListChanged, startFixtureServer, TOKEN } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 const requestInit = { headers: { Authorization: `Bearer ${TOKEN}` } };
@@ -75,13 +75,7 @@ describe('Streamable HTTP sessions (initialize era)', () => {
       // The standalone GET stream holds no concurrency slot.
       await eventually(() => ctx.server.inFlight === 0, { what: 'no slot held by the open stream' });
       // The client opens its GET stream in the background after initialized, and debounces changes.
-      await eventually(async () => {
-        const remove = ctx.fixture.registry.register(lateCapability);
-        await new Promise((resolve) => setTimeout(resolve, 700));
-        if (changes > 0) return true;
-        remove();
-        return false;
-      }, { what: 'tools/list_changed on the session stream' });
+      await registerUntilListChanged(ctx.fixture.registry, () => changes, 'tools/list_changed on the session stream');
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('late.hello');
     } finally {
       await client.close();

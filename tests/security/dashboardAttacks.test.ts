@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dashboardBase, mintLoginUrl, rawRequest, signIn, type DashboardClient } from '../dashboard/apiClient.js';
+import { dashboardBase, rawRequest, signIn, type DashboardClient } from '../dashboard/apiClient.js';
+import { mintLoginUrl } from '../support/dashboardLogin.js';
 import { startTestHost, type TestHost } from '../support/testHost.js';
 
 /**

@@ -1,7 +1,9 @@
 /// <reference lib="dom" />
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Host } from '@capnode/host';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { mintLoginUrl } from './dashboardLogin.js';
 
 /** Debian's Chromium (`.ci/run` installs it); `CAPNODE_CHROMIUM` points elsewhere. */
 export const CHROMIUM_PATH = process.env.CAPNODE_CHROMIUM ?? '/usr/bin/chromium';
@@ -116,20 +118,10 @@ export async function tabThrough(page: Page, limit = 300): Promise<number[]> {
   return reached;
 }
 
-/**
- * A fresh one-time dashboard login URL, asked for the way `capnode ui` asks: `POST /_capnode/ui/login`
- * on the host's MCP/admin listener with the admin bearer token (`admin-token` in the config directory).
- */
-export async function dashboardLoginUrl(mcpUrl: string, adminToken: string): Promise<string> {
-  const response = await fetch(new URL('/_capnode/ui/login', mcpUrl), { method: 'POST', headers: { authorization: `Bearer ${adminToken}` } });
-  if (!response.ok) throw new Error(`POST /_capnode/ui/login answered ${response.status}: ${await response.text()}`);
-  return ((await response.json()) as { url: string }).url;
-}
-
-/** Logs `context` in through a fresh one-time URL and returns a page on the dashboard. */
-export async function openDashboard(context: BrowserContext, mcpUrl: string, adminToken: string): Promise<Page> {
+/** Logs `context` in through a fresh one-time URL of the host whose config directory is `home`; returns a page on the dashboard. */
+export async function openDashboard(context: BrowserContext, host: Host, home: string): Promise<Page> {
   const page = await context.newPage();
-  const response = await page.goto(await dashboardLoginUrl(mcpUrl, adminToken));
+  const response = await page.goto(await mintLoginUrl(host, home));
   if (!response?.ok()) throw new Error(`the login URL answered ${response?.status()}`);
   await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
   return page;

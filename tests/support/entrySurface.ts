@@ -16,6 +16,21 @@ function bareImportsOf(entryFile: string): Map<string, string[]> {
   return modules;
 }
 
+/**
+ * The files (absolute `.ts` paths) loaded as soon as `entryFile` is imported: the entry and every file
+ * reached through static relative `import … from` / `export … from` (not `import type`, not `import()`).
+ */
+export function staticImportGraph(entryFile: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const match of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s+(?!type\b)[^'"]*?from\s+'(\.[^']+)'/gm)) visit(join(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
+  };
+  visit(entryFile);
+  return seen;
+}
+
 /** Asserts that every bare import in the module graph of `entryFile` (an absolute `.ts` path) passes `allowed`. */
 export function expectEntryImports(entryFile: string, allowed: (specifier: string) => boolean): void {
   const graph = bareImportsOf(entryFile);

@@ -11,6 +11,13 @@ export function tempDir(prefix = 'capnode-test-'): { readonly path: string; [Sym
   return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
 }
 
+/** A real SDK v2 client connected to `url` over streamable HTTP with the bearer `token`. */
+export async function connectHttpClient(url: string, token: string, name = 'capnode-test'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
 /** The text and error flag of a `tools/call` result. */
 export interface ToolOutcome {
   readonly isError: boolean;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createApprovalBroker, type ApprovalBrokerOptions, type PendingApproval } from './approvalBroker.js';
+import { createApprovalBroker, type ApprovalBrokerOptions } from './approvalBroker.js';
 import { defineCapability, defineCommand, type ElicitationRequest, type InvocationRequest, type ProgressUpdate } from './contract.js';
-import type { CommandFailure, CommandResult } from './content.js';
 import { createExecApprovalHook } from './execApprovalHook.js';
 import { createMemoryExecApprovalStore } from './execPolicy.js';
 import { createInvoker, type InvokeOptions } from './pipeline.js';
 import { createRegistry } from './registry.js';
+import { failureOf, nextPending } from '../../../tests/support/invocation.js';
 
 const execInput = z.object({ command: z.union([z.array(z.string()), z.string()]), cwd: z.string().optional(), shell: z.boolean().optional() });
 
@@ -26,52 +26,38 @@ function setup(brokerOptions: ApprovalBrokerOptions = {}) {
   return { ran, broker, call, [Symbol.asyncDispose]: () => broker.close() };
 }
 
-function failure(result: CommandResult): CommandFailure['error'] {
-  if (result.ok) throw new Error('expected a failure');
-  return result.error;
-}
-
-async function nextPending(broker: ReturnType<typeof createApprovalBroker>): Promise<PendingApproval> {
-  for (let i = 0; i < 400; i += 1) {
-    const [first] = broker.list();
-    if (first) return first;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error('no pending approval');
-}
-
 describe('approval wait modes', () => {
   it("auto returns at once for a caller with neither progress nor elicitation, and an identical retry runs exactly once after 'allow'", async () => {
     await using t = setup();
-    const first = failure((await t.call({ command: ['git', 'push'] })).result);
+    const first = failureOf((await t.call({ command: ['git', 'push'] })).result);
     expect(first.code).toBe('approval_pending');
     const [pending] = t.broker.list();
     expect(first.data).toMatchObject({ approvalId: pending!.id, argsHash: pending!.argsHash, answerWith: `capnode approvals allow ${pending!.id}` });
     expect(pending!.argsHash).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(first.message).toContain(`capnode approvals allow ${pending!.id}`);
     // Retry while still pending: the same approval again, not a second one.
-    expect(failure((await t.call({ command: ['git', 'push'] })).result).data).toMatchObject({ approvalId: pending!.id });
+    expect(failureOf((await t.call({ command: ['git', 'push'] })).result).data).toMatchObject({ approvalId: pending!.id });
     expect(t.broker.list()).toHaveLength(1);
     // Another caller, or other arguments, do not see it.
-    expect(failure((await t.call({ command: ['git', 'push'] }, { caller: 'someone-else' })).result).data?.approvalId).not.toBe(pending!.id);
-    expect(failure((await t.call({ command: ['git', 'push', '--force'] })).result).data?.approvalId).not.toBe(pending!.id);
+    expect(failureOf((await t.call({ command: ['git', 'push'] }, { caller: 'someone-else' })).result).data?.approvalId).not.toBe(pending!.id);
+    expect(failureOf((await t.call({ command: ['git', 'push', '--force'] })).result).data?.approvalId).not.toBe(pending!.id);
     expect(t.ran).toEqual([]);
     t.broker.resolve(pending!.id, 'allow-once');
     expect((await t.call({ command: ['git', 'push'] })).result.ok).toBe(true);
     expect(t.ran).toHaveLength(1);
     // Exactly once: the next identical call asks again.
-    expect(failure((await t.call({ command: ['git', 'push'] })).result).code).toBe('approval_pending');
+    expect(failureOf((await t.call({ command: ['git', 'push'] })).result).code).toBe('approval_pending');
     expect(t.ran).toHaveLength(1);
   });
 
   it('a retry after deny gets denied, after no answer gets approval_timeout', async () => {
     await using t = setup({ timeoutMs: 80 });
-    expect(failure((await t.call({ command: ['ls'] })).result).code).toBe('approval_pending');
+    expect(failureOf((await t.call({ command: ['ls'] })).result).code).toBe('approval_pending');
     t.broker.resolve((await nextPending(t.broker)).id, 'deny');
-    expect(failure((await t.call({ command: ['ls'] })).result).code).toBe('denied');
-    expect(failure((await t.call({ command: ['ls', '-l'] })).result).code).toBe('approval_pending');
+    expect(failureOf((await t.call({ command: ['ls'] })).result).code).toBe('denied');
+    expect(failureOf((await t.call({ command: ['ls', '-l'] })).result).code).toBe('approval_pending');
     await new Promise((resolve) => setTimeout(resolve, 120));
-    const timedOut = failure((await t.call({ command: ['ls', '-l'] })).result);
+    const timedOut = failureOf((await t.call({ command: ['ls', '-l'] })).result);
     expect(timedOut.code).toBe('approval_timeout');
     expect(t.ran).toEqual([]);
   });
@@ -106,26 +92,26 @@ describe('approval wait modes', () => {
     u.broker.resolve((await nextPending(u.broker)).id, 'allow-once');
     expect((await blocked).result.ok).toBe(true);
     mode = 'return';
-    expect(failure((await u.call({ command: ['ls'] }, { transport: 'cli' })).result).code).toBe('approval_pending');
+    expect(failureOf((await u.call({ command: ['ls'] }, { transport: 'cli' })).result).code).toBe('approval_pending');
   });
 
   it('tells denied, approval_timeout and cancelled apart', async () => {
     await using t = setup({ timeoutMs: 60, waitMode: 'block' });
     const denied = t.call({ command: ['a'] });
     t.broker.resolve((await nextPending(t.broker)).id, 'deny');
-    expect(failure((await denied).result).code).toBe('denied');
-    expect(failure((await t.call({ command: ['b'] })).result).code).toBe('approval_timeout');
+    expect(failureOf((await denied).result).code).toBe('denied');
+    expect(failureOf((await t.call({ command: ['b'] })).result).code).toBe('approval_timeout');
     const controller = new AbortController();
     const cancelled = t.call({ command: ['c'] }, {}, { signal: controller.signal });
     await nextPending(t.broker);
     controller.abort();
-    expect(failure((await cancelled).result).code).toBe('cancelled');
+    expect(failureOf((await cancelled).result).code).toBe('cancelled');
     expect(t.broker.list()).toEqual([]);
     // Past this caller's share of the queue: busy, not denied.
     await using q = setup({ maxPending: 4, maxPendingPerCaller: 1, waitMode: 'block' });
     void q.call({ command: ['x'] });
     await nextPending(q.broker);
-    expect(failure((await q.call({ command: ['y'] })).result).code).toBe('busy');
+    expect(failureOf((await q.call({ command: ['y'] })).result).code).toBe('busy');
   });
 
   it('puts the question through the client when it can elicit; its answer wins and the host prompt is withdrawn', async () => {
@@ -150,7 +136,7 @@ describe('approval wait modes', () => {
     expect(t.broker.list()).toEqual([]);
 
     const declined = t.call({ command: ['rm'] }, {}, { elicit: async () => ({ action: 'decline' }) });
-    expect(failure((await declined).result).code).toBe('denied');
+    expect(failureOf((await declined).result).code).toBe('denied');
   });
 
   it('withdraws the client question when the host answers first, and keeps waiting when the client cannot ask', async () => {
@@ -160,7 +146,7 @@ describe('approval wait modes', () => {
       new Promise<never>((_, reject) => signal.addEventListener('abort', () => ((withdrawn = signal.reason), reject(signal.reason))));
     const call = t.call({ command: ['ls'] }, {}, { elicit });
     t.broker.resolve((await nextPending(t.broker)).id, 'deny');
-    expect(failure((await call).result).code).toBe('denied');
+    expect(failureOf((await call).result).code).toBe('denied');
     expect(withdrawn).toBeInstanceOf(Error);
 
     const failing = t.call({ command: ['ls', '-a'] }, {}, { elicit: async () => Promise.reject(new Error('Client does not support elicitation')) });
@@ -175,7 +161,7 @@ describe('approval wait modes', () => {
     await using t = setup({ elicitation: () => false });
     let asked = 0;
     const result = await t.call({ command: ['ls'] }, {}, { elicit: async () => ((asked += 1), { action: 'accept', content: { decision: 'allow-once' } }) });
-    expect(failure(result.result).code).toBe('approval_pending');
+    expect(failureOf(result.result).code).toBe('approval_pending');
     expect(asked).toBe(0);
     expect(t.ran).toEqual([]);
   });
@@ -188,7 +174,7 @@ describe('approval wait modes', () => {
       asked.push(request);
       throw new Error('input required');
     };
-    const first = failure((await t.call({ command: ['git', 'push'] }, {}, { elicit: firstRound, elicitOnRetry: true, onProgress: () => {} })).result);
+    const first = failureOf((await t.call({ command: ['git', 'push'] }, {}, { elicit: firstRound, elicitOnRetry: true, onProgress: () => {} })).result);
     expect(first.code).toBe('approval_pending');
     const [pending] = t.broker.list();
     expect(asked).toHaveLength(1);
@@ -201,9 +187,9 @@ describe('approval wait modes', () => {
     expect(t.ran).toHaveLength(1);
     expect(t.broker.list()).toEqual([]);
     // A denial given on the retry refuses it.
-    expect(failure((await t.call({ command: ['rm'] }, {}, { elicit: firstRound, elicitOnRetry: true })).result).code).toBe('approval_pending');
+    expect(failureOf((await t.call({ command: ['rm'] }, {}, { elicit: firstRound, elicitOnRetry: true })).result).code).toBe('approval_pending');
     asked.splice(0, 1);
-    expect(failure((await t.call({ command: ['rm'] }, {}, { elicit: retry('deny'), elicitOnRetry: true })).result).code).toBe('denied');
+    expect(failureOf((await t.call({ command: ['rm'] }, {}, { elicit: retry('deny'), elicitOnRetry: true })).result).code).toBe('denied');
     expect(t.ran).toHaveLength(1);
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createApprovalBroker, type PendingApproval } from './approvalBroker.js';
+import { createApprovalBroker } from './approvalBroker.js';
 import { createConsentHook, createMemoryConsentStore, consentSettingsSchema, type ConsentStore } from './consent.js';
 import { defineCapability, defineCommand, type Transport } from './contract.js';
-import type { CommandResult } from './content.js';
 import { createInvoker } from './pipeline.js';
 import { createRegistry } from './registry.js';
+import { failureOf, nextPending } from '../../../tests/support/invocation.js';
 import { z } from 'zod';
 
 function setup(store: ConsentStore & { set?: unknown } = createMemoryConsentStore()) {
@@ -26,20 +26,6 @@ function setup(store: ConsentStore & { set?: unknown } = createMemoryConsentStor
   return { ran, broker, call, invoker, [Symbol.asyncDispose]: () => broker.close() };
 }
 
-function errorOf(result: CommandResult) {
-  if (result.ok) throw new Error('expected a failure');
-  return result.error;
-}
-
-async function nextPending(broker: ReturnType<typeof createApprovalBroker>): Promise<PendingApproval> {
-  for (let i = 0; i < 400; i += 1) {
-    const [first] = broker.list();
-    if (first) return first;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error('no pending approval');
-}
-
 const TRANSPORTS: readonly Transport[] = ['mcp-http', 'mcp-stdio', 'gateway', 'cli', 'internal'];
 
 describe('consent hook', () => {
@@ -49,7 +35,7 @@ describe('consent hook', () => {
 
   it.each(TRANSPORTS)('off refuses consent_required over %s, naming the command that turns it on; nothing runs', async (transport) => {
     await using t = setup();
-    const error = errorOf((await t.call({}, transport)).result);
+    const error = failureOf((await t.call({}, transport)).result);
     expect(error.code).toBe('consent_required');
     expect(error.message).toBe('screen access is off: turn it on with `capnode consent set screen ask` (or allow)');
     expect(t.ran).toEqual([]);
@@ -80,7 +66,7 @@ describe('consent hook', () => {
     const again = t.call({}, 'cli');
     const second = await nextPending(t.broker);
     t.broker.resolve(second.id, 'deny');
-    expect(errorOf((await again).result).code).toBe('denied');
+    expect(failureOf((await again).result).code).toBe('denied');
     expect(t.ran).toHaveLength(1);
   });
 
@@ -94,7 +80,7 @@ describe('consent hook', () => {
     expect((await t.call({ label: 'other' })).result.ok).toBe(true);
     expect(t.broker.list()).toEqual([]);
     store.set('screen', 'off');
-    expect(errorOf((await t.call({})).result).code).toBe('consent_required');
+    expect(failureOf((await t.call({})).result).code).toBe('consent_required');
   });
 
   it('a category turned off while its request was pending runs nothing', async () => {
@@ -104,13 +90,13 @@ describe('consent hook', () => {
     const approval = await nextPending(t.broker);
     store.set('screen', 'off');
     t.broker.resolve(approval.id, 'allow-once');
-    expect(errorOf((await pending).result).code).toBe('consent_required');
+    expect(failureOf((await pending).result).code).toBe('consent_required');
     expect(t.ran).toEqual([]);
   });
 
   it('unreadable consent settings grant nothing', async () => {
     await using t = setup({ get: () => { throw new Error('bad file'); }, grant: async () => {} });
-    const error = errorOf((await t.call({})).result);
+    const error = failureOf((await t.call({})).result);
     expect(error.code).toBe('consent_required');
     expect(t.ran).toEqual([]);
   });
@@ -124,7 +110,7 @@ describe('consent hook', () => {
     const approval = await nextPending(t.broker);
     expect(approval.command).toBe('screen.record');
     t.broker.resolve(approval.id, 'deny');
-    expect(errorOf((await record).result).code).toBe('denied');
+    expect(failureOf((await record).result).code).toBe('denied');
   });
 
   it('consentFor adds categories by argument: sound needs microphone too, off refuses, ask asks once for both', async () => {
@@ -132,7 +118,7 @@ describe('consent hook', () => {
     await using t = setup(store);
     const record = (args: unknown) => t.invoker.invoke({ command: 'screen.record', args, transport: 'gateway' });
     expect((await record({})).result.ok).toBe(true);
-    const refused = errorOf((await record({ includeAudio: true })).result);
+    const refused = failureOf((await record({ includeAudio: true })).result);
     expect(refused.code).toBe('consent_required');
     expect(refused.data).toMatchObject({ category: 'microphone' });
     expect(t.ran).toHaveLength(1);
@@ -148,7 +134,7 @@ describe('consent hook', () => {
       { command: 'screen.record', category: 'microphone' },
     ]);
     store.set('microphone', 'off');
-    expect(errorOf((await record({ includeAudio: true })).result).code).toBe('consent_required');
+    expect(failureOf((await record({ includeAudio: true })).result).code).toBe('consent_required');
     expect((await record({})).result.ok).toBe(true);
   });
 

@@ -1,23 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { expectEntryImports } from '../../../tests/support/entrySurface.js';
+import { expectEntryImports, staticImportGraph } from '../../../tests/support/entrySurface.js';
 
 const sourceDirectory = dirname(fileURLToPath(import.meta.url));
 
-/** Modules loaded when the entry is imported: static imports only (`import(...)` loads later). */
-function staticGraph(entry: string): Set<string> {
-  const seen = new Set<string>();
-  const visit = (file: string) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'(\.[^']+)'/gm)) visit(join(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
-  };
-  visit(join(sourceDirectory, entry));
-  return new Set([...seen].map((file) => relative(sourceDirectory, file)));
-}
+/** Modules loaded when the entry is imported (static imports only: `import(...)` loads later), relative to src/. */
+const staticGraph = (entry: string): Set<string> => new Set([...staticImportGraph(join(sourceDirectory, entry))].map((file) => relative(sourceDirectory, file)));
 
 describe('@capnode/capabilities/pack', () => {
   it('loads no sibling packages: zod and Node built-ins only', () => {

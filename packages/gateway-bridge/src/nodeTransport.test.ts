@@ -15,7 +15,13 @@ import { z } from 'zod';
 import { eventually } from '../../../tests/support/poll.js';
 import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
 import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
+import type { NodeTransportOptions } from './nodeContract.js';
 import { createNodeTransport, nodeDeclaration, toInvokeResult } from './nodeTransport.js';
+
+/** A gateway node on the fake gateway at `url` (token `t`, real ws sockets, a linux client); `options` adds to or overrides that. */
+function testNode(url: string, invoker: Invoker, identity: NodeTransportOptions['identity'], options: Partial<NodeTransportOptions> = {}) {
+  return createNodeTransport({ url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' }, ...options });
+}
 
 function fixture() {
   let aborted = false;
@@ -89,14 +95,7 @@ describe('node transport against a faulty gateway', () => {
     });
     const { invoker, aborted } = fixture();
     const identity = createEphemeralDeviceIdentity();
-    await using node = createNodeTransport({
-      url: gateway.url,
-      token: 't',
-      invoker,
-      identity,
-      createSocket: createWsSocketFactory(),
-      client: { version: '0', platform: 'linux', deviceFamily: 'Linux' },
-    });
+    await using node = testNode(gateway.url, invoker, identity, { client: { version: '0', platform: 'linux', deviceFamily: 'Linux' } });
     await node.ready({ timeoutMs: 10_000 });
     const connect = connection.received.find((frame) => frame.method === 'connect')!;
     expect(connect.params).toMatchObject({ role: 'node', caps: [], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'], client: { id: 'node-host', mode: 'node' } });
@@ -143,16 +142,7 @@ describe('node transport against a faulty gateway', () => {
     });
     const { registry, invoker } = fixture();
     const identity = createEphemeralDeviceIdentity();
-    await using node = createNodeTransport({
-      url: gateway.url,
-      token: 't',
-      invoker,
-      identity,
-      createSocket: createWsSocketFactory(),
-      client: { version: '0', platform: 'linux' },
-      declarationDebounceMs: 10,
-      redeclareDrainMs: 60_000,
-    });
+    await using node = testNode(gateway.url, invoker, identity, { declarationDebounceMs: 10, redeclareDrainMs: 60_000 });
     await node.ready({ timeoutMs: 10_000 });
     const first = await gateway.connection(0);
     first.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'w', nodeId: identity.deviceId, command: 'demo.wait', params: {} } });
@@ -174,7 +164,7 @@ describe('node transport against a faulty gateway', () => {
     });
     const { invoker, aborted } = fixture();
     const identity = createEphemeralDeviceIdentity();
-    const node = createNodeTransport({ url: gateway.url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' } });
+    const node = testNode(gateway.url, invoker, identity);
     await node.ready({ timeoutMs: 10_000 });
     connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'w', nodeId: identity.deviceId, command: 'demo.wait', params: {} } });
     await eventually(() => node.status().invocations.running === 1);
@@ -196,15 +186,7 @@ async function startSurfaceNode(invoker: Invoker) {
     await c.handshake();
   });
   const identity = createEphemeralDeviceIdentity();
-  const node = createNodeTransport({
-    url: gateway.url,
-    token: 't',
-    invoker,
-    identity,
-    createSocket: createWsSocketFactory(),
-    client: { version: '0', platform: 'linux' },
-    declarationDebounceMs: 60_000,
-  });
+  const node = testNode(gateway.url, invoker, identity, { declarationDebounceMs: 60_000 });
   await node.ready({ timeoutMs: 10_000 });
   const invoke = async (id: string, command: string, paramsJSON = '{}', idempotencyKey?: string) => {
     connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command, paramsJSON, ...(idempotencyKey ? { idempotencyKey } : {}) } });

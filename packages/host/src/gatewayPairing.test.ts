@@ -8,7 +8,7 @@ import { startFakeGateway } from '../../gateway-bridge/src/internal/fakeGateway.
 import { isHostError, type HostError } from './errors.js';
 import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from './gatewayMode.js';
 import { approveGatewayPairing, readGatewayNodeId } from './gatewayPairing.js';
-import { freePort } from '../../../tests/support/ports.js';
+import { freePort } from '../../../tests/support/net.js';
 
 let home: string;
 beforeEach(() => {

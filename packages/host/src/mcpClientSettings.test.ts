@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isHostError } from './errors.js';
 import { addMcpServers, removeMcpServer, resolveMcpClientSettings, setMcpReexport } from './mcpClientSettings.js';
 import { createSettingsStore, defaultSettings, loadSettings } from './settings.js';
+import { settingsLoadError } from '../../../tests/support/settingsFile.js';
 
 let home: string;
 let path: string;
@@ -14,16 +14,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(home, { recursive: true, force: true }));
 
-function loadError(value: unknown): string {
-  writeFileSync(path, JSON.stringify(value));
-  try {
-    loadSettings(path);
-  } catch (error) {
-    expect(isHostError(error) && error.code).toBe('invalid_settings');
-    return (error as Error).message;
-  }
-  throw new Error('expected loadSettings to throw');
-}
+const loadError = (value: unknown): string => settingsLoadError(path, JSON.stringify(value));
 
 const stdio = { name: 'everything', command: 'node', args: ['server.js'], env: { API_KEY: 'secret-value-1' } };
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHostError } from './errors.js';
 import { createSettingsStore, defaultSettings, loadSettings } from './settings.js';
+import { settingsLoadError } from '../../../tests/support/settingsFile.js';
 
 let home: string;
 let path: string;
@@ -13,16 +14,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(home, { recursive: true, force: true }));
 
-function loadError(text: string): string {
-  writeFileSync(path, text);
-  try {
-    loadSettings(path);
-  } catch (error) {
-    expect(isHostError(error) && error.code).toBe('invalid_settings');
-    return (error as Error).message;
-  }
-  throw new Error('expected loadSettings to throw');
-}
+const loadError = (text: string): string => settingsLoadError(path, text);
 
 describe('settings', () => {
   it('has the documented defaults and treats a missing file as defaults', () => {

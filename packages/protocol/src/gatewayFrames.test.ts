@@ -12,38 +12,27 @@ import {
 
 // Frames and signatures below are from the real gateway 2026.9.6 (../shared/peers/transcripts/gateway-probe-all.txt).
 const TOKEN = 'peer-test-token-0123456789abcdef';
+/** What a node signed in the probe transcript (the real gateway accepted its signature). */
+const PROBE_SIGNED = {
+  deviceId: '9f0bed3d80ecbd50a7f9b24c58c7bacbee5035cfa681b056df1b68cb01a0d9e4',
+  clientId: 'node-host',
+  clientMode: 'node',
+  role: 'node',
+  scopes: [],
+  signedAtMs: 1795971418492,
+  token: TOKEN,
+  nonce: '238b9089-602a-43b3-aa33-b28993db2309',
+  platform: 'linux',
+  deviceFamily: 'Linux',
+} as const;
 
 describe('device auth payload', () => {
   it('builds the v3 text a node signs, lower-casing platform and device family', () => {
-    expect(
-      buildDeviceAuthPayload({
-        deviceId: '9f0bed3d80ecbd50a7f9b24c58c7bacbee5035cfa681b056df1b68cb01a0d9e4',
-        clientId: 'node-host',
-        clientMode: 'node',
-        role: 'node',
-        scopes: [],
-        signedAtMs: 1795971418492,
-        token: TOKEN,
-        nonce: '238b9089-602a-43b3-aa33-b28993db2309',
-        platform: 'linux',
-        deviceFamily: 'Linux',
-      }),
-    ).toBe(`v3|9f0bed3d80ecbd50a7f9b24c58c7bacbee5035cfa681b056df1b68cb01a0d9e4|node-host|node|node||1795971418492|${TOKEN}|238b9089-602a-43b3-aa33-b28993db2309|linux|linux`);
+    expect(buildDeviceAuthPayload(PROBE_SIGNED)).toBe(`v3|9f0bed3d80ecbd50a7f9b24c58c7bacbee5035cfa681b056df1b68cb01a0d9e4|node-host|node|node||1795971418492|${TOKEN}|238b9089-602a-43b3-aa33-b28993db2309|linux|linux`);
   });
 
   it('matches a signature the real gateway accepted', () => {
-    const payload = buildDeviceAuthPayload({
-      deviceId: '9f0bed3d80ecbd50a7f9b24c58c7bacbee5035cfa681b056df1b68cb01a0d9e4',
-      clientId: 'node-host',
-      clientMode: 'node',
-      role: 'node',
-      scopes: [],
-      signedAtMs: 1795971418492,
-      token: TOKEN,
-      nonce: '238b9089-602a-43b3-aa33-b28993db2309',
-      platform: 'linux',
-      deviceFamily: 'Linux',
-    });
+    const payload = buildDeviceAuthPayload(PROBE_SIGNED);
     const raw = Buffer.from('7qNOUxC1C5nE6DY7dzuSBc-YgfbEqmOd5knCJGOb19s', 'base64url');
     const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]), format: 'der', type: 'spki' });
     const signature = Buffer.from('cI2H9ud9DxgrIimNAqD-Yu4lATePouAyOrQK8AS9ETfuVMPEuqNB-stbhIV4W4dHfDfHSUPXer6XRo3NCxyQDw', 'base64url');

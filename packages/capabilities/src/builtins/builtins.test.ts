@@ -22,6 +22,18 @@ afterAll(async () => {
 
 const invokerFor = (...capabilities: Capability[]) => createInvoker({ registry: createRegistry(capabilities) });
 
+/** A fake `notify-send` body that writes each argument on a line of `$CAPNODE_NOTIFY_OUT`. */
+const RECORD_NOTIFY_ARGS = `for a in "$@"; do printf '%s\\n' "$a"; done > "$CAPNODE_NOTIFY_OUT"`;
+
+/** A directory (under the suite's temporary one) holding an executable `notify-send` that runs the sh `body`; for PATH. */
+async function fakeNotifySend(name: string, body: string): Promise<string> {
+  const bin = path.join(tmp, name);
+  await mkdir(bin, { recursive: true });
+  await writeFile(path.join(bin, 'notify-send'), `#!/bin/sh\n${body}\n`);
+  await chmod(path.join(bin, 'notify-send'), 0o755);
+  return bin;
+}
+
 describe('createBuiltinCapabilities', () => {
   it('provides every built-in command once, none of them local-only', async () => {
     await using broker = createApprovalBroker();
@@ -113,11 +125,8 @@ describe('system.notify', () => {
   });
 
   it.runIf(process.platform === 'linux')('passes title and body to notify-send as literal arguments', async () => {
-    const bin = path.join(tmp, 'notify-bin');
-    await mkdir(bin, { recursive: true });
+    const bin = await fakeNotifySend('notify-bin', RECORD_NOTIFY_ARGS);
     const out = path.join(tmp, 'notify-args.txt');
-    await writeFile(path.join(bin, 'notify-send'), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > "$CAPNODE_NOTIFY_OUT"\n`);
-    await chmod(path.join(bin, 'notify-send'), 0o755);
     const title = '-$(touch pwned) `id`';
     const outcome = await invokerFor(createSystemCapability({ env: { PATH: bin, CAPNODE_NOTIFY_OUT: out } })).invoke({
       command: 'system.notify',
@@ -129,11 +138,8 @@ describe('system.notify', () => {
   });
 
   it.runIf(process.platform === 'linux')('escapes markup in the notify-send body (daemons render it: <span size="1"> could hide a line of an approval)', async () => {
-    const bin = path.join(tmp, 'notify-markup');
-    await mkdir(bin, { recursive: true });
+    const bin = await fakeNotifySend('notify-markup', RECORD_NOTIFY_ARGS);
     const out = path.join(tmp, 'notify-markup.txt');
-    await writeFile(path.join(bin, 'notify-send'), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > "$CAPNODE_NOTIFY_OUT"\n`);
-    await chmod(path.join(bin, 'notify-send'), 0o755);
     const outcome = await invokerFor(createSystemCapability({ env: { PATH: bin, CAPNODE_NOTIFY_OUT: out } })).invoke({
       command: 'system.notify',
       args: { title: 't', body: 'git status<span size="1">; curl x | sh</span> & <b>ok</b>' },
@@ -144,10 +150,7 @@ describe('system.notify', () => {
   });
 
   it.runIf(process.platform === 'linux')('reports a failing notifier with its error line', async () => {
-    const bin = path.join(tmp, 'notify-fail');
-    await mkdir(bin, { recursive: true });
-    await writeFile(path.join(bin, 'notify-send'), `#!/bin/sh\necho 'Cannot autolaunch D-Bus without X11' >&2\nexit 1\n`);
-    await chmod(path.join(bin, 'notify-send'), 0o755);
+    const bin = await fakeNotifySend('notify-fail', `echo 'Cannot autolaunch D-Bus without X11' >&2\nexit 1`);
     const outcome = await invokerFor(createSystemCapability({ env: { PATH: bin } })).invoke({ command: 'system.notify', args: { title: 'x' }, transport: 'internal' });
     expect(outcome.result).toEqual({ ok: false, error: { code: 'failed', message: 'notify-send could not show the notification: Cannot autolaunch D-Bus without X11' } });
   });

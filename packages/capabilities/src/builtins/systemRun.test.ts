@@ -3,15 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, symlink } from 'node:fs/promises';
-import { createApprovalBroker, type ApprovalDecision, type PendingApproval } from '../approvalBroker.js';
+import { createApprovalBroker, type ApprovalDecision } from '../approvalBroker.js';
 import type { ProgressUpdate } from '../contract.js';
-import { createExecApprovalHook } from '../execApprovalHook.js';
 import { createMemoryExecApprovalStore, type ExecApprovalPolicy } from '../execPolicy.js';
 import { findExecutable } from '../internal/which.js';
-import { createBuiltinCapabilities, createNodeExecResolvers } from '../node.js';
+import { createBuiltinCapabilities } from '../node.js';
 import { createInvoker, type InvocationOutcome } from '../pipeline.js';
 import { createRegistry } from '../registry.js';
 import type { SystemRunResult } from './systemRun.js';
+import { createExecInvoker } from '../../../../tests/support/execInvoker.js';
 import { eventually, isAlive } from '../../../../tests/support/poll.js';
 
 const posix = process.platform !== 'win32';
@@ -26,19 +26,10 @@ afterAll(async () => {
 });
 
 function setup(policy: Partial<ExecApprovalPolicy> = { mode: 'full' }, answer?: ApprovalDecision) {
-  const store = createMemoryExecApprovalStore(policy);
-  const broker = createApprovalBroker({ waitMode: 'block' });
-  const asked: PendingApproval[] = [];
-  broker.subscribe((event) => {
-    if (event.type !== 'requested') return;
-    asked.push(event.approval);
-    if (answer) queueMicrotask(() => broker.resolve(event.approval.id, answer));
-  });
-  const registry = createRegistry(createBuiltinCapabilities({ execApprovals: { store, broker } }));
-  const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, ...createNodeExecResolvers() })] });
-  const run = (args: Record<string, unknown>, options: Parameters<typeof invoker.invoke>[1] = {}) =>
-    invoker.invoke({ command: 'system.run', args, transport: 'mcp-http' }, options);
-  return { store, broker, asked, invoker, run, [Symbol.asyncDispose]: () => broker.close() };
+  const exec = createExecInvoker(policy, answer);
+  const run = (args: Record<string, unknown>, options: Parameters<typeof exec.invoker.invoke>[1] = {}) =>
+    exec.invoker.invoke({ command: 'system.run', args, transport: 'mcp-http' }, options);
+  return { ...exec, run };
 }
 
 function structured(outcome: InvocationOutcome): SystemRunResult {

@@ -2,13 +2,11 @@ import { mkdir, mkdtemp, readFile, realpath, rm, symlink } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalBroker, type ApprovalDecision, type PendingApproval } from '../approvalBroker.js';
-import { createExecApprovalHook } from '../execApprovalHook.js';
-import { createMemoryExecApprovalStore, type ExecApprovalPolicy } from '../execPolicy.js';
-import { createBuiltinCapabilities, createNodeExecResolvers } from '../node.js';
-import { createInvoker, type InvocationOutcome } from '../pipeline.js';
-import { createRegistry } from '../registry.js';
+import type { ApprovalDecision } from '../approvalBroker.js';
+import type { ExecApprovalPolicy } from '../execPolicy.js';
+import type { InvocationOutcome } from '../pipeline.js';
 import type { SystemRunResult } from './systemRun.js';
+import { createExecInvoker } from '../../../../tests/support/execInvoker.js';
 
 const posix = process.platform !== 'win32';
 const node = process.execPath;
@@ -22,18 +20,9 @@ afterAll(async () => {
 });
 
 function setup(policy: Partial<ExecApprovalPolicy>, answer?: ApprovalDecision) {
-  const store = createMemoryExecApprovalStore(policy);
-  const broker = createApprovalBroker({ waitMode: 'block' });
-  const asked: PendingApproval[] = [];
-  broker.subscribe((event) => {
-    if (event.type !== 'requested') return;
-    asked.push(event.approval);
-    if (answer) queueMicrotask(() => broker.resolve(event.approval.id, answer));
-  });
-  const registry = createRegistry(createBuiltinCapabilities({ execApprovals: { store, broker } }));
-  const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, ...createNodeExecResolvers() })] });
-  const call = (command: string, args: Record<string, unknown>) => invoker.invoke({ command, args, transport: 'gateway', caller: 'gateway test' });
-  return { store, asked, call, [Symbol.asyncDispose]: () => broker.close() };
+  const exec = createExecInvoker(policy, answer);
+  const call = (command: string, args: Record<string, unknown>) => exec.invoker.invoke({ command, args, transport: 'gateway', caller: 'gateway test' });
+  return { ...exec, call };
 }
 
 function ok(outcome: InvocationOutcome): Record<string, any> {

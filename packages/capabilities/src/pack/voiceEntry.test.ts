@@ -1,22 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { staticImportGraph } from '../../../../tests/support/entrySurface.js';
 
 const source = dirname(fileURLToPath(import.meta.url));
 
-/** Files reached from `entry` through static imports only (`import … from`), not `import()`. */
-function staticGraph(entry: string): Set<string> {
-  const seen = new Set<string>();
-  const visit = (file: string) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const text = readFileSync(file, 'utf8');
-    for (const match of text.matchAll(/^(?:import|export)\s+(?!type\b)[^'"]*?from\s+'(\.[^']+)'/gm)) visit(join(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
-  };
-  visit(entry);
-  return seen;
-}
 
 describe('the voice part of @capnode/capabilities/pack', () => {
   it('exports its plugins, factories and constants, and lists its plugins in builtinPlugins', async () => {
@@ -41,7 +29,7 @@ describe('the voice part of @capnode/capabilities/pack', () => {
   });
 
   it('loads the backends lazily: no backend module is reached by static imports', () => {
-    const graph = [...staticGraph(join(source, '..', 'pack.ts'))].map((file) => file.slice(source.length + 1));
+    const graph = [...staticImportGraph(join(source, '..', 'pack.ts'))].map((file) => relative(source, file));
     for (const backend of ['clipboardBackend.ts', 'ttsBackend.ts', 'sttEngine.ts', 'locationBackend.ts']) expect(graph, backend).not.toContain(backend);
   });
 

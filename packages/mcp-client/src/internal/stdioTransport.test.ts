@@ -3,19 +3,17 @@ import { ProcessStdioTransport, STDIO_CLOSE_GRACE_MS } from './stdioTransport.js
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** A transport to `node -e script` (no env, 1 MB lines, a silent logger, no scrubbing) whose transport errors are ignored. */
+function nodeScriptTransport(server: string, script: string): ProcessStdioTransport {
+  const transport = new ProcessStdioTransport({ server, command: process.execPath, args: ['-e', script], env: {}, maxLineBytes: 1_000_000, logger, scrub: (text) => text });
+  transport.onerror = () => {};
+  return transport;
+}
+
 describe('ProcessStdioTransport', () => {
   it("a write to a server that has closed its stdin fails with the server's exit status, not EPIPE", async () => {
-    const transport = new ProcessStdioTransport({
-      server: 'gone',
-      command: process.execPath,
-      // Closes stdin, says so, and exits a little later: writes in between get EPIPE.
-      args: ['-e', 'require("node:fs").closeSync(0); console.log("closed"); setTimeout(() => process.exit(3), 300)'],
-      env: {},
-      maxLineBytes: 1_000_000,
-      logger,
-      scrub: (text) => text,
-    });
-    transport.onerror = () => {};
+    // Closes stdin, says so, and exits a little later: writes in between get EPIPE.
+    const transport = nodeScriptTransport('gone', 'require("node:fs").closeSync(0); console.log("closed"); setTimeout(() => process.exit(3), 300)');
     await transport.start();
     // Wait until the child has closed its stdin (its stdout line is not JSON, so it is only logged).
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -28,26 +26,17 @@ describe('ProcessStdioTransport', () => {
   });
 
   it('a notification is written with the next request, in order, or on the next turn; after a failed write, sends fail with the exit status', async () => {
-    const transport = new ProcessStdioTransport({
-      server: 'echo',
-      command: process.execPath,
-      // Echoes each line's method back as a response to the next request id it sees, and exits 3 on "bye".
-      args: [
-        '-e',
-        `let seen = []; require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
-          const m = JSON.parse(line); seen.push(m.method);
-          if (m.method === 'bye') { require('node:fs').closeSync(0); setTimeout(() => process.exit(3), 200); return; }
-          if (m.id !== undefined) { console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { seen } })); seen = []; }
-        });`,
-      ],
-      env: {},
-      maxLineBytes: 1_000_000,
-      logger,
-      scrub: (text) => text,
-    });
+    // Echoes each line's method back as a response to the next request id it sees, and exits 3 on "bye".
+    const transport = nodeScriptTransport(
+      'echo',
+      `let seen = []; require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        const m = JSON.parse(line); seen.push(m.method);
+        if (m.method === 'bye') { require('node:fs').closeSync(0); setTimeout(() => process.exit(3), 200); return; }
+        if (m.id !== undefined) { console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { seen } })); seen = []; }
+      });`,
+    );
     const messages: unknown[] = [];
     transport.onmessage = (message) => void messages.push(message);
-    transport.onerror = () => {};
     await transport.start();
     await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     await transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
@@ -71,26 +60,17 @@ describe('ProcessStdioTransport', () => {
   });
 
   it('close() right after a notification writes it before EOF, and ends a server that ignores EOF and SIGTERM', async () => {
-    const transport = new ProcessStdioTransport({
-      server: 'stubborn',
-      command: process.execPath,
-      // Echoes each line's method as a notification, ignores stdin EOF and SIGTERM: only SIGKILL ends it.
-      args: [
-        '-e',
-        `process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);
-        console.log(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/ready' }));
-        require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
-          console.log(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { got: JSON.parse(line).method } }));
-        });`,
-      ],
-      env: {},
-      maxLineBytes: 1_000_000,
-      logger,
-      scrub: (text) => text,
-    });
+    // Echoes each line's method as a notification, ignores stdin EOF and SIGTERM: only SIGKILL ends it.
+    const transport = nodeScriptTransport(
+      'stubborn',
+      `process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);
+      console.log(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/ready' }));
+      require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        console.log(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { got: JSON.parse(line).method } }));
+      });`,
+    );
     const messages: unknown[] = [];
     transport.onmessage = (message) => void messages.push(message);
-    transport.onerror = () => {};
     let closed = 0;
     transport.onclose = () => void (closed += 1);
     await transport.start();
