@@ -13,6 +13,8 @@ Usage:
   capnode-tray               attach to the running host of this config directory, else run one in this process
   capnode-tray --attach      only attach: never start a host (the icon shows the error until one runs)
   capnode-tray --in-process  always run the host in this process
+  capnode-tray mcp           serve MCP over stdio, as \`capnode mcp\` does (what Claude Desktop starts when
+                             the capnode CLI is not installed)
   capnode-tray --help | --version
 
 Menu: status, Open dashboard, Approvals (n), Pause/Resume MCP server, Gateway node mode on/off,
@@ -45,6 +47,26 @@ async function startOwnHost(): Promise<Host | 'locked'> {
   return host;
 }
 
+/**
+ * `capnode-tray mcp`: this machine's capabilities over MCP stdio, the same host `capnode mcp` runs, so
+ * a stdio client (Claude Desktop) connected from the dashboard works with only the tray installed.
+ * stdout carries protocol messages only; logs go to stderr.
+ */
+async function serveMcpStdio(): Promise<number> {
+  const debug = Boolean(process.env.CAPNODE_DEBUG);
+  const host = createHost({ env: process.env, version: version(), onLog: (level, message) => (level !== 'debug' || debug ? process.stderr.write(`capnode ${level}: ${message}\n`) : undefined) });
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  try {
+    await host.serveStdio({ signal: controller.signal });
+  } finally {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+    await host.close();
+  }
+  return 0;
+}
+
 async function chooseLink(mode: 'auto' | 'attach' | 'in-process'): Promise<TrayHostLink> {
   const paths = hostPaths(resolveHome());
   if (mode === 'attach' || (mode === 'auto' && discoverAdminTarget(paths))) return createAttachedLink(paths);
@@ -55,6 +77,13 @@ async function chooseLink(mode: 'auto' | 'attach' | 'in-process'): Promise<TrayH
 }
 
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'mcp') {
+    if (argv.length > 1) {
+      process.stderr.write(`capnode-tray: mcp takes no options ('${argv[1]}') — see capnode-tray --help\n`);
+      return 2;
+    }
+    return serveMcpStdio();
+  }
   const known = new Set(['--attach', '--in-process', '--help', '-h', '--version', '-V']);
   const unknown = argv.find((arg) => !known.has(arg));
   if (unknown !== undefined) {

@@ -148,6 +148,17 @@ describe('findClientConfigs / listClientTargets', () => {
     expect(byPath['.mcp.json']!.entries).toEqual([{ name: 'elsewhere', pointsHere: false, url: 'http://127.0.0.1:9999/' }]);
     expect(byPath['.config/Claude/claude_desktop_config.json']!.entries[0]!.pointsHere).toBe(true);
     expect(byPath['.cursor/mcp.json']!.state).toBe('unreadable');
+    // The tray's own bin serves mcp too (a tray installed without the CLI); another program's bin.js does not count.
+    for (const [script, here] of [
+      ['/usr/lib/node_modules/@capnode/tray/dist/bin.js', true],
+      ['/repo/apps/tray/dist/bin.js', true],
+      ['/usr/lib/node_modules/other-tray/dist/bin.js', false],
+    ] as const) {
+      writeFileSync(join(user, '.config', 'Claude', 'claude_desktop_config.json'), JSON.stringify({ mcpServers: { c: { command: 'node', args: [script, 'mcp'] } } }));
+      const found = await findClientConfigs({ ...options(user), url: 'http://127.0.0.1:8765/', token: TOKEN });
+      expect(found.find((file) => file.path.endsWith('claude_desktop_config.json'))!.entries[0]!.pointsHere, script).toBe(here);
+    }
+    writeFileSync(join(user, '.config', 'Claude', 'claude_desktop_config.json'), JSON.stringify({ mcpServers: { c: { command: 'node', args: ['/x/node_modules/capnode/dist/bin.js', 'mcp'] } } }));
     const targets = await listClientTargets(options(user));
     expect(targets.map((target) => [target.id, target.configured])).toEqual([
       ['claude', true],

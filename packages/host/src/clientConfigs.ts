@@ -390,7 +390,8 @@ function pointsHere(entry: unknown, url: string | undefined, token: string | und
     return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url, ...(checkable ? { tokenCurrent: authorization === `Bearer ${token}` } : {}) };
   }
   const argv = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].filter((part): part is string => typeof part === 'string');
-  const capnode = argv.some((part) => /(?:^|[\\/])capnode(?:\.cmd|\.exe)?$|[\\/]capnode[\\/].*bin\.js$|apps[\\/]cli[\\/]dist[\\/]bin\.js$/.test(part));
+  // The CLI (`capnode`, its package's bin.js) or the tray's bin, which serves `mcp` too (`capnode-tray mcp`).
+  const capnode = argv.some((part) => /(?:^|[\\/])capnode(?:-tray)?(?:\.cmd|\.exe)?$|[\\/]capnode[\\/].*bin\.js$|@capnode[\\/]tray[\\/]dist[\\/]bin\.js$|apps[\\/](?:cli|tray)[\\/]dist[\\/]bin\.js$/.test(part));
   return { pointsHere: capnode && argv.includes('mcp') };
 }
 

@@ -1,5 +1,4 @@
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StdioLaunch } from '../clientConfigs.js';
@@ -13,8 +12,10 @@ export interface CliLaunchOptions {
   /** The user's home directory (for the default config directory). */
   readonly userHome: string;
   readonly platform?: NodeJS.Platform;
-  /** The script of this process (`process.argv[1]`): used when it is the CLI itself. */
+  /** The script of this process (`process.argv[1]`): used when it is the CLI itself, or the tray's (`capnode-tray mcp`) when no CLI is installed. */
   readonly script?: string | undefined;
+  /** Where the CLI is looked for beside this host (resolved from it, or `apps/cli` in the repository). Default: this module. */
+  readonly hostFile?: string;
 }
 
 function isExecutable(path: string, platform: NodeJS.Platform): boolean {
@@ -40,12 +41,16 @@ function findOnPath(env: CliLaunchOptions['env'], platform: NodeJS.Platform): st
   return undefined;
 }
 
-/** The CLI's bin script of the `capnode` package at `dir` (its package.json says so), if built. */
-function binOf(dir: string): string | undefined {
+/** The package whose bin serves `mcp` over stdio: the CLI, or the tray (`capnode-tray mcp`). */
+const MCP_BINS = { cli: { name: 'capnode', bin: 'capnode' }, tray: { name: '@capnode/tray', bin: 'capnode-tray' } } as const;
+
+/** The bin script of the `which` package at `dir` (its package.json says so), if built. */
+function binOf(dir: string, which: keyof typeof MCP_BINS = 'cli'): string | undefined {
+  const wanted = MCP_BINS[which];
   try {
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; bin?: unknown };
-    if (manifest.name !== 'capnode') return undefined;
-    const bin = typeof manifest.bin === 'string' ? manifest.bin : (manifest.bin as Record<string, unknown> | undefined)?.capnode;
+    if (manifest.name !== wanted.name) return undefined;
+    const bin = typeof manifest.bin === 'string' ? manifest.bin : (manifest.bin as Record<string, unknown> | undefined)?.[wanted.bin];
     if (typeof bin !== 'string') return undefined;
     const script = join(dir, bin);
     return existsSync(script) ? script : undefined;
@@ -62,27 +67,32 @@ function packageDir(file: string): string | undefined {
   }
 }
 
+/** `script` (this process's) when it is the bin of the `which` package, as a real path. */
+function ownScript(script: string | undefined, which: keyof typeof MCP_BINS): string | undefined {
+  if (!script) return undefined;
+  try {
+    const real = realpathSync(script);
+    const dir = packageDir(real);
+    return dir && binOf(dir, which) === real ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The CLI's `dist/bin.js` without a `capnode` on PATH: this process's script when it is the CLI,
  * the `capnode` package as Node resolves it from this host, or the CLI beside this host in the
  * capnode repository (`apps/cli`).
  */
-function findCliScript(script: string | undefined): string | undefined {
-  if (script) {
-    try {
-      const real = realpathSync(script);
-      const dir = packageDir(real);
-      if (dir && binOf(dir) === real) return real;
-    } catch {
-      // Not a file: fall through.
-    }
-  }
-  const here = fileURLToPath(import.meta.url);
-  try {
-    const found = binOf(dirname(createRequire(here).resolve('capnode/package.json')));
+function findCliScript(script: string | undefined, here: string): string | undefined {
+  const own = ownScript(script, 'cli');
+  if (own) return own;
+  // Installed beside this host: `node_modules/capnode` in a directory above it, as Node resolves a
+  // package (without NODE_PATH, which belongs to whoever started the host, not to the install).
+  for (let dir = dirname(here); ; dir = dirname(dir)) {
+    const found = binOf(join(dir, 'node_modules', 'capnode'));
     if (found) return found;
-  } catch {
-    // Not installed beside this host.
+    if (dirname(dir) === dir) break;
   }
   const hostDir = packageDir(here);
   return hostDir ? binOf(join(hostDir, '..', '..', 'apps', 'cli')) : undefined;
@@ -90,8 +100,8 @@ function findCliScript(script: string | undefined): string | undefined {
 
 /**
  * How a stdio client (Claude Desktop) starts this host's capabilities: `capnode mcp` from the
- * installed `capnode` on PATH, else Node with the CLI's `dist/bin.js` — never the script of the
- * process that runs the host (the tray's is not a CLI). `CAPNODE_HOME` is passed when this host
+ * installed `capnode` on PATH, else Node with the CLI's `dist/bin.js`, else — a tray installed
+ * without the CLI — Node with the tray's own bin (`capnode-tray mcp`, the same host). `CAPNODE_HOME` is passed when this host
  * runs with `CAPNODE_HOME` or another config directory than the default, so `capnode mcp` reads the same settings.
  */
 export function cliLaunch(options: CliLaunchOptions): StdioLaunch {
@@ -100,7 +110,7 @@ export function cliLaunch(options: CliLaunchOptions): StdioLaunch {
   const env = options.env.CAPNODE_HOME || options.home !== defaultHome ? { env: { CAPNODE_HOME: options.home } } : {};
   const bin = findOnPath(options.env, platform);
   if (bin) return { command: bin, args: ['mcp'], ...env };
-  const script = findCliScript(options.script);
+  const script = findCliScript(options.script, options.hostFile ?? fileURLToPath(import.meta.url)) ?? ownScript(options.script, 'tray');
   if (script) return { command: process.execPath, args: [script, 'mcp'], ...env };
   return { command: 'capnode', args: ['mcp'], ...env };
 }
