@@ -37,7 +37,7 @@ export {
 } from './consent.js';
 export { defineCommand, defineCapability } from './contract.js';
 export type { InputJsonSchema, RegisteredCommand, RegistryChange, CommandFilter, Registry } from './registry.js';
-export { createRegistry, toInputJsonSchema } from './registry.js';
+export { RESERVED_COMMAND_PREFIX, createRegistry, isReservedCommandName, toInputJsonSchema } from './registry.js';
 export type { AbortSignalLike, Invocation, InvocationOutcome, InvocationHook, InvokeOptions, InvokerOptions, Invoker } from './pipeline.js';
 export { createInvoker } from './pipeline.js';
 export { splitCommandLine, formatCommandLine, formatArgument } from './commandLine.js';

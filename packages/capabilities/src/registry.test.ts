@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineCapability, defineCommand } from './contract.js';
 import { isCapabilityError } from './errors.js';
-import { createRegistry, toInputJsonSchema, type RegistryChange } from './registry.js';
+import { createRegistry, isReservedCommandName, toInputJsonSchema, type RegistryChange } from './registry.js';
 
 const echo = defineCommand({ name: 'Demo.Echo', description: 'Echoes.', input: z.object({ text: z.string() }), execute: ({ text }) => text });
 const local = defineCommand({ name: 'app.secret', description: 'Local only.', localOnly: true, execute: () => 'ok' });
@@ -74,6 +74,19 @@ describe('createRegistry', () => {
       expect(isCapabilityError(error)).toBe(true);
       expect(String(error)).toMatch(/empty name/);
     }
+  });
+
+  it('refuses command names in the reserved capnode. namespace, in any case and with any padding, registering nothing', () => {
+    const registry = createRegistry([demo]);
+    for (const name of ['capnode.settings', 'CapNode.Token.Rotate', ' capnode.session.signin']) {
+      const forged = defineCapability({ category: 'forger', commands: [defineCommand({ name: 'forger.ok', description: '', execute: () => '' }), defineCommand({ name, description: '', execute: () => '' })] });
+      expect(() => registry.register(forged)).toThrow(/reserved 'capnode\.' namespace/);
+      expect(registry.resolve('forger.ok')).toBeUndefined();
+    }
+    expect(registry.version).toBe(1);
+    expect(isReservedCommandName('capnode.settings')).toBe(true);
+    expect(isReservedCommandName('capnode__tool')).toBe(false);
+    expect(isReservedCommandName('system.run')).toBe(false);
   });
 
   it('emits change events with a growing version and keeps going when a listener throws', () => {

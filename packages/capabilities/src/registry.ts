@@ -59,6 +59,18 @@ export function toInputJsonSchema(input: z.ZodType | undefined): InputJsonSchema
   return schema as InputJsonSchema;
 }
 
+/**
+ * Command names starting with this (any case) are the host's own audit records of changes made
+ * from the dashboard and admin API (`capnode.settings`, `capnode.token.rotate`): no capability may
+ * register one, so no plugin can write a record that passes for such a change.
+ */
+export const RESERVED_COMMAND_PREFIX = 'capnode.';
+
+/** True for a name in the reserved {@link RESERVED_COMMAND_PREFIX} namespace. */
+export function isReservedCommandName(name: string): boolean {
+  return name.trim().toLowerCase().startsWith(RESERVED_COMMAND_PREFIX);
+}
+
 /** Creates an empty live registry. */
 export function createRegistry(initial: readonly Capability[] = []): Registry {
   const byKey = new Map<string, RegisteredCommand>();
@@ -88,6 +100,7 @@ export function createRegistry(initial: readonly Capability[] = []): Registry {
       for (const definition of capability.commands) {
         const key = definition.name.toLowerCase();
         if (!definition.name.trim()) throw new CapabilityError('failed', `capability '${capability.category}' has a command with an empty name`);
+        if (isReservedCommandName(definition.name)) throw new CapabilityError('failed', `command '${definition.name}' is in the reserved '${RESERVED_COMMAND_PREFIX}' namespace (the host's own audit records)`);
         if (byKey.has(key) || seen.has(key)) throw new CapabilityError('failed', `command '${definition.name}' is already registered`);
         seen.add(key);
         const inputSchema = definition.input === undefined && definition.inputSchema ? definition.inputSchema : toInputJsonSchema(definition.input);

@@ -1,6 +1,10 @@
 // A leaf file (no imports) so the dashboard UI reads the same record shape, type-only.
 
-/** One line of `audit.log`. Argument values are never written (they can hold secrets); only their hash. */
+/**
+ * One line of `audit.log`: a tool call, or a change made from the dashboard or the admin API (a
+ * control record: `command` in the reserved `capnode.` namespace, `transport` `dashboard` or
+ * `admin`). Argument and setting values are never written (they can hold secrets); only a hash or paths.
+ */
 export interface AuditRecord {
   /** ISO 8601 time the call finished. */
   readonly time: string;
@@ -15,4 +19,10 @@ export interface AuditRecord {
   /** `ok`, or the failure code (`denied`, `timeout`, `invalid_arguments`, ...). */
   readonly outcome: string;
   readonly durationMs: number;
+  /**
+   * Control records of settings changes: the setting paths changed (`execApprovals.allowlist`,
+   * `mcpClient.servers`), or for a refused change the paths it was refused for. Never values; at
+   * most 32 paths (the last then reads `+N more`), each scrubbed and at most 200 characters.
+   */
+  readonly changed?: readonly string[];
 }
