@@ -1,4 +1,5 @@
 import type { SettingsPatchResult } from './dashboard/settingsPatch.js';
+import { auditedSettingsPatch, auditedTokenRotation, type ControlAudit } from './internal/controlAudit.js';
 import { isApprovalDecision, type ApprovalBroker, type ApprovalEvent } from '@capnode/capabilities';
 
 /** What the admin routes need from the host. */
@@ -12,6 +13,8 @@ export interface AdminApiOptions {
   readonly dashboardLogin?: () => string;
   /** Applies a partial settings change (`PATCH /_capnode/settings`), as the dashboard's `PATCH /api/settings` does. */
   readonly patchSettings?: (patch: unknown) => Promise<SettingsPatchResult>;
+  /** Adds a control record to `audit.log` (transport `admin`): settings changes and token rotations made here. */
+  readonly audit?: ControlAudit;
   /** Aborted when the host closes: ends the approval event streams, so the listener can drain. */
   readonly signal?: AbortSignal;
 }
@@ -107,6 +110,7 @@ async function readJson(request: Request): Promise<Record<string, unknown> | Res
  * - `PATCH /_capnode/settings` (a partial settings object) → `{ settings, applied, restartNeeded }`, or 400 with `fields`
  */
 export function createAdminHandler(options: AdminApiOptions): (request: Request) => Promise<Response> {
+  const audit: ControlAudit = options.audit ?? (() => {});
   return async (request) => {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     const method = request.method.toUpperCase();
@@ -130,7 +134,7 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
         return approvalEvents(options.broker, request, options.signal);
       case '/_capnode/token/rotate':
         if (method !== 'POST') return reply(405, { error: 'use POST' });
-        await options.rotateToken();
+        await auditedTokenRotation(options.rotateToken, audit);
         return reply(200, { ok: true });
       case '/_capnode/status':
         if (method !== 'GET') return reply(405, { error: 'use GET' });
@@ -149,7 +153,7 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
         if (!options.patchSettings) return reply(404, { error: 'this host cannot change settings' });
         const body = await readJson(request);
         if (body instanceof Response) return body;
-        const result = await options.patchSettings(body);
+        const result = await auditedSettingsPatch(options.patchSettings, body, audit);
         if (!result.ok) return reply(400, { error: result.message, fields: result.fields });
         return reply(200, { settings: result.settings, applied: result.applied, restartNeeded: result.restartNeeded, ...(result.failed ? { failed: result.failed } : {}) });
       }

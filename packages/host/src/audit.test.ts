@@ -56,6 +56,34 @@ describe('audit log', () => {
     if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
+  it('writes control records beside call records: paths only, scrubbed, at most 32 of at most 200 characters', async () => {
+    const path = join(home, 'audit.log');
+    const audit = createAuditLog({ path });
+    const invoker = createInvoker({ registry: createRegistry([capability]), hooks: [audit.hook] });
+    await invoker.invoke({ command: 'test.echo', args: { secret: 'x' }, transport: 'mcp-http' });
+    audit.record({ command: 'capnode.settings', transport: 'dashboard', changed: ['execApprovals.allowlist', 'mcpClient.servers'], durationMs: 1.23456 });
+    audit.record({ command: 'capnode.settings', transport: 'admin', outcome: 'invalid_settings', changed: [`pluginSettings.ghp_${'a'.repeat(30)}`, `x.${'y'.repeat(500)}`] });
+    audit.record({ command: 'capnode.settings', transport: 'dashboard', changed: Array.from({ length: 40 }, (_, index) => `section.key${index}`) });
+    audit.record({ command: 'capnode.token.rotate', transport: 'admin' });
+    await audit.close();
+    audit.record({ command: 'capnode.session.signout', transport: 'dashboard' });
+
+    const text = readFileSync(path, 'utf8');
+    expect(text).not.toContain('ghp_aaaa');
+    const lines = text.trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(5);
+    expect(lines[0].changed).toBeUndefined();
+    expect(lines[1]).toEqual({ time: expect.any(String), command: 'capnode.settings', transport: 'dashboard', outcome: 'ok', durationMs: 1.235, changed: ['execApprovals.allowlist', 'mcpClient.servers'] });
+    expect(lines[2]).toMatchObject({ transport: 'admin', outcome: 'invalid_settings' });
+    expect(lines[2].changed[0]).toMatch(/^pluginSettings\./);
+    expect(lines[2].changed[1].length).toBeLessThanOrEqual(200);
+    expect(lines[3].changed).toHaveLength(32);
+    expect(lines[3].changed[30]).toBe('section.key30');
+    expect(lines[3].changed[31]).toBe('+9 more');
+    expect(lines[4]).toMatchObject({ command: 'capnode.token.rotate', transport: 'admin', outcome: 'ok', durationMs: 0 });
+    expect(lines[4].changed).toBeUndefined();
+  });
+
   it('moves a log over the size limit aside when opened', async () => {
     const path = join(home, 'audit.log');
     writeFileSync(path, 'x'.repeat(100));

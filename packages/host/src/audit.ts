@@ -33,12 +33,26 @@ export interface AuditLogOptions {
   readonly onError?: (error: Error) => void;
 }
 
-/** What the audit log did so far. */
+/** The reserved command names of control records (see {@link RESERVED_COMMAND_PREFIX} of `@capnode/capabilities`). */
+export type ControlCommand = 'capnode.settings' | 'capnode.token.rotate' | 'capnode.token.reveal' | 'capnode.session.signin' | 'capnode.session.signout';
+
+/** A change made from the dashboard or the admin API, as {@link AuditLog.record} takes it. */
+export interface ControlAuditEntry {
+  readonly command: ControlCommand;
+  readonly transport: 'dashboard' | 'admin';
+  /** `ok` (default), or the failure code (`invalid_settings`, `failed`). */
+  readonly outcome?: string;
+  /** Setting paths, never values (see {@link AuditRecord.changed}). */
+  readonly changed?: readonly string[];
+  readonly durationMs?: number;
+}
 
 /** An append-only invocation log and the hook that feeds it. */
 export interface AuditLog {
   readonly hook: InvocationHook;
   readonly path: string;
+  /** Queues a control record (a settings change, a token rotation, a dashboard sign-in): scrubbed and bounded like call records. */
+  record(entry: ControlAuditEntry): void;
   stats(): AuditStats;
   /** Resolves once every record queued so far was written (or dropped). */
   flush(): Promise<void>;
@@ -48,6 +62,8 @@ export interface AuditLog {
 
 /** Longest `command` / `caller` value written. */
 const MAX_FIELD = 200;
+/** Most paths a control record lists. */
+const MAX_CHANGED = 32;
 const scrubField = createSecretScrubber();
 
 function hashArgs(args: unknown): string | undefined {
@@ -69,6 +85,24 @@ function toAuditRecord(request: InvocationRequest, outcome: InvocationOutcome): 
     ...((hash) => (hash === undefined ? {} : { argsSha256: hash }))(hashArgs(request.args)),
     outcome: outcome.result.ok ? 'ok' : outcome.result.error.code,
     durationMs: Math.round(outcome.durationMs * 1000) / 1000,
+  };
+}
+
+/** `paths` scrubbed and cut to {@link MAX_FIELD}; beyond {@link MAX_CHANGED} the last kept one says how many more there were. */
+function boundChangedPaths(paths: readonly string[]): string[] {
+  const scrubbed = paths.slice(0, MAX_CHANGED).map((path) => scrubAndCap(String(path), scrubField, MAX_FIELD));
+  if (paths.length > MAX_CHANGED) scrubbed[MAX_CHANGED - 1] = `+${paths.length - MAX_CHANGED + 1} more`;
+  return scrubbed;
+}
+
+function toControlRecord(entry: ControlAuditEntry): AuditRecord {
+  return {
+    time: new Date().toISOString(),
+    command: entry.command,
+    transport: entry.transport,
+    outcome: scrubAndCap(entry.outcome ?? 'ok', scrubField, MAX_FIELD),
+    durationMs: Math.round((entry.durationMs ?? 0) * 1000) / 1000,
+    ...(entry.changed === undefined ? {} : { changed: boundChangedPaths(entry.changed) }),
   };
 }
 
@@ -110,6 +144,7 @@ async function settledWithin(work: Promise<void>, ms: number): Promise<'settled'
  * in order; when the disk stalls and more than `maxQueuedBytes` wait, new records are dropped and
  * counted ({@link AuditStats}). The log rotates by size while it runs: at `rotateBytes` the files
  * shift (`audit.log` → `.1` → … → `.<maxFiles-1>`, the oldest removed) and a new `audit.log` starts.
+ * `record` adds the host's control records (changes made from the dashboard and the admin API) to the same stream.
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { path } = options;
@@ -233,6 +268,10 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   const log: AuditLog = {
     hook,
     path,
+    record(entry) {
+      if (closed) return;
+      enqueue(`${JSON.stringify(toControlRecord(entry))}\n`);
+    },
     stats: () => ({ written, dropped, queuedBytes, rotations }),
     flush,
     close() {

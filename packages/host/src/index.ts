@@ -18,7 +18,7 @@ export {
   setMcpReexport,
 } from './settings.js';
 export type { ImportedToolsState, ImportedToolsStatus } from './importedTools.js';
-export type { AuditRecord, AuditLogOptions, AuditLog, AuditStats } from './audit.js';
+export type { AuditRecord, AuditLogOptions, AuditLog, AuditStats, ControlAuditEntry, ControlCommand } from './audit.js';
 export { createAuditLog, AUDIT_ROTATE_BYTES, AUDIT_MAX_FILES, AUDIT_MAX_QUEUED_BYTES } from './audit.js';
 export type { HostPipeline, HostPipelineOptions, PipelineLogLevel } from './pipeline.js';
 export { createHostPipeline, requestToolApproval, describeToolArgs } from './pipeline.js';

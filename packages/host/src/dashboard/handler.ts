@@ -1,3 +1,4 @@
+import { auditedSettingsPatch, auditedTokenRotation } from '../internal/controlAudit.js';
 import { authorizeApi, checkRequestOrigin, clearedSessionCookie, readCookie, sessionCookie, stripBasePath, type GateOptions } from './gate.js';
 import { apiError, json } from './reply.js';
 import { createRouter } from './router.js';
@@ -23,9 +24,10 @@ export const DASHBOARD_ROUTES: readonly Route[] = [
   [
     'DELETE',
     '/api/session',
-    ({ session, sessions, basePath }) => {
+    ({ session, sessions, basePath, host }) => {
       // Ended on the host too: a copy of the cookie (another tab, a stolen value) opens nothing afterwards.
       sessions.end(session.id);
+      host.audit({ command: 'capnode.session.signout' });
       return json(200, { ok: true }, { 'set-cookie': clearedSessionCookie(basePath) });
     },
   ],
@@ -57,6 +59,7 @@ function login(url: URL, options: DashboardHandlerOptions): Response {
   const session = code ? options.sessions.exchange(code) : undefined;
   if (!session) return signInPage(403, 'This sign-in link was already used or has expired. Run `capnode ui` again for a new one.');
   options.host.log('info', 'dashboard: signed in a browser with a one-time link');
+  options.host.audit({ command: 'capnode.session.signin' });
   return new Response(null, {
     status: 303,
     headers: { location: `${options.basePath}/${options.host.firstRun ? 'setup' : ''}`, 'set-cookie': sessionCookie(session, options.basePath), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
@@ -64,17 +67,20 @@ function login(url: URL, options: DashboardHandlerOptions): Response {
 }
 
 /**
- * `view` whose settings changes are logged by the paths they changed (never the values: they can
- * be secrets), whichever route made them (settings, servers, gateway).
+ * `view` whose settings changes and token rotations are logged and added to `audit.log`, settings
+ * by the paths they changed (never the values: they can be secrets), whichever route made them
+ * (settings, servers, gateway, import). A refused change is recorded with the paths it was refused
+ * for (`invalid_settings`); one that throws as `failed`.
  */
 function auditedView(view: DashboardHostView): DashboardHostView {
   return {
     ...view,
     async patchSettings(patch) {
-      const result = await view.patchSettings(patch);
+      const result = await auditedSettingsPatch((value) => view.patchSettings(value), patch, (entry) => view.audit(entry));
       if (result.ok && result.changed.length > 0) view.log('info', `dashboard: settings changed: ${result.changed.join(', ')}`);
       return result;
     },
+    rotateToken: () => auditedTokenRotation(() => view.rotateToken(), (entry) => view.audit(entry)),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ApprovalBroker } from '@capnode/capabilities';
+import type { ControlAudit } from '../internal/controlAudit.js';
 import type { HostPaths } from '../paths.js';
 import type { DashboardStatusView } from './apiTypes.js';
 import type { SettingsStore } from '../settings.js';
@@ -27,6 +28,8 @@ export interface DashboardHostView {
   /** Aborted when the host closes: ends event streams. */
   readonly signal: AbortSignal;
   log(level: 'debug' | 'info' | 'warning' | 'error', message: string): void;
+  /** Adds a control record to `audit.log` (transport `dashboard`): a settings change, a token rotation, a sign-in. */
+  audit: ControlAudit;
 }
 
 /** One routed API request. */

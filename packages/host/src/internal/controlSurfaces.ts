@@ -23,7 +23,7 @@ export interface ControlSurfacesOptions {
 /** Where people act on the host: the web dashboard and the admin routes (`/_capnode/*`) the CLI and tray call. */
 export function createControlSurfaces(options: ControlSurfacesOptions): { dashboard: DashboardService; adminHandler: (request: Request) => Promise<Response> } {
   const { core, env, host, signal } = options;
-  const { approvals } = core.pipeline;
+  const { approvals, audit } = core.pipeline;
   const dashboard = createDashboardService({
     config: () => core.settings.get().dashboard,
     view: {
@@ -41,6 +41,7 @@ export function createControlSurfaces(options: ControlSurfacesOptions): { dashbo
       patchSettings: (patch) => host().patchSettings(patch),
       restartNeeded: options.restartNeeded,
       log: options.log,
+      audit: (entry) => audit.record({ ...entry, transport: 'dashboard' }),
     },
   });
   const adminHandler = createAdminHandler({
@@ -49,6 +50,7 @@ export function createControlSurfaces(options: ControlSurfacesOptions): { dashbo
     rotateToken: () => host().rotateToken(),
     dashboardLogin: () => host().dashboardLoginUrl(),
     patchSettings: (patch) => host().patchSettings(patch),
+    audit: (entry) => audit.record({ ...entry, transport: 'admin' }),
     signal,
   });
   return { dashboard, adminHandler };

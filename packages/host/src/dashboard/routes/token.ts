@@ -37,6 +37,7 @@ export const tokenRoutes: readonly Route[] = [
       const token = readToken(context);
       if (token instanceof Response) return token;
       context.host.log('info', 'dashboard: the MCP token was revealed');
+      context.host.audit({ command: 'capnode.token.reveal' });
       return json(200, { token });
     },
   ],
