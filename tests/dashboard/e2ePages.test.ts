@@ -215,6 +215,15 @@ describe('dashboard pages (Chromium, real host)', () => {
       return texts.length > 0 && texts.every((text) => text.includes('app.status'));
     }).toBe(true);
     expect(await page.getByRole('button', { name: 'Older' }).isEnabled()).toBe(true);
+    // The Settings and token tests' changes are there, by setting path (never value), under transport "dashboard".
+    await page.getByLabel('Tool').fill('');
+    await page.getByLabel('Transport').selectOption('dashboard');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(async () => {
+      const texts = await rows.allInnerTexts();
+      return texts.length > 0 && texts.every((text) => text.includes('dashboard')) && texts.some((text) => /capnode\.settings[\s\S]*execApprovals\.allowlist/.test(text)) && texts.some((text) => text.includes('capnode.token.rotate'));
+    }).toBe(true);
+    await expect.poll(() => page.getByRole('list', { name: 'Settings changed' }).first().isVisible()).toBe(true);
     await saveScreenshot(page, 'activity');
   });
 

@@ -1,8 +1,8 @@
-// Activity: the audit log, newest first, filtered by tool, transport and outcome, a page at a time.
+// Activity: the audit log (tool calls, and changes made from the dashboard or admin API), newest first, filtered by tool, transport and outcome, a page at a time.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorNote, Field, formatTime, Loading, PageHeader, SelectField, useLoad } from '../components.js';
-import type { ActivityView } from '../types.js';
+import type { ActivityView, AuditRecordView } from '../types.js';
 
 const PAGE_SIZE = 25;
 const TRANSPORTS: readonly [string, string][] = [
@@ -12,9 +12,40 @@ const TRANSPORTS: readonly [string, string][] = [
   ['gateway', 'gateway'],
   ['cli', 'CLI'],
   ['internal', 'internal'],
+  ['dashboard', 'dashboard'],
+  ['admin', 'admin API (CLI, tray)'],
 ];
-const OUTCOMES = ['', 'ok', 'error', 'denied', 'timeout', 'invalid_arguments', 'approval_pending', 'consent_required', 'unavailable'];
+const OUTCOMES = ['', 'ok', 'error', 'denied', 'timeout', 'invalid_arguments', 'approval_pending', 'consent_required', 'unavailable', 'invalid_settings'];
 const OUTCOME_OPTIONS = OUTCOMES.map((value) => [value, value === '' ? 'any' : value === 'error' ? 'any failure' : value] as const);
+
+/** What a control record (`capnode.*`) did, in words; the command name for a tool call. */
+const CONTROL_LABELS: Readonly<Record<string, string>> = {
+  'capnode.settings': 'settings change',
+  'capnode.token.rotate': 'MCP token rotated',
+  'capnode.token.reveal': 'MCP token revealed',
+  'capnode.session.signin': 'dashboard signed in',
+  'capnode.session.signout': 'dashboard signed out',
+};
+
+/** The Tool cell: the command, and for a settings change the paths it changed (never values). */
+function CommandCell({ record }: { record: AuditRecordView }) {
+  const control = record.transport === 'dashboard' || record.transport === 'admin' ? CONTROL_LABELS[record.command] : undefined;
+  return (
+    <td>
+      <code>{record.command}</code>
+      {control ? <span class="muted">{` ${control}`}</span> : null}
+      {record.changed?.length ? (
+        <ul class="changed-paths" aria-label={record.outcome === 'ok' ? 'Settings changed' : 'Settings refused'}>
+          {record.changed.map((path, index) => (
+            <li key={index}>
+              <code>{path}</code>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </td>
+  );
+}
 
 interface Filters {
   tool: string;
@@ -46,7 +77,7 @@ export function ActivityPage() {
   const records = page.value?.records ?? [];
   return (
     <>
-      <PageHeader title="Activity">Every tool call this host ran or refused, newest first. Arguments are never logged, only their hash.</PageHeader>
+      <PageHeader title="Activity">Every tool call this host ran or refused, and every change made from this dashboard or the admin API (settings, token), newest first. Arguments are never logged, only their hash; settings changes only by the names of the settings, never their values.</PageHeader>
       <form class="filters card" onSubmit={apply} aria-label="Activity filters">
         <Field label="Tool">{({ id }) => <input id={id} type="search" value={draft.tool} placeholder="system.run or server__" onInput={(event) => setDraft({ ...draft, tool: (event.currentTarget as HTMLInputElement).value })} />}</Field>
         <SelectField label="Transport" value={draft.transport} options={TRANSPORTS} onChange={(transport) => setDraft({ ...draft, transport })} />
@@ -73,9 +104,7 @@ export function ActivityPage() {
               {records.map((record, index) => (
                 <tr key={`${record.time}-${index}`}>
                   <td>{formatTime(record.time)}</td>
-                  <td>
-                    <code>{record.command}</code>
-                  </td>
+                  <CommandCell record={record} />
                   <td>{record.transport}</td>
                   <td>{record.caller ?? '—'}</td>
                   <td class={record.outcome === 'ok' ? 'ok-text' : 'error-text'}>{record.outcome}</td>
