@@ -83,6 +83,11 @@ describe('settings lock', () => {
     setTimeout(() => controller.abort(), 50);
     await expect(update).rejects.toMatchObject({ code: 'aborted' });
     expect(existsSync(path)).toBe(false);
+    // An already aborted signal writes nothing even when the lock is free.
+    rmSync(lockPath);
+    await expect(store.update(enable, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'aborted' });
+    expect(existsSync(path)).toBe(false);
+    expect(leftovers()).toEqual([]);
   });
 
   it.skipIf(process.platform === 'win32')('never follows a symlink at the lock path; its target is untouched', async () => {

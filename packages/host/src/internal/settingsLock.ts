@@ -128,6 +128,7 @@ function tryAcquire(temp: string, path: string, staleMs: number, isAlive: (pid: 
  */
 export async function acquireSettingsLock(settingsPath: string, options: SettingsLockOptions = {}): Promise<() => void> {
   const path = `${settingsPath}.lock`;
+  if (options.signal?.aborted) throw new HostError('aborted', `the settings update of ${settingsPath} was aborted`, { cause: options.signal.reason });
   const timeoutMs = options.timeoutMs ?? DEFAULT_SETTINGS_LOCK_TIMEOUT_MS;
   const staleMs = options.staleMs ?? DEFAULT_SETTINGS_LOCK_STALE_MS;
   const isAlive = options.isAlive ?? pidAlive;
