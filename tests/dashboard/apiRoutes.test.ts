@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
@@ -111,6 +111,27 @@ describe('dashboard settings', () => {
     expect(readFileSync(join(test.home, 'settings.json'), 'utf8')).toBe(before);
     expect((await client.api('/api/settings', { method: 'PATCH', body: { mcp: { enabled: 'yes' } } })).status).toBe(400);
   });
+
+  it('answers 409 while another process holds settings.json.lock past the deadline (dashboard and admin PATCH); nothing is written', async () => {
+    await using test = await startTestHost();
+    const client = await signIn(test.host, test.home);
+    const path = join(test.home, 'settings.json');
+    const before = readFileSync(path, 'utf8');
+    // A live holder (this test process) with a fresh timestamp: the host waits its default 5 s, then gives up.
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, token: 'test', at: Date.now() }), { mode: 0o600 });
+    const response = await client.api('/api/settings', { method: 'PATCH', body: { approvals: { notify: false } } });
+    expect(response.status).toBe(409);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('conflict');
+    expect(error.message).toContain(`${path}.lock is held by pid ${process.pid}`);
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, token: 'test', at: Date.now() }), { mode: 0o600 });
+    const admin = await fetch(new URL('/_capnode/settings', test.url), { method: 'PATCH', headers: { authorization: `Bearer ${adminToken(test.home)}`, 'content-type': 'application/json' }, body: JSON.stringify({ approvals: { notify: false } }) });
+    expect(admin.status).toBe(409);
+    expect(((await admin.json()) as { code: string }).code).toBe('settings_locked');
+    expect(readFileSync(path, 'utf8')).toBe(before);
+    rmSync(`${path}.lock`);
+    expect((await client.api('/api/settings', { method: 'PATCH', body: { approvals: { notify: false } } })).status).toBe(200);
+  }, 60_000);
 
   it('applies the exec policy live, says restart needed for the port, and masks secrets', async () => {
     await using test = await startTestHost({ settings: { node: { token: 'gateway-secret-value' } } });

@@ -1,3 +1,4 @@
+import { isHostError } from './errors.js';
 import type { SettingsPatchResult } from './dashboard/settingsPatch.js';
 import { auditedSettingsPatch, auditedTokenRotation, type ControlAudit } from './internal/controlAudit.js';
 import { isApprovalDecision, type ApprovalBroker, type ApprovalEvent } from '@capnode/capabilities';
@@ -107,7 +108,7 @@ async function readJson(request: Request): Promise<Record<string, unknown> | Res
  * - `POST /_capnode/token/rotate` → 200 once the listener accepts only the new MCP token
  * - `GET  /_capnode/status` → the host status
  * - `POST /_capnode/ui/login` → `{ url }`: a one-time dashboard login URL (single use, 60 s); 409 when the dashboard is off
- * - `PATCH /_capnode/settings` (a partial settings object) → `{ settings, applied, restartNeeded }`, or 400 with `fields`
+ * - `PATCH /_capnode/settings` (a partial settings object) → `{ settings, applied, restartNeeded }`, or 400 with `fields`; 409 with `code: "settings_locked"` when another process held settings.json.lock too long
  */
 export function createAdminHandler(options: AdminApiOptions): (request: Request) => Promise<Response> {
   const audit: ControlAudit = options.audit ?? (() => {});
@@ -153,7 +154,13 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
         if (!options.patchSettings) return reply(404, { error: 'this host cannot change settings' });
         const body = await readJson(request);
         if (body instanceof Response) return body;
-        const result = await auditedSettingsPatch(options.patchSettings, body, audit);
+        let result: SettingsPatchResult;
+        try {
+          result = await auditedSettingsPatch(options.patchSettings, body, audit);
+        } catch (error) {
+          if (isHostError(error) && error.code === 'settings_locked') return reply(409, { error: error.message, code: error.code });
+          throw error;
+        }
         if (!result.ok) return reply(400, { error: result.message, fields: result.fields });
         return reply(200, { settings: result.settings, applied: result.applied, restartNeeded: result.restartNeeded, ...(result.failed ? { failed: result.failed } : {}) });
       }

@@ -8,6 +8,8 @@ export type HostErrorCode =
   | 'insecure_file'
   /** Another host already runs on this config directory; the message names its pid and URL. */
   | 'locked'
+  /** Another process held `settings.json.lock` past the update's deadline; the message names the lock and its pid. Nothing was written. */
+  | 'settings_locked'
   /** The MCP listener could not start (port in use, bad address). */
   | 'listen_failed'
   /** Gateway node mode could not start (bad gateway URL, unreadable identity file). */

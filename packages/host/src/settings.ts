@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { addConsentGrant, consentSettingsSchema, execApprovalPolicySchema, type ConsentStore, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
+import { acquireSettingsLock } from './internal/settingsLock.js';
 import { readConfigFile } from './internal/secureFile.js';
 import { mcpClientSettingsSchema } from './mcpClientSettings.js';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT } from './paths.js';
@@ -155,10 +156,12 @@ export interface SettingsStore {
   get(): Settings;
   /**
    * Applies `change` to the settings on disk (re-read first, so edits made meanwhile are kept),
-   * validates the result and writes it atomically with mode 0600. Updates run one at a time.
+   * validates the result and writes it atomically with mode 0600. Updates run one at a time, across
+   * processes too: the read-modify-write holds `<settings.json>.lock` (see {@link SettingsStoreOptions}).
    * @throws HostError `invalid_settings` when the file on disk or the result is invalid; nothing is written then.
+   * @throws HostError `settings_locked` when another process held the lock past `lockTimeoutMs`; nothing is written then.
    */
-  update(change: (current: Settings) => Settings): Promise<Settings>;
+  update(change: (current: Settings) => Settings, options?: SettingsUpdateOptions): Promise<Settings>;
   /** Re-reads the file. */
   reload(): Settings;
   /** The exec approval policy as an {@link ExecApprovalStore} (re-read on a `get` after the file changed). */
@@ -166,6 +169,23 @@ export interface SettingsStore {
   /** The consent decisions as a {@link ConsentStore} (re-read on a `get` after the file changed, so `capnode consent set` applies to the next call). */
   readonly consent: ConsentStore;
   readonly path: string;
+}
+
+/** Options of {@link SettingsStore.update}. */
+export interface SettingsUpdateOptions {
+  /** Aborting it ends a wait for another process's settings lock (HostError `aborted`); nothing is written then. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link createSettingsStore}. */
+export interface SettingsStoreOptions extends LoadSettingsOptions {
+  /**
+   * How long an update waits while another process holds `<settings.json>.lock`, in ms (default 5000);
+   * then it fails with HostError `settings_locked` naming the lock and the pid holding it.
+   */
+  readonly lockTimeoutMs?: number;
+  /** A lock older than this (ms, default 30000) is stale and taken over even when its pid runs (a reused pid); one whose pid is gone always is. */
+  readonly staleLockMs?: number;
 }
 
 /** Timestamps closer than this to the moment they were seen may be followed by a write with the same ones. */
@@ -188,8 +208,20 @@ function fileSignature(path: string): string | undefined {
   return [stat.dev, stat.ino, stat.mode, stat.uid, stat.size, stat.mtimeNs, stat.ctimeNs].join(':');
 }
 
+/** Validates `value` and writes it to `path` atomically (0600); returns what was written. */
+async function writeUpdate(path: string, value: Settings): Promise<Settings> {
+  const next = settingsSchema.safeParse(value);
+  if (!next.success) throw new HostError('invalid_settings', `refusing to write invalid settings to ${path}: ${describeIssues(next.error)}`, { cause: next.error });
+  try {
+    await writeFileAtomic(path, `${JSON.stringify(next.data, null, 2)}\n`);
+  } catch (error) {
+    throw new HostError('io', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  return next.data;
+}
+
 /** Creates the settings store over `path`, loading it now (throws on a bad or insecure file; see {@link loadSettings}). */
-export function createSettingsStore(path: string, options: LoadSettingsOptions = {}): SettingsStore {
+export function createSettingsStore(path: string, options: SettingsStoreOptions = {}): SettingsStore {
   const load = () => loadSettings(path, options);
   let current: Settings;
   let queue: Promise<unknown> = Promise.resolve();
@@ -209,16 +241,18 @@ export function createSettingsStore(path: string, options: LoadSettingsOptions =
     path,
     get: () => current,
     reload,
-    update(change) {
+    update(change, updateOptions = {}) {
       const run = queue.then(async () => {
-        const next = settingsSchema.safeParse(change(load()));
-        if (!next.success) throw new HostError('invalid_settings', `refusing to write invalid settings to ${path}: ${describeIssues(next.error)}`, { cause: next.error });
+        const release = await acquireSettingsLock(path, {
+          ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
+          ...(options.staleLockMs === undefined ? {} : { staleMs: options.staleLockMs }),
+          ...(updateOptions.signal ? { signal: updateOptions.signal } : {}),
+        });
         try {
-          await writeFileAtomic(path, `${JSON.stringify(next.data, null, 2)}\n`);
-        } catch (error) {
-          throw new HostError('io', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
+          current = await writeUpdate(path, change(load()));
+        } finally {
+          release();
         }
-        current = next.data;
         loadedAs = undefined;
         return current;
       });

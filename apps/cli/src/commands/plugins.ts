@@ -142,10 +142,12 @@ async function add(context: Context, target: string): Promise<number> {
   }
   const described = describe(host, context.paths.home, source);
   if (described.error) throw new CliError('failure', `${source} cannot be loaded as a plugin: ${described.error}`);
-  const already = store.get().plugins.some((entry) => entry === source || describe(host, context.paths.home, entry).name === described.name);
+  const configured = (plugins: readonly string[]) => plugins.some((entry) => entry === source || describe(host, context.paths.home, entry).name === described.name);
+  let already = configured(store.get().plugins);
   if (!already) {
     try {
-      await store.update((settings) => ({ ...settings, plugins: [...settings.plugins, source] }));
+      // Checked again under the settings lock: another process may have added it meanwhile.
+      await store.update((settings) => ((already = configured(settings.plugins)) ? settings : { ...settings, plugins: [...settings.plugins, source] }));
     } catch (error) {
       hostFailure(error, host);
     }

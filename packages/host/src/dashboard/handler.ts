@@ -1,3 +1,4 @@
+import { isHostError } from '../errors.js';
 import { auditedSettingsPatch, auditedTokenRotation } from '../internal/controlAudit.js';
 import { authorizeApi, checkRequestOrigin, clearedSessionCookie, readCookie, sessionCookie, stripBasePath, type GateOptions } from './gate.js';
 import { apiError, json } from './reply.js';
@@ -108,7 +109,13 @@ export function createDashboardHandler(options: DashboardHandlerOptions): (reque
       if (session instanceof Response) return session;
       const match = route(method, path);
       if (match instanceof Response) return match;
-      return match.handler({ request, session, sessions: options.sessions, params: match.params, url, signal, host, basePath });
+      try {
+        return await match.handler({ request, session, sessions: options.sessions, params: match.params, url, signal, host, basePath });
+      } catch (error) {
+        // Another process (a CLI command) held settings.json's lock too long: retryable, nothing was written.
+        if (isHostError(error) && error.code === 'settings_locked') return apiError(409, 'conflict', error.message);
+        throw error;
+      }
     }
     if (method !== 'GET' && method !== 'HEAD') return apiError(405, 'method', 'only GET outside /api/');
     if (path !== '/' && /\.[a-z0-9]+$/i.test(path)) {

@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { dirname } from 'node:path';
+import { createDeadline } from '@capnode/protocol';
+import { readPrivateFileSync } from '@capnode/protocol/node';
+import { HostError } from '../errors.js';
+
+/** How long an update waits for another process's settings lock by default. */
+export const DEFAULT_SETTINGS_LOCK_TIMEOUT_MS = 5_000;
+/** A settings lock older than this is stale even when its pid runs (a reused pid, a hung writer). */
+export const DEFAULT_SETTINGS_LOCK_STALE_MS = 30_000;
+/** Pause between attempts while another process holds the lock. */
+const RETRY_MS = 10;
+
+/** What `<settings.json>.lock` holds while one process updates the settings. */
+interface LockContent {
+  readonly pid: number;
+  /** Random per acquisition: tells this lock from any other with the same pid. */
+  readonly token: string;
+  /** `Date.now()` when taken. */
+  readonly at: number;
+}
+
+export interface SettingsLockOptions {
+  readonly timeoutMs?: number;
+  readonly staleMs?: number;
+  readonly signal?: AbortSignal;
+  /** Liveness of a pid; default `process.kill(pid, 0)`. */
+  readonly isAlive?: (pid: number) => boolean;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function parseLock(text: string): LockContent | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LockContent>;
+    if (Number.isInteger(value.pid) && value.pid! > 0 && typeof value.token === 'string' && Number.isFinite(value.at)) return value as LockContent;
+  } catch {
+    // Not JSON: damaged, so stale (the lock is linked into place whole, never written in place).
+  }
+  return undefined;
+}
+
+/** The lock at `path`; a symlink or non-regular file there is refused, never followed. */
+function readLock(path: string): LockContent | 'missing' | 'damaged' {
+  let check;
+  try {
+    check = readPrivateFileSync(path, { label: 'the settings lock', exposed: 'fix' });
+  } catch (error) {
+    throw new HostError('io', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  if (check.state === 'missing') return 'missing';
+  if (check.state === 'insecure') throw new HostError('insecure_file', check.message);
+  return parseLock(check.text) ?? 'damaged';
+}
+
+/**
+ * Moves a stale lock aside under a unique name, so of two waiters taking over the same stale lock
+ * only one removes it; if what was moved is not that lock (another process took it over and
+ * locked meanwhile), it is linked back. Synchronous, so the window between check and move is tiny.
+ */
+function takeOverStale(path: string, stale: LockContent | 'damaged'): void {
+  const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new HostError('io', `cannot remove the stale lock ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    const moved = readLock(aside);
+    const same = stale === 'damaged' ? moved === 'damaged' : typeof moved === 'object' && moved.token === stale.token;
+    if (!same) {
+      try {
+        linkSync(aside, path);
+      } catch {
+        // Another process holds the lock now; the next attempt reads theirs.
+      }
+    }
+  } finally {
+    rmSync(aside, { force: true });
+  }
+}
+
+function isStale(holder: LockContent | 'damaged', staleMs: number, isAlive: (pid: number) => boolean): boolean {
+  if (holder === 'damaged') return true;
+  return Date.now() - holder.at > staleMs || !isAlive(holder.pid);
+}
+
+function heldError(settingsPath: string, lockPath: string, holder: LockContent | undefined, timeoutMs: number): HostError {
+  const who = holder === undefined ? 'another process' : `pid ${holder.pid} (since ${new Date(holder.at).toISOString()})`;
+  const fix = holder === undefined ? '' : `; if pid ${holder.pid} is not a capnode process, remove ${lockPath}`;
+  return new HostError('settings_locked', `cannot update ${settingsPath}: ${lockPath} is held by ${who} and was not released within ${timeoutMs} ms; nothing was written${fix}`);
+}
+
+/** One attempt: true when this process now holds the lock (`temp` linked into place). */
+function tryAcquire(temp: string, path: string, staleMs: number, isAlive: (pid: number) => boolean): { held: true } | { held: false; holder?: LockContent } {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      linkSync(temp, path); // fails with EEXIST on anything at `path`, a symlink included; never follows it
+      return { held: true };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new HostError('io', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    const holder = readLock(path);
+    if (holder === 'missing') continue;
+    if (holder !== 'damaged' && !isStale(holder, staleMs, isAlive)) return { held: false, holder };
+    takeOverStale(path, holder);
+  }
+  return { held: false };
+}
+
+/**
+ * Takes the cross-process lock `<settingsPath>.lock` (pid, token and time, linked into place from a
+ * private temporary file so it never exists half-written), waiting with short pauses while a live
+ * process holds it. A lock whose pid no longer runs, damaged, or older than `staleMs` is taken over.
+ * Returns the release function (removes the lock only while it is still this one).
+ * @throws HostError `settings_locked` after `timeoutMs`, naming the lock and its pid; `aborted` when `signal` aborts;
+ *   `insecure_file` when the lock path is a symlink or not a regular file.
+ */
+export async function acquireSettingsLock(settingsPath: string, options: SettingsLockOptions = {}): Promise<() => void> {
+  const path = `${settingsPath}.lock`;
+  if (options.signal?.aborted) throw new HostError('aborted', `the settings update of ${settingsPath} was aborted`, { cause: options.signal.reason });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SETTINGS_LOCK_TIMEOUT_MS;
+  const staleMs = options.staleMs ?? DEFAULT_SETTINGS_LOCK_STALE_MS;
+  const isAlive = options.isAlive ?? pidAlive;
+  const content: LockContent = { pid: process.pid, token: randomBytes(8).toString('hex'), at: Date.now() };
+  const temp = `${path}.${process.pid}.${content.token}.tmp`;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(temp, `${JSON.stringify(content)}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    throw new HostError('io', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    using deadline = createDeadline({ timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+    for (;;) {
+      const attempt = tryAcquire(temp, path, staleMs, isAlive);
+      if (attempt.held) break;
+      try {
+        await sleep(RETRY_MS + Math.floor(Math.random() * RETRY_MS), undefined, { signal: deadline.signal });
+      } catch (error) {
+        if (!deadline.timedOut) throw new HostError('aborted', `the settings update of ${settingsPath} was aborted while waiting for ${path}`, { cause: deadline.signal.reason ?? error });
+        const last = tryAcquire(temp, path, staleMs, isAlive);
+        if (last.held) break;
+        throw heldError(settingsPath, path, last.holder ?? attempt.holder, timeoutMs);
+      }
+    }
+  } finally {
+    rmSync(temp, { force: true });
+  }
+  return () => releaseLock(path, content.token);
+}
+
+function releaseLock(path: string, token: string): void {
+  try {
+    const current = readLock(path);
+    if (typeof current === 'object' && current.token === token) unlinkSync(path);
+  } catch {
+    // Gone or replaced (taken over as stale): nothing of ours to remove.
+  }
+}
