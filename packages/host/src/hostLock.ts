@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readPrivateFileSync } from '@capnode/protocol/node';
 import { HostError } from './errors.js';
 import { writeFileAtomic } from './internal/atomicWrite.js';
+import { isPidAlive, linkLock, lockPid, readLockFile, takeOverStaleLock, writeLockCandidate, type LockRead } from './internal/lockFile.js';
 import { ensurePrivateDirectory } from './internal/secureFile.js';
 
 /** File name of the lock inside `run/`. */
@@ -45,30 +44,12 @@ export interface AcquireHostLockOptions {
   readonly onWarning?: (message: string) => void;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+function parseLock(value: Record<string, unknown>): HostLockState | undefined {
+  return lockPid(value.pid) !== undefined && typeof value.instance === 'string' ? (value as unknown as HostLockState) : undefined;
 }
 
-function parseLock(text: string): HostLockState | undefined {
-  try {
-    const value = JSON.parse(text) as Partial<HostLockState>;
-    if (typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0 && typeof value.instance === 'string') return value as HostLockState;
-  } catch {
-    // Not JSON: a damaged lock counts as stale.
-  }
-  return undefined;
-}
-
-function readLock(path: string): HostLockState | 'missing' | 'damaged' {
-  const check = readPrivateFileSync(path, { label: 'the host lock', exposed: 'fix' });
-  if (check.state === 'missing') return 'missing';
-  if (check.state === 'insecure') throw new HostError('insecure_file', check.message);
-  return parseLock(check.text) ?? 'damaged';
+function readLock(path: string): LockRead<HostLockState> {
+  return readLockFile(path, 'the host lock', parseLock);
 }
 
 function heldMessage(holder: HostLockState, home: string, path: string): string {
@@ -84,7 +65,7 @@ function heldMessage(holder: HostLockState, home: string, path: string): string 
  */
 export function acquireHostLock(options: AcquireHostLockOptions): HostLock {
   const { runDir, home, instance } = options;
-  const isAlive = options.isAlive ?? pidAlive;
+  const isAlive = options.isAlive ?? isPidAlive;
   const path = join(runDir, HOST_LOCK_FILE);
   try {
     mkdirSync(runDir, { recursive: true, mode: 0o700 });
@@ -98,16 +79,10 @@ export function acquireHostLock(options: AcquireHostLockOptions): HostLock {
     startedAt: new Date().toISOString(),
     ...(options.address === undefined ? {} : { address: options.address }),
   };
-  const temp = join(runDir, `.host.lock.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  writeFileSync(temp, `${JSON.stringify(state)}\n`, { mode: 0o600, flag: 'wx' });
+  const temp = writeLockCandidate(path, state);
   try {
     for (let attempt = 0; ; attempt += 1) {
-      try {
-        linkSync(temp, path);
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new HostError('io', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
-      }
+      if (linkLock(temp, path)) break;
       const holder = readLock(path);
       if (holder === 'missing') continue;
       if (holder !== 'damaged' && isAlive(holder.pid)) throw new HostError('locked', heldMessage(holder, home, path));
@@ -142,25 +117,9 @@ export function acquireHostLock(options: AcquireHostLockOptions): HostLock {
   };
 }
 
-/** Moves a stale lock aside; if what was moved is not the stale lock (another host took over meanwhile), puts it back. */
+/** Takes over a stale lock (see {@link takeOverStaleLock}), saying so. */
 function takeOverStale(path: string, stale: HostLockState | 'damaged', onWarning: ((message: string) => void) | undefined): void {
-  const aside = `${path}.stale.${randomBytes(4).toString('hex')}`;
-  try {
-    renameSync(path, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new HostError('io', `cannot remove the stale lock ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  const moved = readLock(aside);
-  const same = stale === 'damaged' ? moved === 'damaged' : typeof moved === 'object' && moved.instance === stale.instance;
-  if (!same) {
-    try {
-      linkSync(aside, path);
-    } catch {
-      // Someone else holds it now; the next attempt reads theirs.
-    }
-  } else {
-    onWarning?.(stale === 'damaged' ? `removed a damaged lock ${path}` : `removed the stale lock of pid ${stale.pid} (no longer running) from ${path}`);
-  }
-  rmSync(aside, { force: true });
+  const isStaleOne = (moved: LockRead<HostLockState>) => (stale === 'damaged' ? moved === 'damaged' : typeof moved === 'object' && moved.instance === stale.instance);
+  if (!takeOverStaleLock(path, 'the host lock', parseLock, isStaleOne)) return;
+  onWarning?.(stale === 'damaged' ? `removed a damaged lock ${path}` : `removed the stale lock of pid ${stale.pid} (no longer running) from ${path}`);
 }

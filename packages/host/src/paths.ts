@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { readPrivateFileSync } from '@capnode/protocol/node';
 import { HostError } from './errors.js';
+import { isPidAlive } from './internal/lockFile.js';
 
 /** Environment variable that overrides the config directory (tests and side-by-side instances). */
 export const HOME_ENV = 'CAPNODE_HOME';
@@ -92,15 +93,6 @@ export interface RuntimeState {
   readonly dashboardUrl?: string;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Reads `host.json`; `undefined` when it is missing, unreadable, or left behind by a process that
  * no longer exists (a crashed host).
@@ -115,7 +107,7 @@ export function readRuntimeState(path: string): RuntimeState | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const state = value as Partial<RuntimeState>;
   if (typeof state.pid !== 'number' || typeof state.adminUrl !== 'string') return undefined;
-  if (!isAlive(state.pid)) return undefined;
+  if (!isPidAlive(state.pid)) return undefined;
   return state as RuntimeState;
 }
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname } from 'node:path';
 import { createDeadline } from '@capnode/protocol';
-import { readPrivateFileSync } from '@capnode/protocol/node';
-import { HostError } from '../errors.js';
+import { HostError, isHostError } from '../errors.js';
+import { isPidAlive, linkLock, lockPid, readLockFile, takeOverStaleLock, writeLockCandidate, type LockRead } from './lockFile.js';
 
 /** How long an update waits for another process's settings lock by default. */
 export const DEFAULT_SETTINGS_LOCK_TIMEOUT_MS = 5_000;
@@ -30,64 +30,23 @@ export interface SettingsLockOptions {
   readonly isAlive?: (pid: number) => boolean;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function parseLock(text: string): LockContent | undefined {
-  try {
-    const value = JSON.parse(text) as Partial<LockContent>;
-    if (Number.isInteger(value.pid) && value.pid! > 0 && typeof value.token === 'string' && Number.isFinite(value.at)) return value as LockContent;
-  } catch {
-    // Not JSON: damaged, so stale (the lock is linked into place whole, never written in place).
-  }
-  return undefined;
+function parseLock(value: Record<string, unknown>): LockContent | undefined {
+  return lockPid(value.pid) !== undefined && typeof value.token === 'string' && Number.isFinite(value.at) ? (value as unknown as LockContent) : undefined;
 }
 
 /** The lock at `path`; a symlink or non-regular file there is refused, never followed. */
-function readLock(path: string): LockContent | 'missing' | 'damaged' {
-  let check;
+function readLock(path: string): LockRead<LockContent> {
   try {
-    check = readPrivateFileSync(path, { label: 'the settings lock', exposed: 'fix' });
+    return readLockFile(path, 'the settings lock', parseLock);
   } catch (error) {
+    if (isHostError(error)) throw error;
     throw new HostError('io', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
-  if (check.state === 'missing') return 'missing';
-  if (check.state === 'insecure') throw new HostError('insecure_file', check.message);
-  return parseLock(check.text) ?? 'damaged';
 }
 
-/**
- * Moves a stale lock aside under a unique name, so of two waiters taking over the same stale lock
- * only one removes it; if what was moved is not that lock (another process took it over and
- * locked meanwhile), it is linked back. Synchronous, so the window between check and move is tiny.
- */
+/** Takes over a stale lock (see {@link takeOverStaleLock}); the next attempt links ours. */
 function takeOverStale(path: string, stale: LockContent | 'damaged'): void {
-  const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
-  try {
-    renameSync(path, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new HostError('io', `cannot remove the stale lock ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    const moved = readLock(aside);
-    const same = stale === 'damaged' ? moved === 'damaged' : typeof moved === 'object' && moved.token === stale.token;
-    if (!same) {
-      try {
-        linkSync(aside, path);
-      } catch {
-        // Another process holds the lock now; the next attempt reads theirs.
-      }
-    }
-  } finally {
-    rmSync(aside, { force: true });
-  }
+  takeOverStaleLock(path, 'the settings lock', parseLock, (moved) => (stale === 'damaged' ? moved === 'damaged' : typeof moved === 'object' && moved.token === stale.token));
 }
 
 function isStale(holder: LockContent | 'damaged', staleMs: number, isAlive: (pid: number) => boolean): boolean {
@@ -104,12 +63,7 @@ function heldError(settingsPath: string, lockPath: string, holder: LockContent |
 /** One attempt: true when this process now holds the lock (`temp` linked into place). */
 function tryAcquire(temp: string, path: string, staleMs: number, isAlive: (pid: number) => boolean): { held: true } | { held: false; holder?: LockContent } {
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    try {
-      linkSync(temp, path); // fails with EEXIST on anything at `path`, a symlink included; never follows it
-      return { held: true };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new HostError('io', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
-    }
+    if (linkLock(temp, path)) return { held: true };
     const holder = readLock(path);
     if (holder === 'missing') continue;
     if (holder !== 'damaged' && !isStale(holder, staleMs, isAlive)) return { held: false, holder };
@@ -131,12 +85,12 @@ export async function acquireSettingsLock(settingsPath: string, options: Setting
   if (options.signal?.aborted) throw new HostError('aborted', `the settings update of ${settingsPath} was aborted`, { cause: options.signal.reason });
   const timeoutMs = options.timeoutMs ?? DEFAULT_SETTINGS_LOCK_TIMEOUT_MS;
   const staleMs = options.staleMs ?? DEFAULT_SETTINGS_LOCK_STALE_MS;
-  const isAlive = options.isAlive ?? pidAlive;
+  const isAlive = options.isAlive ?? isPidAlive;
   const content: LockContent = { pid: process.pid, token: randomBytes(8).toString('hex'), at: Date.now() };
-  const temp = `${path}.${process.pid}.${content.token}.tmp`;
+  let temp: string;
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    writeFileSync(temp, `${JSON.stringify(content)}\n`, { mode: 0o600, flag: 'wx' });
+    temp = writeLockCandidate(path, content);
   } catch (error) {
     throw new HostError('io', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
   }
