@@ -253,22 +253,16 @@ describe('node transport surface', () => {
   });
 });
 
+/** A registry whose `system.run` is `execute` (a stand-in that counts runs), beside `others`. */
+function systemRunStandIn(execute: (args: { command: string[] }) => ReturnType<typeof json> | Promise<ReturnType<typeof json>>, ...others: ReturnType<typeof defineCommand>[]) {
+  const run = defineCommand({ name: 'system.run', description: 'counting stand-in', input: z.object({ command: z.array(z.string()) }), execute });
+  return createRegistry([defineCapability({ category: 'system', commands: [run, ...others] })]);
+}
+
 describe('node transport: what OpenClaw gateways inject and expect', () => {
   it('a system.run retried with a fresh gateway runId replays; another command under the key is a conflict', async () => {
     let runs = 0;
-    const registry = createRegistry([
-      defineCapability({
-        category: 'system',
-        commands: [
-          defineCommand({
-            name: 'system.run',
-            description: 'counting stand-in',
-            input: z.object({ command: z.array(z.string()) }),
-            execute: (args) => json({ runs: ++runs, argv: args.command, success: true }),
-          }),
-        ],
-      }),
-    ]);
+    const registry = systemRunStandIn((args) => json({ runs: ++runs, argv: args.command, success: true }));
     await using surface = await startSurfaceNode(createInvoker({ registry }));
     const send = async (id: string, params: Record<string, unknown>, idempotencyKey: string) => {
       return surface.invoke(id, 'system.run', JSON.stringify(params), idempotencyKey);
@@ -289,24 +283,14 @@ describe('node transport: what OpenClaw gateways inject and expect', () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
-    const registry = createRegistry([
-      defineCapability({
-        category: 'system',
-        commands: [
-          defineCommand({
-            name: 'system.run',
-            description: 'gated counting stand-in',
-            input: z.object({ command: z.array(z.string()) }),
-            execute: async () => {
-              runs += 1;
-              await gate;
-              return json({ runs, success: true });
-            },
-          }),
-          defineCommand({ name: 'system.echo', description: 'echo', input: z.object({ v: z.string() }).loose(), execute: (args) => json({ v: args.v }) }),
-        ],
-      }),
-    ]);
+    const registry = systemRunStandIn(
+      async () => {
+        runs += 1;
+        await gate;
+        return json({ runs, success: true });
+      },
+      defineCommand({ name: 'system.echo', description: 'echo', input: z.object({ v: z.string() }).loose(), execute: (args) => json({ v: args.v }) }),
+    );
     await using surface = await startSurfaceNode(createInvoker({ registry }));
     const first = surface.invoke('j1', 'system.run', JSON.stringify({ command: ['echo', 'a'], runId: 'run-one' }), 'key-j');
     await eventually(() => runs === 1);
