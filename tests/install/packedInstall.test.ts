@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 /** Every publishable package (the tray too, when it is built). */
-const PACKAGES = ['packages/protocol', 'packages/capabilities', 'packages/mcp-server', 'packages/mcp-client', 'packages/gateway-bridge', 'packages/host', 'apps/cli', 'apps/tray'].filter(
+const PACKAGES = ['packages/toolkit', 'packages/protocol', 'packages/capabilities', 'packages/mcp-server', 'packages/mcp-client', 'packages/gateway-bridge', 'packages/host', 'apps/cli', 'apps/tray'].filter(
   (dir) => dir !== 'apps/tray' || existsSync(join(repoRoot, dir, 'dist')),
 );
 

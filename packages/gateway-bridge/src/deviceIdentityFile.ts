@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { linkSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { readPrivateFileSync } from '@capnode/protocol/node';
+import { readPrivateFileSync } from '@capnode/toolkit/node';
 import type { GatewayRole } from '@capnode/protocol/gateway';
 import { z } from 'zod';
 import { GatewayError } from './errors.js';

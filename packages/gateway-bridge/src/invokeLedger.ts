@@ -1,4 +1,4 @@
-import { createDeadline } from '@capnode/protocol';
+import { createDeadline } from '@capnode/toolkit';
 
 /** How {@link InvokeLedger.submit} handled a call. */
 export type InvokeAdmission =

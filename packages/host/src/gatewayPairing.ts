@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDeadline } from '@capnode/protocol';
+import { createDeadline } from '@capnode/toolkit';
 import type { GatewayNodeEntry, GatewayOperatorScope } from '@capnode/protocol/gateway';
 import { HostError } from './errors.js';
 import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from './gatewayMode.js';

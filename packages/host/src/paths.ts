@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { readPrivateFileSync } from '@capnode/protocol/node';
+import { readPrivateFileSync } from '@capnode/toolkit/node';
 import { HostError } from './errors.js';
 import { isPidAlive } from './internal/lockFile.js';
 

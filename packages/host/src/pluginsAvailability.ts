@@ -1,5 +1,5 @@
 import { CapabilityError, type Availability, type Capability, type CommandDefinition, type InvocationHook } from '@capnode/capabilities';
-import { waitFor } from '@capnode/protocol';
+import { waitFor } from '@capnode/toolkit';
 import type { UnavailableCommand } from './hostStatus.js';
 
 export type { UnavailableCommand } from './hostStatus.js';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Invoker } from '@capnode/capabilities';
-import { SlotMap } from '@capnode/protocol';
+import { SlotMap } from '@capnode/toolkit';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
 import { Admission } from './internal/admission.js';

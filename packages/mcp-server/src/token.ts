@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { readPrivateFileSync, type PrivateFileProblem } from '@capnode/protocol/node';
+import { readPrivateFileSync, type PrivateFileProblem } from '@capnode/toolkit/node';
 
 const FILE_MODE = 0o600;
 const DIR_MODE = 0o700;

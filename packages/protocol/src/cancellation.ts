@@ -1,6 +1,6 @@
 import { createExpiringMap } from './internal/expiringMap.js';
 import type { RequestIdKey } from './requestId.js';
-import { SlotMap } from './slotMap.js';
+import { SlotMap } from '@capnode/toolkit';
 
 /** Options of {@link createCancellationTracker}. Durations are in milliseconds of `now`. */
 export interface CancellationTrackerOptions {

@@ -21,6 +21,3 @@ export type {
 export { createCancellationTracker } from './cancellation.js';
 export { canonicalJson, argumentsHash } from './canonicalJson.js';
 export { MAX_ARGUMENTS_DEPTH, exceedsJsonDepth } from './jsonDepth.js';
-export { SlotMap } from './slotMap.js';
-export type { DeadlineOptions, Deadline } from './deadline.js';
-export { createDeadline, waitFor, isTimeoutError, MAX_TIMER_MS } from './deadline.js';

@@ -10,5 +10,3 @@ import { canonicalJson } from './canonicalJson.js';
 export function argumentsHashSync(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex');
 }
-export type { PrivateFileProblem, ExposedFilePolicy, PrivateFileOptions, PrivateFileCheck } from './privateFile.js';
-export { readPrivateFileSync, checkPrivateDirectorySync } from './privateFile.js';

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS, waitFor } from '@capnode/protocol';
+import { MAX_TIMER_MS, waitFor } from '@capnode/toolkit';
 import { GATEWAY_PRE_CONNECT_MAX_BYTES, connectChallengeSchema, type GatewayEventFrame, type GatewayFrame, type GatewayResponseFrame, type HelloOk } from '@capnode/protocol/gateway';
 import type { GatewayClientOptions, GatewayClientStatus, GatewayConnectionState, GatewayLogLevel, GatewayRequestOptions } from '../clientContract.js';
 import { GatewayError, isGatewayError } from '../errors.js';

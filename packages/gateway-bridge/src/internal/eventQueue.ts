@@ -1,4 +1,4 @@
-import { createDeadline } from '@capnode/protocol';
+import { createDeadline } from '@capnode/toolkit';
 import type { ChannelEvent, ChannelEventFilter, ChannelEventGap } from '../channelContract.js';
 
 /** Longest `events_wait`. */

@@ -1,4 +1,4 @@
-import { createDeadline } from '@capnode/protocol';
+import { createDeadline } from '@capnode/toolkit';
 
 /** The deadline and cancellation of one wait, and the errors it ends with. */
 export interface WaitOptions {

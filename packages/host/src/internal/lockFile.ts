@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { readPrivateFileSync } from '@capnode/protocol/node';
+import { readPrivateFileSync } from '@capnode/toolkit/node';
 import { HostError } from '../errors.js';
 
 /**

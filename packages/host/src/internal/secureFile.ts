@@ -1,4 +1,4 @@
-import { checkPrivateDirectorySync, readPrivateFileSync, type ExposedFilePolicy } from '@capnode/protocol/node';
+import { checkPrivateDirectorySync, readPrivateFileSync, type ExposedFilePolicy } from '@capnode/toolkit/node';
 import { HostError } from '../errors.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname } from 'node:path';
-import { createDeadline } from '@capnode/protocol';
+import { createDeadline } from '@capnode/toolkit';
 import { HostError, isHostError } from '../errors.js';
 import { isPidAlive, linkLock, lockPid, readLockFile, takeOverStaleLock, writeLockCandidate, type LockRead } from './lockFile.js';
 

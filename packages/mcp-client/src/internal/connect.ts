@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { waitFor } from '@capnode/protocol';
+import { waitFor } from '@capnode/toolkit';
 import { SSEClientTransport, SdkError, StreamableHTTPClientTransport, SUPPORTED_PROTOCOL_VERSIONS, type Client, type FetchLike } from '@modelcontextprotocol/client';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { ConnectRequest, McpConnection, McpConnector } from '../types.js';

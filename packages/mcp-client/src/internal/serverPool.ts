@@ -1,5 +1,5 @@
 import { CapabilityError } from '@capnode/capabilities';
-import { createDeadline, waitFor } from '@capnode/protocol';
+import { createDeadline, waitFor } from '@capnode/toolkit';
 import { SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';

@@ -4,7 +4,7 @@ import type { McpServerConfig } from '../config.js';
 import { isMcpClientError, type McpClientErrorCode } from '../errors.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnection, McpConnector, McpRuntimeEvent, ServerDiagnostic, ServerState } from '../types.js';
-import { createDeadline } from '@capnode/protocol';
+import { createDeadline } from '@capnode/toolkit';
 import { limiterFor, type CallLimiter } from './callLimiter.js';
 import { CONTENT_LIMITS, safeJson } from './contentLimits.js';
 import { routeProgress } from './progress.js';

@@ -1,4 +1,4 @@
-import { createDeadline, waitFor } from '@capnode/protocol';
+import { createDeadline, waitFor } from '@capnode/toolkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { capText } from '../redact.js';
 import type { Logger } from '../types.js';

@@ -1,5 +1,5 @@
 import type { CommandDefinition, InvocationRequest } from '@capnode/capabilities';
-import { MAX_TIMER_MS } from '@capnode/protocol';
+import { MAX_TIMER_MS } from '@capnode/toolkit';
 import { capText } from '../redact.js';
 import { toModelResult, type BinaryStore, type ModelToolResult } from '../results.js';
 import type { McpCallOptions, McpTool } from '../types.js';

@@ -1,5 +1,5 @@
 import type { Invoker } from '@capnode/capabilities';
-import { SlotMap } from '@capnode/protocol';
+import { SlotMap } from '@capnode/toolkit';
 import {
   ProtocolError,
   ProtocolErrorCode,

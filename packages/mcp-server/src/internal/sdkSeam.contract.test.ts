@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Server } from '@modelcontextprotocol/server';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
-import { SlotMap } from '@capnode/protocol';
+import { SlotMap } from '@capnode/toolkit';
 import { describe, expect, test } from 'vitest';
 import { buildServer, requestEntry } from './buildServer.js';
 import { BOUND_MODERN_REVISION } from './classify.js';

@@ -1,10 +1,5 @@
-import {
-  findRequestIdToken,
-  needsRawNumber,
-  requestIdKeyFromMessage,
-  type CancellationTracker,
-  SlotMap,
-} from '@capnode/protocol';
+import { findRequestIdToken, needsRawNumber, requestIdKeyFromMessage, type CancellationTracker } from '@capnode/protocol';
+import { SlotMap } from '@capnode/toolkit';
 import type { AbortSignalLike } from '@capnode/capabilities';
 import type {
   JSONRPCMessage,

@@ -1,0 +1,2 @@
+export type { PrivateFileProblem, ExposedFilePolicy, PrivateFileOptions, PrivateFileCheck } from './privateFile.js';
+export { readPrivateFileSync, checkPrivateDirectorySync } from './privateFile.js';
