@@ -1,7 +1,15 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/paths.ts', 'src/settings.ts', 'src/clientConfigs.ts', 'src/service.ts', 'src/browser.ts', 'src/serverSentEvents.ts'],
+  entry: {
+    index: 'src/index.ts',
+    paths: 'src/config/paths.ts',
+    settings: 'src/config/settings.ts',
+    clientConfigs: 'src/setup/clientConfigs.ts',
+    service: 'src/setup/service.ts',
+    browser: 'src/setup/browser.ts',
+    serverSentEvents: 'src/setup/serverSentEvents.ts',
+  },
   format: ['esm'],
   dts: true,
   clean: true,

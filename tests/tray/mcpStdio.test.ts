@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
-import { cliLaunch } from '../../packages/host/src/dashboard/cliLaunch.js';
+import { cliLaunch } from '../../packages/host/src/parts/dashboard/cliLaunch.js';
 import { tempDir } from '../support/testHost.js';
 
 const trayBin = realpathSync(resolve(fileURLToPath(new URL('../../apps/tray/dist/bin.js', import.meta.url))));

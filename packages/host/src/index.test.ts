@@ -9,11 +9,11 @@ describe('@capnode/host entries', () => {
   });
 
   it('the /paths entry loads no sibling but @capnode/protocol/node', () => {
-    expectImports('paths.ts', (specifier) => specifier.startsWith('node:') || specifier === '@capnode/protocol/node');
+    expectImports('config/paths.ts', (specifier) => specifier.startsWith('node:') || specifier === '@capnode/protocol/node');
   });
 
   it('the /settings entry never loads the server, gateway or Node capability packages', () => {
-    expectImports('settings.ts', (specifier) => !/^@capnode\/(?:mcp-server|gateway-bridge)(?:\/|$)/.test(specifier) && specifier !== '@capnode/capabilities/node' && specifier !== '@capnode/mcp-client/node');
+    expectImports('config/settings.ts', (specifier) => !/^@capnode\/(?:mcp-server|gateway-bridge)(?:\/|$)/.test(specifier) && specifier !== '@capnode/capabilities/node' && specifier !== '@capnode/mcp-client/node');
   });
 
   it('the root entry exports exactly the documented runtime API', () =>
@@ -104,7 +104,7 @@ describe('@capnode/host entries', () => {
     ]));
 
   it('the /paths entry exports exactly the documented runtime API', () =>
-    expectExports('paths.ts', [
+    expectExports('config/paths.ts', [
       'DEFAULT_MCP_HOST',
       'DEFAULT_MCP_PORT',
       'HOME_ENV',
@@ -118,22 +118,22 @@ describe('@capnode/host entries', () => {
     ]));
 
   it('the /service entry loads only node:path and exports exactly the login-service generators and the error they throw', async () => {
-    expectImports('service.ts', (specifier) => specifier === 'node:path');
-    await expectExports('service.ts', ['HostError', 'LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'isHostError', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
+    expectImports('setup/service.ts', (specifier) => specifier === 'node:path');
+    await expectExports('setup/service.ts', ['HostError', 'LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'isHostError', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
   });
 
   it('the /browser entry loads only node:child_process and exports exactly the browser opener', async () => {
-    expectImports('browser.ts', (specifier) => specifier === 'node:child_process');
-    await expectExports('browser.ts', ['BROWSER_OPENER_FAILS_WITHIN_MS', 'browserOpener', 'openBrowser']);
+    expectImports('setup/browser.ts', (specifier) => specifier === 'node:child_process');
+    await expectExports('setup/browser.ts', ['BROWSER_OPENER_FAILS_WITHIN_MS', 'browserOpener', 'openBrowser']);
   });
 
   it('the /events entry loads nothing and exports exactly the server-sent event reader', async () => {
-    expectImports('serverSentEvents.ts', () => false);
-    await expectExports('serverSentEvents.ts', ['MAX_SERVER_SENT_EVENT_LENGTH', 'readServerSentEvents']);
+    expectImports('setup/serverSentEvents.ts', () => false);
+    await expectExports('setup/serverSentEvents.ts', ['MAX_SERVER_SENT_EVENT_LENGTH', 'readServerSentEvents']);
   });
 
   it('the /settings entry exports exactly the documented runtime API', () =>
-    expectExports('settings.ts', [
+    expectExports('config/settings.ts', [
       'DEFAULT_MCP_CLIENT_AGENT',
       'HostError',
       'addMcpServers',

@@ -1,11 +1,11 @@
 // Shapes the dashboard reads from the host: the host's own types and the dashboard API's response
 // types, imported type-only from leaf files of the host (nothing of the host is bundled). A change of
 // a host shape breaks this UI's type-check instead of drifting from it.
-import type { HostStatus } from '../../src/hostStatus.js';
+import type { HostStatus } from '../../src/status/hostStatus.js';
 
-export type { PendingView } from '../../src/dashboard/pendingView.js';
-export type { AuditRecord as AuditRecordView } from '../../src/auditRecord.js';
-export type { NodeModeStatus as NodeView } from '../../src/hostStatus.js';
+export type { PendingView } from '../../src/parts/dashboard/pendingView.js';
+export type { AuditRecord as AuditRecordView } from '../../src/audit/auditRecord.js';
+export type { NodeModeStatus as NodeView } from '../../src/status/hostStatus.js';
 export type {
   ActivityView,
   ClientPreviewView,
@@ -26,7 +26,7 @@ export type {
   SessionView,
   TokenView,
   ToolPolicy,
-} from '../../src/dashboard/apiTypes.js';
+} from '../../src/parts/dashboard/apiTypes.js';
 
 /** One imported server's live diagnostic, as the host status lists it. */
 export type ServerDiagnosticView = HostStatus['mcpClient']['servers'][number];

@@ -1,0 +1,160 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isHostError } from '../errors.js';
+import { createSettingsStore, defaultSettings, loadSettings } from './settings.js';
+import { settingsLoadError } from '../../../../tests/support/settingsFile.js';
+
+let home: string;
+let path: string;
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), 'capnode-settings-'));
+  path = join(home, 'settings.json');
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+const loadError = (text: string): string => settingsLoadError(path, text);
+
+describe('settings', () => {
+  it('has the documented defaults and treats a missing file as defaults', () => {
+    expect(defaultSettings()).toEqual({
+      mcp: { enabled: true, host: '127.0.0.1', port: 8765, maxConcurrency: 16 },
+      node: { enabled: false },
+      channel: { enabled: false },
+      execApprovals: { mode: 'ask', allowlist: [] },
+      approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
+      dashboard: { enabled: true, port: 0 },
+      consent: { screen: 'off', camera: 'off', microphone: 'off', location: 'off', allowed: [] },
+      plugins: [],
+      pluginSettings: {},
+    });
+    expect(loadSettings(path)).toEqual(defaultSettings());
+  });
+
+  it('fills defaults into a partial file', () => {
+    writeFileSync(path, JSON.stringify({ mcp: { port: 9000 } }));
+    expect(loadSettings(path).mcp).toEqual({ enabled: true, host: '127.0.0.1', port: 9000, maxConcurrency: 16 });
+  });
+
+  it('names the file and the path of a bad value', () => {
+    const message = loadError(JSON.stringify({ mcp: { port: 70000 } }));
+    expect(message).toContain(path);
+    expect(message).toContain('mcp.port');
+    expect(loadError(JSON.stringify({ execApprovals: { mode: 'sometimes' } }))).toContain('execApprovals.mode');
+    expect(loadError(JSON.stringify({ mcp: { host: '0.0.0.0' } }))).toContain('loopback');
+    expect(loadError(JSON.stringify({ mpc: {} }))).toMatch(/mpc/);
+  });
+
+  it('reports invalid JSON with the parser message and never rewrites the file', async () => {
+    const message = loadError('{ "mcp": ');
+    expect(message).toContain(path);
+    expect(message).toMatch(/not valid JSON/);
+    expect(() => createSettingsStore(path)).toThrow(/not valid JSON/);
+    expect(readFileSync(path, 'utf8')).toBe('{ "mcp": ');
+  });
+
+  it('updates atomically with mode 0600 and keeps edits made on disk meanwhile', async () => {
+    const store = createSettingsStore(path);
+    await store.execApprovals.set({ mode: 'allowlist', allowlist: ['git status*'] });
+    expect(JSON.parse(readFileSync(path, 'utf8')).execApprovals).toEqual({ mode: 'allowlist', allowlist: ['git status*'] });
+    if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
+
+    writeFileSync(path, JSON.stringify({ mcp: { port: 9100 }, execApprovals: { mode: 'allowlist', allowlist: ['git status*'] } }));
+    await store.execApprovals.set({ mode: 'ask', allowlist: [] });
+    const saved = JSON.parse(readFileSync(path, 'utf8'));
+    expect(saved.mcp.port).toBe(9100);
+    expect(saved.execApprovals.mode).toBe('ask');
+    expect(await store.execApprovals.get()).toEqual({ mode: 'ask', allowlist: [] });
+  });
+
+  it('refuses to write over a file that became invalid', async () => {
+    const store = createSettingsStore(path);
+    writeFileSync(path, '{ broken');
+    await expect(store.execApprovals.set({ mode: 'full', allowlist: [] })).rejects.toThrow(/not valid JSON/);
+    expect(readFileSync(path, 'utf8')).toBe('{ broken');
+  });
+
+  it('persists scoped exec allowlist entries next to old string entries; update applies to the policy on disk', async () => {
+    writeFileSync(path, JSON.stringify({ execApprovals: { mode: 'ask', allowlist: ['git status*'] } }));
+    const store = createSettingsStore(path);
+    const scoped = { pattern: 'make test', cwd: '/home/me/repo', env: { CI: '1' } };
+    await Promise.all([
+      store.execApprovals.update!((policy) => ({ ...policy, allowlist: [...policy.allowlist, scoped] })),
+      store.execApprovals.update!((policy) => ({ ...policy, mode: 'deny' })),
+    ]);
+    expect(JSON.parse(readFileSync(path, 'utf8')).execApprovals).toEqual({ mode: 'deny', allowlist: ['git status*', scoped] });
+    expect(await store.execApprovals.get()).toEqual({ mode: 'deny', allowlist: ['git status*', scoped] });
+    writeFileSync(path, JSON.stringify({ execApprovals: { allowlist: [{ pattern: 'git st*tus' }] } }));
+    expect(() => createSettingsStore(path)).toThrow(/execApprovals\.allowlist\.0\.pattern: .*'\*' inside the argument/);
+  });
+
+  it('serializes concurrent updates', async () => {
+    const store = createSettingsStore(path);
+    await Promise.all(
+      ['a', 'b', 'c', 'd'].map((name) => store.update((settings) => ({ ...settings, execApprovals: { ...settings.execApprovals, allowlist: [...settings.execApprovals.allowlist, name] } }))),
+    );
+    expect(loadSettings(path).execApprovals.allowlist).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  describe.skipIf(process.platform === 'win32')('file attacks', () => {
+    it('refuses a settings file that is a symlink to another file, and never writes through it', async () => {
+      const target = join(home, 'elsewhere.json');
+      writeFileSync(target, JSON.stringify({ mcp: { port: 9000 } }), { mode: 0o600 });
+      symlinkSync(target, path);
+      let failure: unknown;
+      try {
+        createSettingsStore(path);
+      } catch (error) {
+        failure = error;
+      }
+      expect(isHostError(failure) && failure.code).toBe('insecure_file');
+      expect((failure as Error).message).toBe(`refusing to use the settings file ${path}: it is a symbolic link; replace it with a regular file (or remove it to have it recreated)`);
+      expect(() => loadSettings(path)).toThrow(/symbolic link/);
+      expect(readFileSync(target, 'utf8')).toBe(JSON.stringify({ mcp: { port: 9000 } }));
+    });
+
+    it('narrows a settings file others can read (0644: it may hold node.token) to 0600 and says so', () => {
+      writeFileSync(path, JSON.stringify({ node: { token: 'gateway-secret' } }));
+      chmodSync(path, 0o644);
+      const warnings: string[] = [];
+      const store = createSettingsStore(path, { onWarning: (message) => warnings.push(message) });
+      expect(store.get().node.token).toBe('gateway-secret');
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(warnings).toEqual([`the settings file ${path} was accessible to other users (mode 0644); narrowed it to 0600`]);
+      store.reload();
+      expect(warnings).toHaveLength(1);
+    });
+  });
+
+  it('consent and exec approvals see every change of the file: in place, same size, within a clock tick, after it aged, and a broken file', async () => {
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'ask' }, execApprovals: { mode: 'ask' } }), { mode: 0o600 });
+    const store = createSettingsStore(path);
+    expect((await store.consent.get()).screen).toBe('ask');
+    // Same length, same inode, written at once: the timestamps may not have moved.
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'off' }, execApprovals: { mode: 'ask' } }));
+    expect((await store.consent.get()).screen).toBe('off');
+    // Once the file is older than the timestamp granularity the store keeps what it read; an edit in place still shows.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await store.consent.get()).screen).toBe('off');
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'allow' }, execApprovals: { mode: 'deny' } }));
+    expect((await store.consent.get()).screen).toBe('allow');
+    expect((await store.execApprovals.get()).mode).toBe('deny');
+    writeFileSync(path, '{ broken');
+    expect(() => store.consent.get()).toThrow(/not valid JSON/);
+    expect(() => store.consent.get()).toThrow(/not valid JSON/);
+    rmSync(path);
+    expect((await store.consent.get()).screen).toBe('off');
+  });
+
+  it('consent: a bad mode names its path; grants are recorded once', async () => {
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'sometimes' } }));
+    expect(() => loadSettings(path)).toThrow(/consent\.screen/);
+    writeFileSync(path, JSON.stringify({ consent: { screen: 'ask' } }));
+    const store = createSettingsStore(path);
+    await store.consent.grant({ command: 'screen.snapshot', category: 'screen' });
+    await store.consent.grant({ command: 'SCREEN.snapshot', category: 'screen' });
+    expect((await store.consent.get()).allowed).toEqual([{ command: 'screen.snapshot', category: 'screen' }]);
+    expect(JSON.parse(readFileSync(path, 'utf8')).consent.screen).toBe('ask');
+  });
+});

@@ -1,0 +1,105 @@
+import { loadOrCreateToken } from '@capnode/mcp-server/node';
+import { clientSnippet, isClientId, listClientTargets, previewClientConfig, writeClientConfig, type ClientConfigOptions, type ClientId } from '../../../setup/clientConfigs.js';
+import { isHostError } from '../../../errors.js';
+import { defaultMcpUrl } from '../../../config/paths.js';
+import type { ClientPreviewView, ClientsView, ClientView, ClientWriteView } from '../apiTypes.js';
+import { cliLaunch } from '../cliLaunch.js';
+import { apiError, json, readJsonBody } from '../reply.js';
+import type { Route, RouteContext } from '../types.js';
+
+/** What the snippets point at: the listening MCP endpoint (else the configured one), its token, and `capnode mcp` for stdio clients. */
+async function configOptions({ host, signal }: RouteContext): Promise<ClientConfigOptions> {
+  const url = host.status().mcp.url ?? defaultMcpUrl(host.paths);
+  const { token } = await loadOrCreateToken(host.paths.mcpToken);
+  return {
+    url,
+    token,
+    userHome: host.userHome,
+    env: host.env,
+    // A project directory means nothing to a dashboard: only the user's own files count.
+    cwd: host.userHome,
+    launch: cliLaunch({ env: host.env, home: host.paths.home, userHome: host.userHome, script: process.argv[1] }),
+    signal,
+  };
+}
+
+/**
+ * The snippet's instructions as one paragraph for a page: its lines are wrapped for a terminal, and
+ * the line that introduces the command goes (the page shows the command on its own).
+ */
+function paragraph(instructions: readonly string[], command: readonly string[] | undefined): string[] {
+  const text = (command ? instructions.slice(1) : instructions).join(' ').replace(/^or /, '');
+  return text ? [text.charAt(0).toUpperCase() + text.slice(1)] : [];
+}
+
+/** The client of `:id`, or the 404 reply. */
+function clientOf(context: RouteContext): ClientId | Response {
+  const id = context.params.id;
+  return isClientId(id) ? id : apiError(404, 'not_found', `no client '${id}'`);
+}
+
+/** A HostError of the clients module as its reply: `conflict` 409, `invalid_config` 400 (the file is left alone). */
+function failure(error: unknown): Response {
+  if (isHostError(error)) {
+    if (error.code === 'conflict') return apiError(409, 'conflict', error.message);
+    if (error.code === 'invalid_config') return apiError(400, 'invalid', error.message);
+    if (error.code === 'io') return apiError(409, 'unavailable', error.message);
+  }
+  throw error;
+}
+
+/**
+ * `GET /api/clients` (every client with its snippet, config file and whether it already points
+ * here), `POST /api/clients/:id/preview` (the masked diff and the `before` text) and
+ * `POST /api/clients/:id/write` `{ expected }` (the previewed `before`: a file changed since is
+ * refused with 409; backup kept, other entries untouched), as `capnode config <client> --write`.
+ */
+export const clientRoutes: readonly Route[] = [
+  [
+    'GET',
+    '/api/clients',
+    async (context) => {
+      const options = await configOptions(context);
+      const targets = await listClientTargets(options);
+      const clients = targets.map((target): ClientView => {
+        const { instructions, command } = clientSnippet(target.id, options);
+        return { ...target, instructions: paragraph(instructions, command), ...(command ? { command } : {}) };
+      });
+      return json(200, { clients } satisfies ClientsView);
+    },
+  ],
+  [
+    'POST',
+    '/api/clients/:id/preview',
+    async (context) => {
+      const id = clientOf(context);
+      if (id instanceof Response) return id;
+      try {
+        const preview = await previewClientConfig(id, await configOptions(context));
+        return json(200, { path: preview.path, diff: preview.diff, before: preview.before, created: preview.created, changed: preview.changed } satisfies ClientPreviewView);
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  ],
+  [
+    'POST',
+    '/api/clients/:id/write',
+    async (context) => {
+      const id = clientOf(context);
+      if (id instanceof Response) return id;
+      const body = await readJsonBody(context.request);
+      if (body instanceof Response) return body;
+      if (typeof body.expected !== 'string') {
+        return apiError(400, 'invalid', 'expected is required: the `before` text of the preview the user confirmed', [{ path: 'expected', message: 'expected a string' }]);
+      }
+      try {
+        const written = await writeClientConfig(id, { ...(await configOptions(context)), expected: body.expected });
+        context.host.log('info', `dashboard: wrote the ${id} client config ${written.path}${written.backup ? ` (backup ${written.backup})` : ''}`);
+        return json(200, { path: written.path, changed: written.changed, ...(written.backup ? { backup: written.backup } : {}) } satisfies ClientWriteView);
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  ],
+];

@@ -1,0 +1,65 @@
+import { isHostError } from '../../../errors.js';
+import { resolveGatewayConfig } from '../../gateway/gatewayMode.js';
+import { approveGatewayPairing } from '../../gateway/gatewayPairing.js';
+import type { GatewayPairResult, GatewaySaveResult, GatewayView } from '../apiTypes.js';
+import { apiError, json, readJsonBody } from '../reply.js';
+import type { Route, RouteContext } from '../types.js';
+
+/**
+ * `POST /api/gateway/pair`: approves this machine's pending gateway node pairing on the gateway, as
+ * `capnode gateway pair` does ({@link approveGatewayPairing}; works when the user is an operator of
+ * that gateway).
+ */
+async function pair({ host, signal }: RouteContext): Promise<Response> {
+  const settings = host.settings.reload();
+  const config = settings.node.url === undefined ? undefined : resolveGatewayConfig({ ...settings, node: { ...settings.node, enabled: true } }, undefined, host.env);
+  if (!config) return apiError(400, 'invalid', 'no gateway configured: set its URL first (PUT /api/gateway)', [{ path: 'url', message: 'required' }]);
+  try {
+    return json(200, (await approveGatewayPairing({ home: host.paths.home, ...config, version: host.version, signal })) satisfies GatewayPairResult);
+  } catch (error) {
+    if (!isHostError(error)) throw error;
+    switch (error.code) {
+      case 'no_node_identity':
+        return apiError(409, 'conflict', 'this machine has no gateway node identity yet: connect it to the gateway first');
+      case 'pairing_failed':
+        return apiError(409, 'conflict', error.message);
+      default:
+        return apiError(409, 'unavailable', error.message);
+    }
+  }
+}
+
+/**
+ * `GET /api/gateway` (the gateway node's state and pairing from the host status, whether a token is
+ * stored) and `PUT /api/gateway` `{ url, token?, enabled? }` (written to `node.*`; takes effect at
+ * the next start, said in `restartNeeded`), and `POST /api/gateway/pair`.
+ */
+export const gatewayRoutes: readonly Route[] = [
+  [
+    'GET',
+    '/api/gateway',
+    ({ host }) => {
+      const settings = host.settings.reload().node;
+      const view: GatewayView = {
+        node: host.status().node,
+        configured: { enabled: settings.enabled, ...(settings.url ? { url: settings.url } : {}), hasToken: settings.token !== undefined },
+        restartNeeded: host.restartNeeded().filter((path) => path.startsWith('node.')),
+      };
+      return json(200, view);
+    },
+  ],
+  [
+    'PUT',
+    '/api/gateway',
+    async ({ request, host }) => {
+      const body = await readJsonBody(request);
+      if (body instanceof Response) return body;
+      const { url, token, enabled } = body;
+      if (typeof url !== 'string') return apiError(400, 'invalid', 'url is required (ws:// or wss://)', [{ path: 'url', message: 'required' }]);
+      const result = await host.patchSettings({ node: { url, enabled: enabled === undefined ? true : enabled, ...(token === undefined ? {} : { token }) } });
+      if (!result.ok) return apiError(400, 'invalid', result.message, result.fields.map((field) => ({ ...field, path: field.path.replace(/^node\./, '') })));
+      return json(200, { ok: true, applied: result.applied, restartNeeded: result.restartNeeded } satisfies GatewaySaveResult);
+    },
+  ],
+  ['POST', '/api/gateway/pair', pair],
+];

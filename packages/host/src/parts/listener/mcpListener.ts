@@ -1,0 +1,157 @@
+import type { Invoker } from '@capnode/capabilities';
+import { isInsecureTokenFileError, loadOrCreateToken, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
+import { HostError } from '../../errors.js';
+import type { McpListenerState } from '../../host/hostTypes.js';
+import type { HostPaths } from '../../config/paths.js';
+import type { SettingsStore } from '../../config/settings.js';
+import type { HostLog } from '../../context/hostLogging.js';
+
+/** Opens a loopback HTTP listener serving MCP (bearer `token`) and the admin routes (bearer `adminToken`). */
+export type ListenFn = (port: number, address: string, token: string, adminToken: string) => Promise<McpHttpServer>;
+
+export interface ListenOptions {
+  readonly invoker: Invoker;
+  readonly settings: SettingsStore;
+  readonly serverInfo: { readonly name: string; readonly version: string };
+  readonly adminHandler: (request: Request) => Promise<Response>;
+  readonly log: HostLog;
+}
+
+/** The one way this host opens an HTTP listener (the MCP listener and the admin-only ones alike). */
+export function createListen(options: ListenOptions): ListenFn {
+  return (port, address, token, adminToken) =>
+    startHttpServer({
+      invoker: options.invoker,
+      host: address,
+      port,
+      token,
+      maxConcurrency: options.settings.get().mcp.maxConcurrency,
+      serverInfo: options.serverInfo,
+      admin: { token: adminToken, handle: options.adminHandler },
+      onLog: (level, message) => options.log(level === 'info' ? 'debug' : level, `mcp ${message}`),
+    });
+}
+
+export function describeListenError(error: unknown, host: string, port: number): string {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use — is another capnode host running (capnode status)? Stop it, or pick another port: capnode serve --port ${port + 1}`;
+  if (code === 'EACCES') return `not allowed to listen on ${host}:${port} — pick a port above 1024: capnode serve --port 8765`;
+  if (code === 'EADDRNOTAVAIL') return `cannot bind ${host}: the address is not available on this machine — use 127.0.0.1`;
+  return `the MCP listener could not start on ${host}:${port}: ${(error as Error)?.message ?? String(error)}`;
+}
+
+/** The MCP and admin bearer tokens, loaded or created; a HostError `insecure_file` or `io` says why not. */
+export async function loadListenerTokens(paths: HostPaths): Promise<{ token: string; adminToken: string }> {
+  try {
+    const token = (await loadOrCreateToken(paths.mcpToken)).token;
+    const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
+    return { token, adminToken };
+  } catch (error) {
+    if (isInsecureTokenFileError(error)) throw new HostError('insecure_file', error.message, { cause: error });
+    throw new HostError('io', `cannot read or create the token files in ${paths.home}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+export interface McpListenerOptions {
+  readonly paths: HostPaths;
+  readonly settings: SettingsStore;
+  /** This run's address and port instead of `settings.mcp`'s. */
+  readonly host?: string;
+  readonly port?: number;
+  readonly listen: ListenFn;
+  readonly knownSecrets: Set<string>;
+  readonly fileLog: HostLog;
+  /** Whether the host was closed (a listener that opens after close is closed again). */
+  readonly closed: () => boolean;
+}
+
+/** The MCP HTTP listener's lifecycle and the state `status().mcp` reports. */
+export interface McpListener {
+  readonly state: McpListenerState;
+  /** Why the listener is not running, after a failed start. */
+  readonly error: string | undefined;
+  readonly server: McpHttpServer | undefined;
+  /**
+   * Loads the tokens and listens. @throws HostError `insecure_file`/`io` (tokens), `listen_failed`,
+   * `closed` (the host closed meanwhile; the listener is closed again).
+   */
+  start(): Promise<McpHttpServer>;
+  /** `mcp.enabled` is false: state `disabled`. */
+  disable(): void;
+  /** Stops serving at once (state `disabled`) and hands back the server for the caller to close. */
+  detach(): McpHttpServer | undefined;
+  /** Closes a running listener (draining in-flight requests); `true` when one ran. */
+  close(): Promise<boolean>;
+}
+
+export function createMcpListener(options: McpListenerOptions): McpListener {
+  let state: McpListenerState = options.settings.get().mcp.enabled ? 'stopped' : 'disabled';
+  let startError: string | undefined;
+  let server: McpHttpServer | undefined;
+
+  async function start(): Promise<McpHttpServer> {
+    const mcp = options.settings.get().mcp;
+    const address = options.host ?? mcp.host;
+    const port = options.port ?? mcp.port;
+    state = 'starting';
+    startError = undefined;
+    let token: string;
+    let adminToken: string;
+    try {
+      ({ token, adminToken } = await loadListenerTokens(options.paths));
+      options.knownSecrets.add(token).add(adminToken);
+    } catch (error) {
+      state = 'error';
+      startError = (error as HostError).message;
+      throw error;
+    }
+    let running: McpHttpServer;
+    try {
+      running = await options.listen(port, address, token, adminToken);
+    } catch (error) {
+      state = 'error';
+      startError = describeListenError(error, address, port);
+      options.fileLog('error', `MCP listener failed to start: ${startError}`);
+      throw new HostError('listen_failed', startError, { cause: error });
+    }
+    server = running;
+    if (options.closed()) {
+      await running.close();
+      server = undefined;
+      state = 'stopped';
+      throw new HostError('closed', 'the host was closed while starting');
+    }
+    state = 'listening';
+    return running;
+  }
+
+  return {
+    get state() {
+      return state;
+    },
+    get error() {
+      return startError;
+    },
+    get server() {
+      return server;
+    },
+    start,
+    disable() {
+      state = 'disabled';
+    },
+    detach() {
+      const running = server;
+      server = undefined;
+      state = 'disabled';
+      return running;
+    },
+    async close() {
+      if (!server) return false;
+      const running = server;
+      server = undefined;
+      await running.close();
+      if (state === 'listening') state = 'stopped';
+      return true;
+    },
+  };
+}
