@@ -1,80 +1,102 @@
-import { randomBytes } from 'node:crypto';
 import { rotateToken as rotateTokenFile } from '@capnode/mcp-server/node';
+import { createRuntimeFiles } from '../config/runtimeFiles.js';
+import { createLiveSettings, type LiveSettings } from '../config/settingsPatch.js';
+import { createAsyncStack } from '../context/asyncStack.js';
+import { createBackgroundWork } from '../context/backgroundWork.js';
+import { createHostContext, type HostContext, type HostControls } from '../context/hostContext.js';
 import { HostError } from '../errors.js';
-import { HOST_LOG_MAX_FILES, HOST_LOG_ROTATE_BYTES, type Host, type HostOptions } from './hostTypes.js';
-import { closeHostParts, createBackgroundWork } from './hostClose.js';
-import { createHostCore } from './hostCore.js';
-import { createHostLogging } from '../context/hostLogging.js';
-import { createHostServing } from './hostServing.js';
-import { assembleHostStatus, type HostStatusSources } from './statusAssembly.js';
-import { hostPaths, resolveHome } from '../config/paths.js';
+import { createAdminPart } from '../parts/admin/adminPart.js';
+import { createDashboardPart } from '../parts/dashboard/dashboardPart.js';
+import { createGatewayMode } from '../parts/gateway/gatewayMode.js';
+import { createImportedTools } from '../parts/imports/importedTools.js';
+import { createHttpMode } from '../parts/listener/httpMode.js';
+import { createLockHolder } from '../parts/listener/lockHolder.js';
+import { createListen } from '../parts/listener/mcpListener.js';
+import { createAppCapability } from '../parts/pipeline/appStatus.js';
+import { createApprovalsPart } from '../parts/pipeline/approvalsPart.js';
+import { createPluginsPart } from '../parts/plugins/pluginsPart.js';
+import { createStdioMode } from '../parts/stdio/stdioMode.js';
+import type { Host, HostOptions } from './hostTypes.js';
+import { assembleHostStatus } from './statusAssembly.js';
 
 export type { HostLogLevel, HostOptions, McpListenerState, HostStatus, Host } from './hostTypes.js';
 
 export { HOST_LOG_ROTATE_BYTES, HOST_LOG_MAX_FILES } from './hostTypes.js';
 
-const DEFAULT_VERSION = '0.1.0';
+const closedError = (when = 'is closed') => new HostError('closed', `the host ${when}`);
+
+/**
+ * Builds the parts in order onto `stack`, each handed the context and the ports it uses: closing
+ * unwinds them in reverse, so what takes work (approvals, listeners, dashboard) stops before what
+ * work in flight needs (plugins, gateway node, imported servers), and the audit log, the lock and
+ * the log close last.
+ */
+function buildParts(options: HostOptions, context: HostContext, stack: ReturnType<typeof createAsyncStack>, controls: HostControls) {
+  const { registry } = context.pipeline;
+  const lock = stack.use(createLockHolder(context));
+  registry.register(createAppCapability(() => controls.status()));
+  for (const capability of options.capabilities ?? []) registry.register(capability);
+  const { settings, pipeline, version } = context;
+  const { log } = context.logging;
+  const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version }));
+  const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log }));
+  const plugins = stack.use(createPluginsPart(context, options));
+  const background = stack.use(createBackgroundWork(log));
+  const dashboard = stack.use(createDashboardPart(context, controls));
+  const listen = createListen(context, createAdminPart(context, controls));
+  const runtime = createRuntimeFiles({ instance: context.instance, started: context.started, version, dashboardUrl: () => dashboard.status().url, log });
+  const http = stack.use(
+    createHttpMode({
+      context,
+      ...(options.host === undefined ? {} : { host: options.host }),
+      ...(options.port === undefined ? {} : { port: options.port }),
+      ...(options.gateway === undefined ? {} : { gatewayOverride: options.gateway }),
+      plugins,
+      dashboard,
+      gateway,
+      imports,
+      listen,
+      runtime,
+      lock,
+      status: () => controls.status(),
+      inBackground: (work) => background.run(work),
+    }),
+  );
+  const stdio = stack.use(createStdioMode({ context, plugins, imports, dashboard, listen, runtime }));
+  stack.use(createApprovalsPart(context, { notifications: options.approvalNotifications !== false }));
+  const liveSettings: LiveSettings = createLiveSettings(settings, [
+    { owns: (path) => path === 'mcp.enabled', apply: (next) => http.applyMcpEnabled(next.mcp.enabled) },
+    { owns: (path) => path.startsWith('node.'), apply: (next) => http.applyNodeSettings(next) },
+  ]);
+  return { imports, gateway, plugins, dashboard, http, stdio, liveSettings };
+}
 
 /** Creates the host: loads settings (a bad file throws `HostError` `invalid_settings`), builds the registry and pipeline. Nothing listens until `start`. */
 export function createHost(options: HostOptions = {}): Host {
-  const env = options.env ?? process.env;
-  const paths = hostPaths(resolveHome({ ...(options.home === undefined ? {} : { home: options.home }), env }));
-  // Every line is scrubbed of the host's secrets (tokens, gateway token, imported servers' env/headers), then capped.
-  const logging = createHostLogging({ paths, env, ...(options.onLog ? { onLog: options.onLog } : {}), logFile: options.logFile !== false, rotateBytes: HOST_LOG_ROTATE_BYTES, maxFiles: HOST_LOG_MAX_FILES });
-  const { log, fileLog, knownSecrets } = logging;
-  let announced = false;
-  const announce = () => {
-    announced = true;
+  const stack = createAsyncStack();
+  const closing = new AbortController();
+  let context: HostContext;
+  let parts: ReturnType<typeof buildParts>;
+  const controls: HostControls = {
+    status: () => assembleHostStatus({ context, ...(options.gateway === undefined ? {} : { gatewayOverride: options.gateway }), ...parts }),
+    rotateToken: () => host.rotateToken(),
+    dashboardLoginUrl: () => host.dashboardLoginUrl(),
+    patchSettings: (patch) => host.patchSettings(patch),
+    restartNeeded: () => parts.liveSettings.restartNeeded(),
   };
-  const version = options.version ?? DEFAULT_VERSION;
-  const started = Date.now();
-  /** Tells this host's files (`host.json`, `run/*`) from another host's of the same process. */
-  const instance = randomBytes(8).toString('hex');
-
-  const core = createHostCore({ options, env, paths, logging, version, status: () => host.status() });
-  const { settings, pipeline, plugins, imports, gateway, stopNotifier } = core;
+  try {
+    context = createHostContext(options, stack, closing.signal);
+    parts = buildParts(options, context, stack, controls);
+  } catch (error) {
+    // A failed build unwinds what was built (the log file, the audit log).
+    stack.disposeAsync().catch(() => undefined);
+    throw error;
+  }
+  const { paths, settings, pipeline, logging } = context;
   const { registry, approvals, invoker } = pipeline;
-  const adminStreams = new AbortController();
-
-  let closed = false;
-  let closing: Promise<void> | undefined;
+  const { http, stdio, dashboard, imports, plugins, liveSettings } = parts;
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
-  const background = createBackgroundWork(log);
-
-  const { dashboard, listener, http, stdio, liveSettings } = createHostServing({
-    options,
-    core,
-    paths,
-    env,
-    logging,
-    version,
-    instance,
-    started,
-    closed: () => closed,
-    host: () => host,
-    announce,
-    background,
-    adminSignal: adminStreams.signal,
-  });
-
-  const statusSources: HostStatusSources = {
-    version,
-    started,
-    paths,
-    settings,
-    registry,
-    approvals,
-    ...(options.gateway === undefined ? {} : { gatewayOverride: options.gateway }),
-    listener,
-    http,
-    stdio,
-    gateway,
-    imports,
-    audit: pipeline.audit,
-    dashboard,
-    plugins,
-  };
 
   const host: Host = {
     paths,
@@ -85,21 +107,21 @@ export function createHost(options: HostOptions = {}): Host {
     importsReady: () => imports.ready(),
     pluginsReady: () => plugins.ready(),
     start() {
-      if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
+      if (closing.signal.aborted) return Promise.reject(closedError());
       return http.start();
     },
     async serveStdio(stdioOptions = {}) {
-      if (closed) throw new HostError('closed', 'the host is closed');
+      if (closing.signal.aborted) throw closedError();
       await stdio.serve(stdioOptions);
     },
     async rotateToken() {
       const token = await rotateTokenFile(paths.mcpToken);
-      knownSecrets.add(token);
-      listener.server?.setToken(token);
-      log('info', `MCP token rotated (${paths.mcpToken}); clients need the new one`);
+      logging.knownSecrets.add(token);
+      http.listener.server?.setToken(token);
+      logging.log('info', `MCP token rotated (${paths.mcpToken}); clients need the new one`);
     },
     dashboardLoginUrl() {
-      if (closed) throw new HostError('closed', 'the host is closed');
+      if (closing.signal.aborted) throw closedError();
       try {
         return dashboard.loginUrl();
       } catch (error) {
@@ -107,38 +129,17 @@ export function createHost(options: HostOptions = {}): Host {
       }
     },
     patchSettings(patch) {
-      if (closed) return Promise.reject(new HostError('closed', 'the host is closed'));
+      if (closing.signal.aborted) return Promise.reject(closedError());
       return liveSettings.patch(patch);
     },
-    status: () => assembleHostStatus(statusSources),
+    status: () => controls.status(),
     close() {
-      closing ??= (async () => {
-        closed = true;
+      if (!closing.signal.aborted) {
+        // First what streams or waits for input (stdio's stdin, admin and dashboard event streams), then the parts in reverse.
+        closing.abort();
         options.signal?.removeEventListener('abort', onAbort);
-        await closeHostParts({
-          abortInputs: () => {
-            stdio.abort();
-            adminStreams.abort();
-          },
-          dashboard,
-          plugins,
-          approvals,
-          stopNotifier,
-          closeListener: () => http.closeListener(),
-          closeStdioAdmin: () => stdio.closeAdmin(),
-          closeNodeAdmin: () => http.closeNodeAdmin(),
-          background,
-          gateway,
-          imports,
-          pipeline,
-          releaseLock: () => http.releaseLock(),
-          closeLog: () => {
-            if (announced) fileLog('info', `capnode host stopped (pid ${process.pid})`);
-            logging.close();
-          },
-        });
-      })();
-      return closing;
+      }
+      return stack.disposeAsync();
     },
     [Symbol.asyncDispose]: () => host.close(),
   };

@@ -73,10 +73,7 @@ export interface HostOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Size at which `logs/host.log` is rotated. */
-export const HOST_LOG_ROTATE_BYTES = 1024 * 1024;
-/** Host log files kept: `host.log` and `host.log.1` … `host.log.4`. */
-export const HOST_LOG_MAX_FILES = 5;
+export { HOST_LOG_ROTATE_BYTES, HOST_LOG_MAX_FILES } from '../context/hostContext.js';
 
 
 /** The capnode host service: the CLI runs it in the foreground, the tray will embed it. */

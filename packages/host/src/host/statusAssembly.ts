@@ -1,50 +1,40 @@
-import type { ApprovalBroker, Registry } from '@capnode/capabilities';
-import type { AuditLog } from '../audit/audit.js';
 import type { DashboardService } from '../parts/dashboard/service.js';
 import type { GatewayMode, GatewayOverride } from '../parts/gateway/gatewayMode.js';
-import type { HostStatus } from './hostTypes.js';
+import type { HostContext } from '../context/hostContext.js';
+import type { HostStatus } from '../status/hostStatus.js';
 import type { ImportedTools } from '../parts/imports/importedTools.js';
-import type { HostPaths } from '../config/paths.js';
 import type { PluginManager } from '../parts/plugins/plugins.js';
-import type { SettingsStore } from '../config/settings.js';
 import { adminUrlOf } from '../parts/listener/adminOnlyListener.js';
 import type { HttpMode } from '../parts/listener/httpMode.js';
-import type { McpListener } from '../parts/listener/mcpListener.js';
 import type { StdioMode } from '../parts/stdio/stdioMode.js';
 
-/** Everything `status()` reads, each part as it is now. */
+/** The parts `status()` reads a slice of, each as it is now. */
 export interface HostStatusSources {
-  readonly version: string;
-  /** When the host was created (ms since the epoch). */
-  readonly started: number;
-  readonly paths: HostPaths;
-  readonly settings: SettingsStore;
-  readonly registry: Registry;
-  readonly approvals: ApprovalBroker;
+  readonly context: HostContext;
   readonly gatewayOverride?: GatewayOverride;
-  readonly listener: McpListener;
-  readonly http: Pick<HttpMode, 'gatewayConfig' | 'nodeAdmin'>;
+  readonly http: Pick<HttpMode, 'gatewayConfig' | 'nodeAdmin' | 'listener'>;
   readonly stdio: Pick<StdioMode, 'status'>;
   readonly gateway: Pick<GatewayMode, 'status'>;
   readonly imports: Pick<ImportedTools, 'status'>;
-  readonly audit: Pick<AuditLog, 'path' | 'stats'>;
   readonly dashboard: Pick<DashboardService, 'status'>;
   readonly plugins: Pick<PluginManager, 'status'>;
 }
 
-/** The host's real state, assembled from its parts (see {@link HostStatus}). */
+/** The host's real state, merged from its parts' slices (see {@link HostStatus}). */
 export function assembleHostStatus(sources: HostStatusSources): HostStatus {
-  const { paths, listener, registry } = sources;
-  const current = sources.settings.get();
-  const pending = sources.approvals.list().length;
+  const { paths, started, version } = sources.context;
+  const { registry, approvals, audit } = sources.context.pipeline;
+  const { listener } = sources.http;
+  const current = sources.context.settings.get();
+  const pending = approvals.list().length;
   const server = listener.server;
   const nodeAdmin = sources.http.nodeAdmin;
   const override = sources.gatewayOverride;
   return {
-    version: sources.version,
+    version,
     pid: process.pid,
-    startedAt: new Date(sources.started).toISOString(),
-    uptimeSeconds: Math.round((Date.now() - sources.started) / 1000),
+    startedAt: new Date(started).toISOString(),
+    uptimeSeconds: Math.round((Date.now() - started) / 1000),
     home: paths.home,
     settingsPath: paths.settings,
     mcp: {
@@ -63,7 +53,7 @@ export function assembleHostStatus(sources: HostStatusSources): HostStatus {
     channel: { enabled: current.channel.enabled },
     ...(nodeAdmin ? { admin: { url: adminUrlOf(nodeAdmin) } } : {}),
     mcpClient: sources.imports.status(),
-    audit: { path: sources.audit.path, ...sources.audit.stats() },
+    audit: { path: audit.path, ...audit.stats() },
     dashboard: sources.dashboard.status(),
     plugins: sources.plugins.status(),
   };

@@ -1,15 +1,12 @@
 import { generateToken, loadOrCreateToken, type McpHttpServer } from '@capnode/mcp-server/node';
-import type { HostPaths } from '../../config/paths.js';
-import type { HostLog } from '../../context/hostLogging.js';
+import type { HostContext } from '../../context/hostContext.js';
 import type { ListenFn } from './mcpListener.js';
 import type { RuntimeFiles } from '../../config/runtimeFiles.js';
 
 export interface AdminOnlyOptions {
-  readonly paths: HostPaths;
+  readonly context: HostContext;
   readonly listen: ListenFn;
   readonly runtime: RuntimeFiles;
-  readonly knownSecrets: Set<string>;
-  readonly log: HostLog;
 }
 
 /** Where the admin routes of `server` are served. */
@@ -25,11 +22,11 @@ export function adminUrlOf(server: McpHttpServer): string {
 export async function openAdminOnly(options: AdminOnlyOptions, runFile: string, kind: 'stdio' | 'node'): Promise<McpHttpServer | undefined> {
   let admin: McpHttpServer;
   try {
-    const adminToken = (await loadOrCreateToken(options.paths.adminToken)).token;
-    options.knownSecrets.add(adminToken);
+    const adminToken = (await loadOrCreateToken(options.context.paths.adminToken)).token;
+    options.context.logging.knownSecrets.add(adminToken);
     admin = await options.listen(0, '127.0.0.1', generateToken(), adminToken);
   } catch (error) {
-    options.log('warning', `approvals listener failed (${(error as Error).message}); exec approvals of this ${kind} host cannot be answered and time out as denied`);
+    options.context.logging.log('warning', `approvals listener failed (${(error as Error).message}); exec approvals of this ${kind} host cannot be answered and time out as denied`);
     return undefined;
   }
   await options.runtime.publish(runFile, { kind, adminUrl: adminUrlOf(admin) });

@@ -1,42 +1,32 @@
 import { join } from 'node:path';
 import type { McpHttpServer } from '@capnode/mcp-server/node';
-import type { DashboardService } from '../dashboard/service.js';
 import { HostError } from '../../errors.js';
 import { resolveGatewayConfig, type GatewayConnectionConfig, type GatewayMode, type GatewayOverride } from '../gateway/gatewayMode.js';
-import { acquireHostLock, type HostLock } from '../../locks/hostLock.js';
-import type { HostStatus } from '../../host/hostTypes.js';
+import type { HostContext } from '../../context/hostContext.js';
+import type { HostStatus } from '../../status/hostStatus.js';
 import type { ImportedTools } from '../imports/importedTools.js';
-import type { HostPaths } from '../../config/paths.js';
-import type { PluginManager } from '../plugins/plugins.js';
-import type { Settings, SettingsStore } from '../../config/settings.js';
+import type { Settings } from '../../config/settings.js';
 import { adminUrlOf, openAdminOnly, type AdminOnlyOptions } from './adminOnlyListener.js';
-import type { HostLog } from '../../context/hostLogging.js';
-import type { McpListener } from './mcpListener.js';
+import type { LockHolder } from './lockHolder.js';
+import { createMcpListener, type ListenFn, type McpListener } from './mcpListener.js';
 import type { RuntimeFiles } from '../../config/runtimeFiles.js';
 
 export interface HttpModeOptions {
-  readonly paths: HostPaths;
-  readonly settings: SettingsStore;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly instance: string;
-  readonly version: string;
+  readonly context: HostContext;
   /** This run's address, port and gateway instead of the settings'. */
   readonly host?: string;
   readonly port?: number;
   readonly gatewayOverride?: GatewayOverride;
-  readonly plugins: Pick<PluginManager, 'ready'>;
-  readonly dashboard: Pick<DashboardService, 'start'>;
+  /** Resolves once every plugin loaded or failed: clients and the gateway see every plugin's commands from their first listing. */
+  readonly plugins: { ready(): Promise<void> };
+  readonly dashboard: { start(): Promise<unknown> };
   readonly gateway: Pick<GatewayMode, 'start' | 'stopNode'>;
   readonly imports: Pick<ImportedTools, 'start'>;
-  readonly listener: McpListener;
+  readonly listen: ListenFn;
   readonly runtime: RuntimeFiles;
-  readonly adminOnly: AdminOnlyOptions;
-  readonly log: HostLog;
-  readonly fileLog: HostLog;
-  readonly closed: () => boolean;
+  readonly lock: Pick<LockHolder, 'acquire' | 'update'>;
+  /** The host's status, which `start` resolves with. */
   readonly status: () => HostStatus;
-  /** The host logged that it started (it logs that it stopped, then). */
-  readonly announce: () => void;
   /** Runs work `close` waits for without waiting for it here. */
   readonly inBackground: (work: Promise<unknown>) => void;
 }
@@ -56,27 +46,28 @@ export interface HttpMode {
   readonly gatewayConfig: GatewayConnectionConfig | undefined;
   /** The admin-only listener of a gateway node host running without the MCP listener. */
   readonly nodeAdmin: McpHttpServer | undefined;
-  /** Closes the listener (unpublishing `host.json`). */
-  closeListener(): Promise<void>;
-  /** Closes the admin-only listener (unpublishing `run/node-<pid>.json`). */
-  closeNodeAdmin(): Promise<void>;
-  /** Releases the config directory's lock. */
-  releaseLock(): void;
+  /** The MCP listener, whose state `status().mcp` reports. */
+  readonly listener: McpListener;
+  /** Closes the MCP listener (draining in-flight requests, unpublishing `host.json`), then the admin-only one (unpublishing `run/node-<pid>.json`). */
+  close(): Promise<void>;
 }
 
 export function createHttpMode(options: HttpModeOptions): HttpMode {
-  const { paths, settings, listener, runtime } = options;
+  const { context, runtime, lock } = options;
+  const { paths, settings, env, signal } = context;
+  const { log, fileLog } = context.logging;
+  const listener = createMcpListener({ context, listen: options.listen, ...(options.host === undefined ? {} : { host: options.host }), ...(options.port === undefined ? {} : { port: options.port }) });
+  const adminOnly: AdminOnlyOptions = { context, listen: options.listen, runtime };
   const nodeRunFile = join(paths.runDir, `node-${process.pid}.json`);
   let gatewayConfig: GatewayConnectionConfig | undefined;
   let nodeAdmin: McpHttpServer | undefined;
-  let lock: HostLock | undefined;
   let starting: Promise<HostStatus> | undefined;
   /** `start()` ran: from then on `mcp.enabled` starts and stops the listener live. */
   let httpStarted = false;
 
   async function openNodeAdmin(): Promise<McpHttpServer | undefined> {
-    const admin = await openAdminOnly(options.adminOnly, nodeRunFile, 'node');
-    if (admin) await lock?.update({ adminUrl: adminUrlOf(admin) });
+    const admin = await openAdminOnly(adminOnly, nodeRunFile, 'node');
+    if (admin) await lock.update({ adminUrl: adminUrlOf(admin) });
     return admin;
   }
 
@@ -92,26 +83,20 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
     const server = await listener.start();
     options.imports.start();
     const adminUrl = adminUrlOf(server);
-    await lock?.update({ url: server.url, adminUrl });
+    await lock.update({ url: server.url, adminUrl });
     await runtime.publish(paths.runtime, { kind: 'http', url: server.url, adminUrl });
-    options.fileLog('info', `capnode ${options.version} started (pid ${process.pid}): MCP on ${server.url}`);
-    options.announce();
+    fileLog('info', `capnode ${context.version} started (pid ${process.pid}): MCP on ${server.url}`);
+    context.announce();
     return options.status();
   }
 
   async function startAll(): Promise<HostStatus> {
     // Clients and the gateway see every plugin's commands from their first listing.
     await options.plugins.ready();
-    if (options.closed()) throw new HostError('closed', 'the host was closed while starting');
+    if (signal.aborted) throw new HostError('closed', 'the host was closed while starting');
     const current = settings.get();
-    lock ??= acquireHostLock({
-      runDir: paths.runDir,
-      home: paths.home,
-      instance: options.instance,
-      address: `${options.host ?? current.mcp.host}:${options.port ?? current.mcp.port}`,
-      onWarning: (message) => options.log('warning', message),
-    });
-    gatewayConfig = resolveGatewayConfig(current, options.gatewayOverride, options.env);
+    lock.acquire(`${options.host ?? current.mcp.host}:${options.port ?? current.mcp.port}`);
+    gatewayConfig = resolveGatewayConfig(current, options.gatewayOverride, env);
     httpStarted = true;
     await options.dashboard.start();
     const nodeOn = gatewayConfig !== undefined && (options.gatewayOverride?.url !== undefined || current.node.enabled);
@@ -121,7 +106,7 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
     listener.disable();
     if (nodeOn && !nodeAdmin) {
       nodeAdmin = await openNodeAdmin();
-      if (options.closed()) await closeNodeAdmin();
+      if (signal.aborted) await closeNodeAdmin();
     }
     return options.status();
   }
@@ -136,7 +121,7 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
     },
     async applyMcpEnabled(enabled) {
       // Before start (or in a stdio host) the setting simply applies when the listener starts.
-      if (options.closed() || !httpStarted) return;
+      if (signal.aborted || !httpStarted) return;
       if (enabled && !listener.server) {
         await startListener();
         const admin = nodeAdmin;
@@ -150,12 +135,12 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
       }
     },
     async applyNodeSettings(next) {
-      if (options.closed() || !httpStarted || options.gatewayOverride?.url !== undefined) return;
+      if (signal.aborted || !httpStarted || options.gatewayOverride?.url !== undefined) return;
       await options.gateway.stopNode();
-      gatewayConfig = resolveGatewayConfig(next, undefined, options.env);
+      gatewayConfig = resolveGatewayConfig(next, undefined, env);
       if (gatewayConfig && next.node.enabled) {
         await options.gateway.start(gatewayConfig, { node: true, channel: false });
-        options.log('info', `gateway node: connecting to ${gatewayConfig.url} (settings changed)`);
+        log('info', `gateway node: connecting to ${gatewayConfig.url} (settings changed)`);
       }
     },
     get gatewayConfig() {
@@ -164,10 +149,10 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
     get nodeAdmin() {
       return nodeAdmin;
     },
-    async closeListener() {
+    listener,
+    async close() {
       if (await listener.close()) runtime.unpublish(paths.runtime);
+      await closeNodeAdmin();
     },
-    closeNodeAdmin,
-    releaseLock: () => lock?.release(),
   };
 }

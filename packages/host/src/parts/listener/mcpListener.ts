@@ -1,34 +1,25 @@
-import type { Invoker } from '@capnode/capabilities';
 import { isInsecureTokenFileError, loadOrCreateToken, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
 import { HostError } from '../../errors.js';
-import type { McpListenerState } from '../../host/hostTypes.js';
 import type { HostPaths } from '../../config/paths.js';
-import type { SettingsStore } from '../../config/settings.js';
-import type { HostLog } from '../../context/hostLogging.js';
+import type { HostContext } from '../../context/hostContext.js';
+import type { McpListenerState } from '../../status/hostStatus.js';
 
 /** Opens a loopback HTTP listener serving MCP (bearer `token`) and the admin routes (bearer `adminToken`). */
 export type ListenFn = (port: number, address: string, token: string, adminToken: string) => Promise<McpHttpServer>;
 
-export interface ListenOptions {
-  readonly invoker: Invoker;
-  readonly settings: SettingsStore;
-  readonly serverInfo: { readonly name: string; readonly version: string };
-  readonly adminHandler: (request: Request) => Promise<Response>;
-  readonly log: HostLog;
-}
-
-/** The one way this host opens an HTTP listener (the MCP listener and the admin-only ones alike). */
-export function createListen(options: ListenOptions): ListenFn {
+/** The one way this host opens an HTTP listener (the MCP listener and the admin-only ones alike), serving the admin routes of `adminHandler`. */
+export function createListen(context: HostContext, adminHandler: (request: Request) => Promise<Response>): ListenFn {
+  const serverInfo = { name: 'capnode', version: context.version };
   return (port, address, token, adminToken) =>
     startHttpServer({
-      invoker: options.invoker,
+      invoker: context.pipeline.invoker,
       host: address,
       port,
       token,
-      maxConcurrency: options.settings.get().mcp.maxConcurrency,
-      serverInfo: options.serverInfo,
-      admin: { token: adminToken, handle: options.adminHandler },
-      onLog: (level, message) => options.log(level === 'info' ? 'debug' : level, `mcp ${message}`),
+      maxConcurrency: context.settings.get().mcp.maxConcurrency,
+      serverInfo,
+      admin: { token: adminToken, handle: adminHandler },
+      onLog: (level, message) => context.logging.log(level === 'info' ? 'debug' : level, `mcp ${message}`),
     });
 }
 
@@ -53,16 +44,12 @@ export async function loadListenerTokens(paths: HostPaths): Promise<{ token: str
 }
 
 export interface McpListenerOptions {
-  readonly paths: HostPaths;
-  readonly settings: SettingsStore;
+  /** Its signal says the host closed: a listener that opens after close is closed again. */
+  readonly context: HostContext;
   /** This run's address and port instead of `settings.mcp`'s. */
   readonly host?: string;
   readonly port?: number;
   readonly listen: ListenFn;
-  readonly knownSecrets: Set<string>;
-  readonly fileLog: HostLog;
-  /** Whether the host was closed (a listener that opens after close is closed again). */
-  readonly closed: () => boolean;
 }
 
 /** The MCP HTTP listener's lifecycle and the state `status().mcp` reports. */
@@ -85,12 +72,14 @@ export interface McpListener {
 }
 
 export function createMcpListener(options: McpListenerOptions): McpListener {
-  let state: McpListenerState = options.settings.get().mcp.enabled ? 'stopped' : 'disabled';
+  const { settings, paths, signal } = options.context;
+  const { knownSecrets, fileLog } = options.context.logging;
+  let state: McpListenerState = settings.get().mcp.enabled ? 'stopped' : 'disabled';
   let startError: string | undefined;
   let server: McpHttpServer | undefined;
 
   async function start(): Promise<McpHttpServer> {
-    const mcp = options.settings.get().mcp;
+    const mcp = settings.get().mcp;
     const address = options.host ?? mcp.host;
     const port = options.port ?? mcp.port;
     state = 'starting';
@@ -98,8 +87,8 @@ export function createMcpListener(options: McpListenerOptions): McpListener {
     let token: string;
     let adminToken: string;
     try {
-      ({ token, adminToken } = await loadListenerTokens(options.paths));
-      options.knownSecrets.add(token).add(adminToken);
+      ({ token, adminToken } = await loadListenerTokens(paths));
+      knownSecrets.add(token).add(adminToken);
     } catch (error) {
       state = 'error';
       startError = (error as HostError).message;
@@ -111,11 +100,11 @@ export function createMcpListener(options: McpListenerOptions): McpListener {
     } catch (error) {
       state = 'error';
       startError = describeListenError(error, address, port);
-      options.fileLog('error', `MCP listener failed to start: ${startError}`);
+      fileLog('error', `MCP listener failed to start: ${startError}`);
       throw new HostError('listen_failed', startError, { cause: error });
     }
     server = running;
-    if (options.closed()) {
+    if (signal.aborted) {
       await running.close();
       server = undefined;
       state = 'stopped';
