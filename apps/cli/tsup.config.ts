@@ -12,9 +12,9 @@ const shared: Options = {
   target: 'node20',
   sourcemap: false,
   define: { __CAPNODE_VERSION__: JSON.stringify(version) },
-  // The dependency-free paths module is bundled in; the host, the MCP server and the SDK stay
+  // The dependency-free setup entry (paths) is bundled in; the host, the MCP server and the SDK stay
   // external and load only for serve / mcp / token and the other lazily imported commands.
-  noExternal: ['@capnode/host/paths', '@capnode/protocol/node'],
+  noExternal: ['@capnode/host/setup', '@capnode/protocol/node'],
 };
 
 export default defineConfig([

@@ -1,15 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    paths: 'src/config/paths.ts',
-    settings: 'src/config/settings.ts',
-    clientConfigs: 'src/setup/clientConfigs.ts',
-    service: 'src/setup/service.ts',
-    browser: 'src/setup/browser.ts',
-    serverSentEvents: 'src/setup/serverSentEvents.ts',
-  },
+  entry: ['src/index.ts', 'src/setup.ts', 'src/settings.ts', 'src/docs.ts'],
   format: ['esm'],
   dts: true,
   clean: true,

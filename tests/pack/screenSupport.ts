@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Capability } from '@capnode/capabilities';
-import { settingsSchema } from '@capnode/host';
+import { settingsSchema } from '@capnode/host/settings';
 import { startTestHost, type TestHost } from '../support/testHost.js';
 
 /** Whether a program is on PATH (tests skip with the reason otherwise). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS_DOC_COMMAND, stockCommandsMarkdown } from '@capnode/host';
+import { COMMANDS_DOC_COMMAND, stockCommandsMarkdown } from '@capnode/host/docs';
 
 const committed = fileURLToPath(new URL('../../docs/commands.md', import.meta.url));
 

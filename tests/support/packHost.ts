@@ -1,5 +1,5 @@
 import type { Capability } from '@capnode/capabilities';
-import { settingsSchema } from '@capnode/host';
+import { settingsSchema } from '@capnode/host/settings';
 import { startTestHost, type TestHost, type TestHostOptions } from './testHost.js';
 
 /**

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { isHostError, loadSettings } from '@capnode/host';
+import { isHostError } from '@capnode/host';
+import { loadSettings } from '@capnode/host/settings';
 import { expect } from 'vitest';
 
 /**

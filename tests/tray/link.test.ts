@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PendingApproval } from '@capnode/capabilities';
-import { hostPaths } from '@capnode/host/paths';
+import { hostPaths } from '@capnode/host/setup';
 import { describe, expect, it } from 'vitest';
 import { createAttachedLink, createInProcessLink } from '../../apps/tray/src/hostLink.js';
 import { isTrayError } from '../../apps/tray/src/errors.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_IDS } from '@capnode/host/clients';
+import { CLIENT_IDS } from '@capnode/host/setup';
 import { COMMANDS, CONFIG_CLIENTS, FLAGS, GLOBAL_FLAGS, findCommand } from './commandTable.js';
 import { commandHelp, overviewHelp } from './help.js';
 

@@ -1,4 +1,4 @@
-import { defaultMcpUrl, hostPaths, listRuntimeStates, readTokenFile, resolveHome, type HostPaths } from '@capnode/host/paths';
+import { defaultMcpUrl, hostPaths, listRuntimeStates, readTokenFile, resolveHome, type HostPaths } from '@capnode/host/setup';
 import { flag, type ParsedArgs } from './args.js';
 import { CliError } from './errors.js';
 import type { Endpoint } from './http.js';

@@ -40,10 +40,10 @@ export interface TerminalIo {
  * naming the alternatives when there is none.
  */
 export async function openCliPipeline(context: Context, options: CliPipelineOptions): Promise<CliPipeline> {
-  const host = await import('@capnode/host');
+  const [host, { createSettingsStore }] = await Promise.all([import('@capnode/host'), import('@capnode/host/settings')]);
   let pipeline: HostPipeline;
   try {
-    const settings = host.createSettingsStore(context.paths.settings, { onWarning: (message) => context.err(`capnode warning: ${message}`) });
+    const settings = createSettingsStore(context.paths.settings, { onWarning: (message) => context.err(`capnode warning: ${message}`) });
     pipeline = host.createHostPipeline({
       paths: context.paths,
       settings,

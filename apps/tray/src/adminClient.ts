@@ -1,4 +1,4 @@
-import { listRuntimeStates, readTokenFile, type HostPaths } from '@capnode/host/paths';
+import { listRuntimeStates, readTokenFile, type HostPaths } from '@capnode/host/setup';
 import { TrayError } from './errors.js';
 
 /** Deadline of one admin request (not of the approval event stream). */

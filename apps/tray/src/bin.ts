@@ -1,7 +1,7 @@
 /** capnode-tray: the tray / menu-bar icon of the capnode host. */
 import { createRequire } from 'node:module';
 import { createHost, isHostError, type Host } from '@capnode/host';
-import { hostPaths, resolveHome } from '@capnode/host/paths';
+import { hostPaths, resolveHome } from '@capnode/host/setup';
 import { discoverAdminTarget } from './adminClient.js';
 import { isTrayError } from './errors.js';
 import { createAttachedLink, createInProcessLink, inProcessHostOptions, type TrayHostLink } from './hostLink.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { escapeForDisplay, formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
 import { findExecutable, showDesktopNotification } from '@capnode/capabilities/node';
-import { openBrowser } from '@capnode/host/browser';
+import { openBrowser } from '@capnode/host/setup';
 import { TrayError } from './errors.js';
 
 /** Where desktop tools are looked up (PATH) and run with (DISPLAY, WAYLAND_DISPLAY). */
@@ -92,7 +92,7 @@ function openerHint(platform: NodeJS.Platform): string {
 
 /**
  * Opens `url` in the default browser with the host's opener (`$BROWSER`, else xdg-open, open, the
- * Windows URL protocol handler; see `openBrowser` of `@capnode/host/browser`). Only http(s) URLs:
+ * Windows URL protocol handler; see `openBrowser` of `@capnode/host/setup`). Only http(s) URLs:
  * the tray opens its dashboard, nothing an opener could read as a file or a command.
  * @throws TrayError `unsupported` (no opener; the message says what to install and carries the
  * URL with its one-time code masked), `failed` (the opener exited with an error at once).

@@ -1,7 +1,7 @@
 import type { PendingApproval } from '@capnode/capabilities';
 import type { Host, HostOptions } from '@capnode/host';
-import { readServerSentEvents } from '@capnode/host/events';
-import { readTokenFile, type HostPaths } from '@capnode/host/paths';
+import { readServerSentEvents } from '@capnode/host/setup';
+import { readTokenFile, type HostPaths } from '@capnode/host/setup';
 import { adminRequest, discoverAdminTarget, type AdminTarget } from './adminClient.js';
 import { TrayError } from './errors.js';
 import type { TrayHostStatus } from './menu.js';

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { entrySurface } from '../../../tests/support/entrySurface.js';
 
 const { expectImports, expectExports } = entrySurface(import.meta.url);
@@ -8,138 +8,81 @@ describe('@capnode/host entries', () => {
     expectImports('index.ts', (specifier) => !specifier.includes('/internal') && !specifier.startsWith('capnode'));
   });
 
-  it('the /paths entry loads no sibling but @capnode/protocol/node', () => {
-    expectImports('config/paths.ts', (specifier) => specifier.startsWith('node:') || specifier === '@capnode/protocol/node');
+  it('the /setup entry loads no sibling but @capnode/protocol/node, @capnode/toolkit/node, the secret scrubber of @capnode/mcp-client and the plugin types of @capnode/capabilities', () => {
+    expectImports('setup.ts', (specifier) => specifier.startsWith('node:') || ['@capnode/protocol/node', '@capnode/toolkit/node', '@capnode/mcp-client/redact', '@capnode/capabilities'].includes(specifier));
   });
 
   it('the /settings entry never loads the server, gateway or Node capability packages', () => {
-    expectImports('config/settings.ts', (specifier) => !/^@capnode\/(?:mcp-server|gateway-bridge)(?:\/|$)/.test(specifier) && specifier !== '@capnode/capabilities/node' && specifier !== '@capnode/mcp-client/node');
+    expectImports('settings.ts', (specifier) => !/^@capnode\/(?:mcp-server|gateway-bridge)(?:\/|$)/.test(specifier) && specifier !== '@capnode/capabilities/node' && specifier !== '@capnode/mcp-client/node');
   });
 
-  it('the root entry exports exactly the documented runtime API', () =>
+  it('the login-service generator loads only node:path; the browser opener only node:child_process; the server-sent event reader nothing', () => {
+    expectImports('setup/service.ts', (specifier) => specifier === 'node:path');
+    expectImports('setup/browser.ts', (specifier) => specifier === 'node:child_process');
+    expectImports('setup/serverSentEvents.ts', () => false);
+  });
+
+  it('the root entry exports exactly the host, its pipeline, its errors and the gateway pairing', () =>
     expectExports('index.ts', [
-      'AUDIT_MAX_FILES',
-      'AUDIT_MAX_QUEUED_BYTES',
-      'AUDIT_ROTATE_BYTES',
-      'BROWSER_OPENER_FAILS_WITHIN_MS',
-      'CLIENT_IDS',
-      'COMMANDS_DOC_COMMAND',
-      'DASHBOARD_LOGIN_CODE_TTL_MS',
-      'DASHBOARD_SESSION_COOKIE',
-      'DASHBOARD_SESSION_IDLE_MS',
-      'DEFAULT_AVAILABILITY_TIMEOUT_MS',
-      'DEFAULT_MCP_CLIENT_AGENT',
-      'DEFAULT_MCP_HOST',
-      'DEFAULT_MCP_PORT',
-      'DEFAULT_PLUGIN_LOAD_TIMEOUT_MS',
       'GATEWAY_TOKEN_ENV',
-      'HOME_ENV',
-      'HOST_LOCK_FILE',
       'HOST_LOG_MAX_FILES',
       'HOST_LOG_ROTATE_BYTES',
       'HostError',
-      'LAUNCHD_LABEL',
-      'MAX_SERVER_SENT_EVENT_LENGTH',
       'NODE_IDENTITY_FILE',
       'OPERATOR_IDENTITY_FILE',
-      'SECRET_MASK',
-      'SYSTEMD_UNIT_NAME',
-      'WINDOWS_TASK_NAME',
-      'acquireHostLock',
-      'addMcpServers',
       'approveGatewayPairing',
-      'browserOpener',
-      'clientConfigPath',
-      'clientSnippet',
-      'createAdminHandler',
-      'createAppCapability',
-      'createAuditLog',
       'createHost',
       'createHostPipeline',
-      'createSettingsStore',
-      'defaultMcpUrl',
-      'defaultSettings',
       'describeToolArgs',
-      'findClientConfigs',
-      'formatCommandsMarkdown',
-      'formatUrl',
-      'hostPaths',
-      'isClientId',
       'isHostError',
-      'isPackageName',
-      'launchdPlist',
-      'listClientTargets',
-      'listRuntimeStates',
-      'loadSettings',
-      'mcpClientSettingsSchema',
-      'mcpServerEntries',
-      'mergeClientConfig',
-      'nodeModeStatus',
-      'openBrowser',
-      'parseSettings',
-      'pluginsDataDirectory',
-      'pluginsDirectory',
-      'previewClientConfig',
       'readGatewayNodeId',
-      'readRuntimeState',
-      'readServerSentEvents',
-      'readTokenFile',
-      'removeMcpServer',
       'requestToolApproval',
       'resolveGatewayConfig',
-      'resolveHome',
-      'resolveMcpClientSettings',
-      'resolvePluginSource',
-      'serviceFile',
-      'servicePath',
-      'setMcpReexport',
-      'settingsSchema',
-      'stockCommandsMarkdown',
-      'systemdQuote',
-      'systemdUnit',
-      'windowsLogonTask',
-      'windowsQuoteArg',
-      'writeClientConfig',
-      'xmlEscape',
     ]));
 
-  it('the /paths entry exports exactly the documented runtime API', () =>
-    expectExports('config/paths.ts', [
+  it('the /setup entry exports exactly what the CLI and tray use without a host: paths, client configs, login services, plugin folders, the browser opener, the event reader', () =>
+    expectExports('setup.ts', [
+      'BROWSER_OPENER_FAILS_WITHIN_MS',
+      'CLIENT_IDS',
       'DEFAULT_MCP_HOST',
       'DEFAULT_MCP_PORT',
       'HOME_ENV',
+      'LAUNCHD_LABEL',
+      'MAX_SERVER_SENT_EVENT_LENGTH',
+      'SYSTEMD_UNIT_NAME',
+      'WINDOWS_TASK_NAME',
+      'browserOpener',
+      'clientConfigPath',
+      'clientSnippet',
       'defaultMcpUrl',
+      'findClientConfigs',
       'formatUrl',
       'hostPaths',
+      'isClientId',
+      'isPackageName',
+      'listClientTargets',
       'listRuntimeStates',
+      'mergeClientConfig',
+      'openBrowser',
+      'pluginsDataDirectory',
+      'pluginsDirectory',
+      'previewClientConfig',
       'readRuntimeState',
+      'readServerSentEvents',
       'readTokenFile',
       'resolveHome',
+      'resolvePluginSource',
+      'serviceFile',
+      'servicePath',
+      'writeClientConfig',
     ]));
 
-  it('the /service entry loads only node:path and exports exactly the login-service generators and the error they throw', async () => {
-    expectImports('setup/service.ts', (specifier) => specifier === 'node:path');
-    await expectExports('setup/service.ts', ['HostError', 'LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'isHostError', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
-  });
-
-  it('the /browser entry loads only node:child_process and exports exactly the browser opener', async () => {
-    expectImports('setup/browser.ts', (specifier) => specifier === 'node:child_process');
-    await expectExports('setup/browser.ts', ['BROWSER_OPENER_FAILS_WITHIN_MS', 'browserOpener', 'openBrowser']);
-  });
-
-  it('the /events entry loads nothing and exports exactly the server-sent event reader', async () => {
-    expectImports('setup/serverSentEvents.ts', () => false);
-    await expectExports('setup/serverSentEvents.ts', ['MAX_SERVER_SENT_EVENT_LENGTH', 'readServerSentEvents']);
-  });
-
-  it('the /settings entry exports exactly the documented runtime API', () =>
-    expectExports('config/settings.ts', [
+  it('the /settings entry exports exactly the settings-file API', () =>
+    expectExports('settings.ts', [
       'DEFAULT_MCP_CLIENT_AGENT',
-      'HostError',
       'addMcpServers',
       'createSettingsStore',
       'defaultSettings',
-      'isHostError',
       'loadSettings',
       'mcpClientSettingsSchema',
       'mcpServerEntries',
@@ -149,4 +92,12 @@ describe('@capnode/host entries', () => {
       'setMcpReexport',
       'settingsSchema',
     ]));
+
+  it('the /docs entry exports exactly the commands-doc generator', () => expectExports('docs.ts', ['COMMANDS_DOC_COMMAND', 'formatCommandsMarkdown', 'stockCommandsMarkdown']));
+
+  it('no runtime name is exported by two entries', async () => {
+    const entries = await Promise.all(['./index.js', './setup.js', './settings.js', './docs.js'].map(async (entry) => Object.keys(await import(entry))));
+    const all = entries.flat();
+    expect(all.length).toBe(new Set(all).size);
+  });
 });

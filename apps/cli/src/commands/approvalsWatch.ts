@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { IncomingMessage } from 'node:http';
 import { escapeForDisplay, type PendingApproval } from '@capnode/capabilities';
-import { readServerSentEvents } from '@capnode/host/events';
+import { readServerSentEvents } from '@capnode/host/setup';
 import type { Context } from '../context.js';
 import { isCliError } from '../errors.js';
 import { send, type Endpoint } from '../http.js';

@@ -1,12 +1,12 @@
 import { realpathSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
-import type { ClientConfigOptions, ClientId, StdioLaunch } from '@capnode/host/clients';
+import type { ClientConfigOptions, ClientId, StdioLaunch } from '@capnode/host/setup';
 import { flag } from '../args.js';
 import { mcpUrl, type Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
 import { ensureToken } from './token.js';
 
-type ClientsModule = typeof import('@capnode/host/clients');
+type ClientsModule = typeof import('@capnode/host/setup');
 
 /**
  * A server name every client takes as it is: a JSON key, a `claude mcp add` argument, the
@@ -84,10 +84,10 @@ async function write(context: Context, clients: ClientsModule, id: ClientId, opt
 /**
  * `capnode config <client> [--write]`: a ready MCP client config for this host. Human mode explains
  * where the snippet goes; `--json` prints only the JSON so it can be piped. The snippets come from
- * `@capnode/host/clients`, the same module the dashboard uses.
+ * `@capnode/host/setup`, the same module the dashboard uses.
  */
 export async function config(context: Context): Promise<number> {
-  const clients: ClientsModule = await import('@capnode/host/clients');
+  const clients: ClientsModule = await import('@capnode/host/setup');
   const id = context.args.positionals[1];
   if (!clients.isClientId(id)) {
     throw new CliError('usage', `usage: capnode config ${clients.CLIENT_IDS.join('|')} [--write]${id ? ` (unknown client '${id}')` : ''}`);

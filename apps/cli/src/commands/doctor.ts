@@ -1,6 +1,6 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, readRuntimeState } from '@capnode/host/paths';
+import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, readRuntimeState } from '@capnode/host/setup';
 import { isCliError } from '../errors.js';
 import { mcpEndpoint, mcpUrl, type Context } from '../context.js';
 import { rpcCall } from '../rpc.js';
@@ -127,7 +127,7 @@ async function portCheck(context: Context, view: SettingsView): Promise<Check> {
 }
 
 async function clientChecks(context: Context, running: boolean): Promise<Check[]> {
-  const { findClientConfigs } = await import('@capnode/host/clients');
+  const { findClientConfigs } = await import('@capnode/host/setup');
   const url = mcpUrl(context);
   let token: string | undefined;
   try {

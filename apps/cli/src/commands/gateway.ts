@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { HostStatus, NodeModeStatus } from '@capnode/host';
-import { listRuntimeStates } from '@capnode/host/paths';
+import { listRuntimeStates } from '@capnode/host/setup';
 import { flag } from '../args.js';
 import { readToken, type Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
@@ -8,7 +8,13 @@ import { readText, send } from '../http.js';
 import { openCliPipeline, type CliPipeline } from '../pipeline.js';
 import { gatewayOverride } from './serve.js';
 
-type HostModule = typeof import('@capnode/host');
+type HostModule = typeof import('@capnode/host') & typeof import('@capnode/host/settings');
+
+/** The host's gateway API with its settings-file API. */
+async function loadHostModule(): Promise<HostModule> {
+  const [root, settings] = await Promise.all([import('@capnode/host'), import('@capnode/host/settings')]);
+  return { ...root, ...settings };
+}
 
 /** The running hosts' status reports (admin route), skipping hosts that went away. */
 async function runningStatuses(context: Context): Promise<HostStatus[]> {
@@ -52,7 +58,7 @@ export async function gateway(context: Context, version: string): Promise<number
 }
 
 async function status(context: Context): Promise<number> {
-  const hostModule: HostModule = await import('@capnode/host');
+  const hostModule: HostModule = await loadHostModule();
   const running = (await runningStatuses(context)).filter((entry) => entry.node);
   const live = running.find((entry) => entry.node.enabled);
   if (live) {
@@ -121,7 +127,7 @@ function pairingFailure(error: unknown, hostModule: HostModule): never {
 }
 
 async function pair(context: Context, version: string): Promise<number> {
-  const hostModule: HostModule = await import('@capnode/host');
+  const hostModule: HostModule = await loadHostModule();
   const target = await gatewayTarget(context, hostModule, true);
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -153,7 +159,7 @@ async function pair(context: Context, version: string): Promise<number> {
  * over MCP stdio, with `notifications/claude/channel` for new messages and Claude permission relay.
  */
 export async function channel(context: Context, version: string): Promise<number> {
-  const hostModule: HostModule = await import('@capnode/host');
+  const hostModule: HostModule = await loadHostModule();
   const target = await gatewayTarget(context, hostModule, false);
   const [{ createChannelCapability }, { createGatewayChannelBridge }, { serveStdio }] = await Promise.all([
     import('@capnode/gateway-bridge'),

@@ -1,16 +1,17 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { readRuntimeState } from '@capnode/host/paths';
+import { readRuntimeState } from '@capnode/host/setup';
 import type { Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
 
 const USAGE = 'usage: capnode plugins list | add <absolute path|package> | remove <name> | new <name>';
 
-type HostModule = typeof import('@capnode/host');
+type HostModule = typeof import('@capnode/host') & typeof import('@capnode/host/settings') & typeof import('@capnode/host/setup') & typeof import('@capnode/host/docs');
 
 async function loadHost(): Promise<HostModule> {
-  return import('@capnode/host');
+  const [root, settings, setup, docs] = await Promise.all([import('@capnode/host'), import('@capnode/host/settings'), import('@capnode/host/setup'), import('@capnode/host/docs')]);
+  return { ...root, ...settings, ...setup, ...docs };
 }
 
 async function openStore(context: Context, host: HostModule) {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { readRuntimeState } from '@capnode/host/paths';
+import { readRuntimeState } from '@capnode/host/setup';
 import type { McpServerEntry } from '@capnode/host/settings';
 import { collectSecrets, createSecretScrubber, redactServerConfig, type McpServerConfig, type McpTool, type ServerDiagnostic } from '@capnode/mcp-client';
 import { flag, flagValues } from '../args.js';

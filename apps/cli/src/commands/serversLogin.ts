@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openBrowser } from '@capnode/host/browser';
+import { openBrowser } from '@capnode/host/setup';
 import type { McpServerConfig } from '@capnode/mcp-client';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';

@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { homedir, userInfo } from 'node:os';
 import { dirname, extname } from 'node:path';
 import { findExecutable } from '@capnode/capabilities/node';
-import { HOME_ENV } from '@capnode/host/paths';
-import { LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, WINDOWS_TASK_NAME, isHostError, serviceFile, type ServiceFile, type ServicePlatform } from '@capnode/host/service';
+import { HOME_ENV } from '@capnode/host/setup';
+import { LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, WINDOWS_TASK_NAME, serviceFile, type ServiceFile, type ServicePlatform } from '@capnode/host/setup';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 
@@ -62,6 +62,7 @@ async function buildFile(context: Context, platform: ServicePlatform, tray: bool
     );
   } catch (error) {
     // serviceFile refuses what the file cannot carry (a newline in CAPNODE_HOME, % for Task Scheduler).
+    const { isHostError } = await import('@capnode/host');
     if (isHostError(error) && error.code === 'invalid_service') throw new CliError('usage', `cannot write the login service: ${error.message}`, { cause: error });
     throw error;
   }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRuntimeState } from '@capnode/host/paths';
+import { readRuntimeState } from '@capnode/host/setup';
 import { adminEndpoints, readToken, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
 import { readText, send, unexpectedStatus } from '../http.js';

@@ -1,4 +1,4 @@
-import { openBrowser } from '@capnode/host/browser';
+import { openBrowser } from '@capnode/host/setup';
 import { adminEndpoints, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
 import { notRunningMessage, readText, send, unexpectedStatus, type Endpoint } from '../http.js';

@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { isHostError } from '../errors.js';
 import type { Settings, SettingsStore } from './settings.js';
-import type { FieldError } from '../parts/dashboard/reply.js';
 
 /** What a masked secret reads as; sending it back unchanged keeps the stored value. */
+/** One field problem of a rejected settings change. */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
 export const SECRET_MASK = '••••••••';
 
 /** Setting paths (or section prefixes, ending in `.`) a running host applies at once. */

@@ -1,6 +1,6 @@
 import type { McpServerConfig } from '@capnode/mcp-client';
 import { collectSecrets, createSecretScrubber, scrubAndCap, type SecretScrubber } from '@capnode/mcp-client/redact';
-import { GATEWAY_TOKEN_ENV } from '../parts/gateway/gatewayMode.js';
+import { GATEWAY_TOKEN_ENV } from '../config/paths.js';
 import { resolveMcpClientSettings } from '../config/mcpClientSettings.js';
 import type { Settings } from '../config/settings.js';
 

@@ -13,7 +13,7 @@ import { createHttpMode } from '../parts/listener/httpMode.js';
 import { createLockHolder } from '../parts/listener/lockHolder.js';
 import { createListen } from '../parts/listener/mcpListener.js';
 import { createAppCapability } from '../parts/pipeline/appStatus.js';
-import { createApprovalsPart } from '../parts/pipeline/approvalsPart.js';
+import { createApprovalsPart } from '../parts/approvals/approvalsPart.js';
 import { createPluginsPart } from '../parts/plugins/pluginsPart.js';
 import { createStdioMode } from '../parts/stdio/stdioMode.js';
 import type { Host, HostOptions } from './hostTypes.js';

@@ -1,8 +1,6 @@
-/** One field problem of a rejected settings change. */
-export interface FieldError {
-  readonly path: string;
-  readonly message: string;
-}
+import type { FieldError } from '../../config/settingsPatch.js';
+
+export type { FieldError } from '../../config/settingsPatch.js';
 
 /** Failure codes of the dashboard API (`error.code`). */
 export type DashboardErrorCode =

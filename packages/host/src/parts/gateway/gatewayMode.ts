@@ -3,13 +3,12 @@ import type { Invoker, Registry } from '@capnode/capabilities';
 import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodeStatus } from '@capnode/gateway-bridge';
 import { HostError } from '../../errors.js';
 import type { NodeModeStatus } from '../../status/hostStatus.js';
-import type { HostPaths } from '../../config/paths.js';
+import { GATEWAY_TOKEN_ENV, type HostPaths } from '../../config/paths.js';
 import type { Settings } from '../../config/settings.js';
 
 export type { NodeModeState, NodeModeStatus } from '../../status/hostStatus.js';
 
-/** Environment variable holding the gateway's shared token (wins over `node.token` in settings.json). */
-export const GATEWAY_TOKEN_ENV = 'CAPNODE_GATEWAY_TOKEN';
+export { GATEWAY_TOKEN_ENV } from '../../config/paths.js';
 /** File name of the node's device identity in the config directory (same as `@capnode/gateway-bridge/node`). */
 export const NODE_IDENTITY_FILE = 'gateway-device.json';
 /** File name of the operator identity (pairing, channel) in the config directory. */

@@ -1,0 +1,1 @@
+export { COMMANDS_DOC_COMMAND, formatCommandsMarkdown, stockCommandsMarkdown } from './docs/commandDocs.js';
