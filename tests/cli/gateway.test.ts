@@ -48,7 +48,7 @@ describe('capnode serve: node mode × MCP server', () => {
   it('MCP off + node on: runs only the gateway node; approvals and gateway status still reach it', async () => {
     using home = tempHome();
     const gatewayUrl = `ws://127.0.0.1:${await freePort()}`;
-    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, node: { enabled: true, url: gatewayUrl } }));
+    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, gateway: { enabled: true, url: gatewayUrl } }));
     const child = spawnCli(['serve'], home.home, { CAPNODE_GATEWAY_TOKEN: SECRET });
     let out = '';
     let err = '';
@@ -92,11 +92,11 @@ describe('capnode serve: node mode × MCP server', () => {
 
   it('gateway status offline shows config and identity without the token; pair without an identity says what to do', async () => {
     using home = tempHome();
-    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ node: { enabled: true, url: 'ws://127.0.0.1:9', token: SECRET } }));
+    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ gateway: { enabled: true, url: 'ws://127.0.0.1:9', token: SECRET } }));
     const offline = await runCli(['gateway', 'status'], home.home);
     expect(offline.code).toBe(0);
     expect(offline.stdout).toContain('gateway node: no host running');
-    expect(offline.stdout).toContain('token:        set (settings.json node.token)');
+    expect(offline.stdout).toContain('token:        set (settings.json gateway.token)');
     expect(offline.stdout).toContain('none yet');
     expect(offline.stdout).not.toContain(SECRET);
     const pair = await runCli(['gateway', 'pair'], home.home);

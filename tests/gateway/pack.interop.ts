@@ -121,14 +121,14 @@ async function startDesktop(dir: string): Promise<TestDesktop> {
   };
 }
 
-/** settings.json of the stock host: node mode on this gateway, consent allowed, the pack pointed at the test sources. */
+/** settings.json of the stock host: gateway node mode on this gateway, consent allowed, the pack pointed at the test sources. */
 function writeHostSettings(home: string, gateway: RealGateway, display: string, whereAmI: string, modelDir: string): void {
   mkdirSync(home, { mode: 0o700 });
   writeFileSync(
     join(home, 'settings.json'),
     JSON.stringify({
       approvals: { wait: 'block' },
-      node: { enabled: true, url: gateway.url, token: gateway.token },
+      gateway: { enabled: true, url: gateway.url, token: gateway.token },
       consent: { screen: 'allow', camera: 'allow', microphone: 'allow', location: 'allow' },
       pluginSettings: {
         screen: { display },

@@ -78,7 +78,7 @@ describe('the settings matrix: node mode × MCP server', () => {
 
   it('MCP off, node on: only the node runs, with an admin-only listener for approvals; closed with the host', async () => {
     const url = `ws://127.0.0.1:${await deadPort()}`;
-    writeSettings({ mcp: { enabled: false }, node: { enabled: true, url, token: SECRET } });
+    writeSettings({ mcp: { enabled: false }, gateway: { enabled: true, url, token: SECRET } });
     const host = createHost({ home, builtins: false, ...quiet() });
     const status = await host.start();
     expect(status.mcp.state).toBe('disabled');
@@ -112,22 +112,22 @@ describe('the settings matrix: node mode × MCP server', () => {
     expect(existsSync(join(home, 'run', `node-${process.pid}.json`))).toBe(false);
   });
 
-  it('node.enabled without a URL is a clear settings error', async () => {
-    writeSettings({ node: { enabled: true } });
+  it('gateway.enabled without a URL is a clear settings error', async () => {
+    writeSettings({ gateway: { enabled: true } });
     await using host = createHost({ home, port: 0, builtins: false, ...quiet() });
     const error = await host.start().catch((caught: unknown) => caught);
     expect(isHostError(error) && error.code).toBe('invalid_settings');
-    expect((error as Error).message).toContain('node.url');
+    expect((error as Error).message).toContain('gateway.url');
   });
 
   it('rejects a non-WebSocket gateway URL in settings.json', () => {
-    writeSettings({ node: { enabled: true, url: 'http://127.0.0.1:1' } });
+    writeSettings({ gateway: { enabled: true, url: 'http://127.0.0.1:1' } });
     expect(() => createHost({ home, builtins: false })).toThrow(/node\.url: must be a ws:\/\/ or wss:\/\/ URL/);
   });
 });
 
 describe('resolveGatewayConfig', () => {
-  const settings = { ...defaultSettings(), node: { enabled: true, url: 'ws://gw.example:18789', token: 'from-settings' } };
+  const settings = { ...defaultSettings(), gateway: { enabled: true, url: 'ws://gw.example:18789', token: 'from-settings' } };
 
   it('takes the token from the run, then CAPNODE_GATEWAY_TOKEN, then settings.json', () => {
     expect(resolveGatewayConfig(settings, { token: 'flag' }, { CAPNODE_GATEWAY_TOKEN: 'env' })).toEqual({ url: 'ws://gw.example:18789', token: 'flag' });
@@ -135,7 +135,7 @@ describe('resolveGatewayConfig', () => {
     expect(resolveGatewayConfig(settings, undefined, {})).toEqual({ url: 'ws://gw.example:18789', token: 'from-settings' });
   });
 
-  it('is off without node.enabled or a run URL, and the run URL wins', () => {
+  it('is off without gateway.enabled or a run URL, and the run URL wins', () => {
     expect(resolveGatewayConfig(defaultSettings(), undefined, {})).toBeUndefined();
     expect(resolveGatewayConfig(defaultSettings(), { url: 'wss://other:1' }, {})).toEqual({ url: 'wss://other:1' });
     expect(() => resolveGatewayConfig(defaultSettings(), { url: 'http://x' }, {})).toThrow(/ws:\/\/ or wss:\/\//);

@@ -8,7 +8,7 @@ import type { Settings } from './settings.js';
 
 export type { NodeModeState, NodeModeStatus } from './hostStatus.js';
 
-/** Environment variable holding the gateway's shared token (wins over `node.token` in settings.json). */
+/** Environment variable holding the gateway's shared token (wins over `gateway.token` in settings.json). */
 export const GATEWAY_TOKEN_ENV = 'CAPNODE_GATEWAY_TOKEN';
 /** File name of the node's device identity in the config directory (same as `@capnode/gateway-bridge/node`). */
 export const NODE_IDENTITY_FILE = 'gateway-device.json';
@@ -29,18 +29,18 @@ export interface GatewayOverride {
 }
 
 /**
- * The gateway to connect to: the run's override URL, else `node.url` when `node.enabled`; the token
- * from the override, else `CAPNODE_GATEWAY_TOKEN`, else `node.token`. `undefined` when node mode is off.
- * @throws HostError `invalid_settings` when node mode is on without a URL, or the URL is not ws/wss.
+ * The gateway to connect to: the run's override URL, else `gateway.url` when `gateway.enabled`; the token
+ * from the override, else `CAPNODE_GATEWAY_TOKEN`, else `gateway.token`. `undefined` when gateway node mode is off.
+ * @throws HostError `invalid_settings` when gateway node mode is on without a URL, or the URL is not ws/wss.
  */
 export function resolveGatewayConfig(settings: Settings, override: GatewayOverride | undefined, env: Readonly<Record<string, string | undefined>>): GatewayConnectionConfig | undefined {
-  const url = override?.url ?? (settings.node.enabled ? settings.node.url : undefined);
+  const url = override?.url ?? (settings.gateway.enabled ? settings.gateway.url : undefined);
   if (url === undefined) {
-    if (settings.node.enabled) throw new HostError('invalid_settings', 'node.enabled is true in settings.json but node.url is missing — set it to the gateway URL (e.g. "ws://127.0.0.1:18789") or pass --gateway <url>');
+    if (settings.gateway.enabled) throw new HostError('invalid_settings', 'gateway.enabled is true in settings.json but gateway.url is missing — set it to the gateway URL (e.g. "ws://127.0.0.1:18789") or pass --gateway <url>');
     return undefined;
   }
   if (!/^wss?:\/\/[^\s/]+/i.test(url)) throw new HostError('invalid_settings', `the gateway URL '${url}' is not a ws:// or wss:// URL — e.g. ws://127.0.0.1:18789`);
-  const token = override?.token ?? (env[GATEWAY_TOKEN_ENV] || undefined) ?? settings.node.token;
+  const token = override?.token ?? (env[GATEWAY_TOKEN_ENV] || undefined) ?? settings.gateway.token;
   return { url, ...(token ? { token } : {}) };
 }
 
@@ -168,7 +168,7 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
     },
     status(enabled, url) {
       if (node) return nodeModeStatus(node.status(), identityPath);
-      if (!enabled) return { enabled: false, state: 'disabled', identityPath, detail: 'node mode is off (settings.json node.enabled, or capnode serve --gateway <url>)' };
+      if (!enabled) return { enabled: false, state: 'disabled', identityPath, detail: 'gateway node mode is off (settings.json gateway.enabled, or capnode serve --gateway <url>)' };
       if (failure) return { enabled: true, state: 'failed', ...(url ? { url } : {}), identityPath, lastError: failure, detail: failure.message };
       return { enabled: true, state: 'stopped', ...(url ? { url } : {}), identityPath, detail: 'not started' };
     },

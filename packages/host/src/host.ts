@@ -41,6 +41,8 @@ export function createHost(options: HostOptions = {}): Host {
   const onAbort = () => void host.close();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const background = createBackgroundWork(log);
+  // A settings.json still in an older form (`node`, now `gateway`) is rewritten once, under the settings lock; loading it warned.
+  background.run(settings.migrate());
 
   const { dashboard, listener, http, stdio, liveSettings } = createHostServing({
     options,

@@ -2,7 +2,7 @@ export type { HostErrorCode } from './errors.js';
 export { HostError, isHostError } from './errors.js';
 export type { HostPaths, ResolveHomeOptions, RuntimeState } from './paths.js';
 export { HOME_ENV, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveHome, hostPaths, readRuntimeState, listRuntimeStates, readTokenFile, defaultMcpUrl, formatUrl } from './paths.js';
-export type { Settings, SettingsStore, SettingsStoreOptions, SettingsUpdateOptions, LoadSettingsOptions, McpClientSettings, McpServerEntry, McpClientSetup } from './settings.js';
+export type { Settings, SettingsStore, SettingsStoreOptions, SettingsUpdateOptions, LoadSettingsOptions, ParseSettingsOptions, McpClientSettings, McpServerEntry, McpClientSetup } from './settings.js';
 export {
   settingsSchema,
   defaultSettings,

@@ -81,7 +81,7 @@ export function createHostServing(input: HostServingOptions): HostServing {
   const stdio = createStdioMode({ paths, invoker, serverInfo, plugins, imports, dashboard, runtime, adminOnly, log, fileLog, announce: input.announce });
   const liveSettings = createLiveSettings(settings, [
     { owns: (path) => path === 'mcp.enabled', apply: (next) => http.applyMcpEnabled(next.mcp.enabled) },
-    { owns: (path) => path.startsWith('node.'), apply: (next) => http.applyNodeSettings(next) },
+    { owns: (path) => path.startsWith('gateway.'), apply: (next) => http.applyGatewaySettings(next) },
   ]);
   return { dashboard, listener, http, stdio, liveSettings };
 }
