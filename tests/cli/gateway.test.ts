@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NODE_IDENTITY_FILE, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
+import { GATEWAY_NODE_IDENTITY_FILE, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
@@ -107,7 +107,7 @@ describe('capnode serve: node mode × MCP server', () => {
 
   it('gateway pair prints what it approved (--json as is), and Ctrl-C while the gateway is silent exits 130', async () => {
     using home = tempHome();
-    const nodeId = loadOrCreateDeviceIdentity(join(home.home, NODE_IDENTITY_FILE)).identity.deviceId;
+    const nodeId = loadOrCreateDeviceIdentity(join(home.home, GATEWAY_NODE_IDENTITY_FILE)).identity.deviceId;
     // The fake gateway only stands in for a gateway that never answers; the real approval runs in tests/gateway/cli.interop.ts.
     let answer = true;
     await using gateway = await startFakeGateway(async (connection) => {

@@ -2,10 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NODE_IDENTITY_FILE as BRIDGE_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE as BRIDGE_OPERATOR_IDENTITY_FILE } from '@capnode/gateway-bridge/node';
+import { GATEWAY_NODE_IDENTITY_FILE as BRIDGE_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE as BRIDGE_OPERATOR_IDENTITY_FILE } from '@capnode/gateway-bridge/node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHostError } from './errors.js';
-import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './gatewayMode.js';
+import { GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './gatewayMode.js';
 import { createHost, type HostStatus } from './host.js';
 import { defaultSettings } from './settings.js';
 import { eventually } from '../../../tests/support/poll.js';
@@ -43,7 +43,7 @@ describe('the settings matrix: node mode × MCP server', () => {
     expect(status.mcp.state).toBe('listening');
     expect(status.node).toMatchObject({ enabled: false, state: 'disabled' });
     expect(status.node.nodeId).toBeUndefined();
-    expect(existsSync(join(home, NODE_IDENTITY_FILE))).toBe(false);
+    expect(existsSync(join(home, GATEWAY_NODE_IDENTITY_FILE))).toBe(false);
   });
 
   it('MCP on, node on (unreachable gateway): the listener is listening, the node is not connected and says why', async () => {
@@ -53,12 +53,12 @@ describe('the settings matrix: node mode × MCP server', () => {
     const status = await host.start();
     expect(status.mcp.state).toBe('listening');
     expect(['connecting', 'waiting']).toContain(status.node.state);
-    expect(status.node).toMatchObject({ enabled: true, url, identityPath: join(home, NODE_IDENTITY_FILE) });
+    expect(status.node).toMatchObject({ enabled: true, url, identityPath: join(home, GATEWAY_NODE_IDENTITY_FILE) });
     const waiting = await eventually(() => (host.status().node.lastError ? host.status() : undefined), { what: 'a connect error', timeoutMs: 20_000 });
     expect(['connecting', 'waiting']).toContain(waiting.node.state);
     expect(waiting.node.lastError?.message).toMatch(/.+/);
     expect(waiting.node.detail).toContain(url);
-    expect(statSync(join(home, NODE_IDENTITY_FILE)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, GATEWAY_NODE_IDENTITY_FILE)).mode & 0o777).toBe(0o600);
     expect(JSON.stringify(waiting)).not.toContain(SECRET);
     expect(logs.join('\n')).not.toContain(SECRET);
 
@@ -122,7 +122,7 @@ describe('the settings matrix: node mode × MCP server', () => {
 
   it('rejects a non-WebSocket gateway URL in settings.json', () => {
     writeSettings({ gateway: { enabled: true, url: 'http://127.0.0.1:1' } });
-    expect(() => createHost({ home, builtins: false })).toThrow(/node\.url: must be a ws:\/\/ or wss:\/\/ URL/);
+    expect(() => createHost({ home, builtins: false })).toThrow(/gateway\.url: must be a ws:\/\/ or wss:\/\/ URL/);
   });
 });
 
@@ -142,7 +142,7 @@ describe('resolveGatewayConfig', () => {
   });
 
   it('uses the same identity file names as the gateway bridge', () => {
-    expect(NODE_IDENTITY_FILE).toBe(BRIDGE_NODE_IDENTITY_FILE);
+    expect(GATEWAY_NODE_IDENTITY_FILE).toBe(BRIDGE_NODE_IDENTITY_FILE);
     expect(OPERATOR_IDENTITY_FILE).toBe(BRIDGE_OPERATOR_IDENTITY_FILE);
   });
 });

@@ -2,16 +2,16 @@ import { join } from 'node:path';
 import type { Invoker, Registry } from '@capnode/capabilities';
 import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodeStatus } from '@capnode/gateway-bridge';
 import { HostError } from './errors.js';
-import type { NodeModeStatus } from './hostStatus.js';
+import type { GatewayNodeModeStatus } from './hostStatus.js';
 import type { HostPaths } from './paths.js';
 import type { Settings } from './settings.js';
 
-export type { NodeModeState, NodeModeStatus } from './hostStatus.js';
+export type { GatewayNodeModeState, GatewayNodeModeStatus } from './hostStatus.js';
 
 /** Environment variable holding the gateway's shared token (wins over `gateway.token` in settings.json). */
 export const GATEWAY_TOKEN_ENV = 'CAPNODE_GATEWAY_TOKEN';
 /** File name of the node's device identity in the config directory (same as `@capnode/gateway-bridge/node`). */
-export const NODE_IDENTITY_FILE = 'gateway-device.json';
+export const GATEWAY_NODE_IDENTITY_FILE = 'gateway-device.json';
 /** File name of the operator identity (pairing, channel) in the config directory. */
 export const OPERATOR_IDENTITY_FILE = 'gateway-operator.json';
 
@@ -70,7 +70,7 @@ function describe(status: GatewayNodeStatus): string {
 }
 
 /** Maps the node transport's status to the host's report. */
-export function nodeModeStatus(status: GatewayNodeStatus, identityPath: string): NodeModeStatus {
+export function gatewayNodeModeStatus(status: GatewayNodeStatus, identityPath: string): GatewayNodeModeStatus {
   const { connection } = status;
   return {
     enabled: true,
@@ -105,14 +105,14 @@ export interface GatewayMode {
    * @throws HostError `gateway_failed` (bad URL or identity file).
    */
   start(config: GatewayConnectionConfig, options: { readonly node: boolean; readonly channel: boolean }): Promise<void>;
-  status(enabled: boolean, url?: string): NodeModeStatus;
+  status(enabled: boolean, url?: string): GatewayNodeModeStatus;
   /** Closes the node connection only (the channel stays); `start` can create a new one afterwards (settings changed live). */
   stopNode(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
-  const identityPath = join(options.paths.home, NODE_IDENTITY_FILE);
+  const identityPath = join(options.paths.home, GATEWAY_NODE_IDENTITY_FILE);
   let node: GatewayNode | undefined;
   let bridge: ChannelBridge | undefined;
   let failure: { code: string; message: string } | undefined;
@@ -167,7 +167,7 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
       }
     },
     status(enabled, url) {
-      if (node) return nodeModeStatus(node.status(), identityPath);
+      if (node) return gatewayNodeModeStatus(node.status(), identityPath);
       if (!enabled) return { enabled: false, state: 'disabled', identityPath, detail: 'gateway node mode is off (settings.json gateway.enabled, or capnode serve --gateway <url>)' };
       if (failure) return { enabled: true, state: 'failed', ...(url ? { url } : {}), identityPath, lastError: failure, detail: failure.message };
       return { enabled: true, state: 'stopped', ...(url ? { url } : {}), identityPath, detail: 'not started' };

@@ -16,8 +16,8 @@ export interface Check {
   readonly fix?: string;
 }
 
-/** `NODE_IDENTITY_FILE` and `OPERATOR_IDENTITY_FILE` of `@capnode/host`, spelled out so doctor does not load the host. */
-const NODE_IDENTITY_FILE = 'gateway-device.json';
+/** `GATEWAY_NODE_IDENTITY_FILE` and `OPERATOR_IDENTITY_FILE` of `@capnode/host`, spelled out so doctor does not load the host. */
+const GATEWAY_NODE_IDENTITY_FILE = 'gateway-device.json';
 const OPERATOR_IDENTITY_FILE = 'gateway-operator.json';
 
 const ok = (id: string, title: string, detail: string): Check => ({ id, status: 'ok', title, detail });
@@ -62,7 +62,7 @@ function fileChecks(context: Context): Check[] {
   const settings = fileCheck('settings', 'settings.json', paths.settings, ok('settings', 'settings.json', `${paths.settings} absent: the defaults apply`));
   if (settings?.status === 'fail' && /others can read/.test(settings.detail)) checks.push({ ...settings, status: 'warn', fix: `chmod 600 ${paths.settings} (the host narrows it on start; it may hold gateway.token)` });
   else if (settings) checks.push(settings);
-  for (const name of [NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE]) {
+  for (const name of [GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE]) {
     const check = fileCheck(name, `gateway identity ${name}`, join(paths.home, name), undefined);
     if (check) checks.push(check.status === 'fail' ? { ...check, fix: `${check.fix}, or delete it to create a new one` } : check);
   }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { HostStatus, NodeModeStatus } from '@capnode/host';
+import type { HostStatus, GatewayNodeModeStatus } from '@capnode/host';
 import { listRuntimeStates } from '@capnode/host/paths';
 import { flag } from '../args.js';
 import { readToken, type Context } from '../context.js';
@@ -28,7 +28,7 @@ async function runningStatuses(context: Context): Promise<HostStatus[]> {
   return statuses;
 }
 
-function printNode(context: Context, node: NodeModeStatus, pid: number): void {
+function printNode(context: Context, node: GatewayNodeModeStatus, pid: number): void {
   context.out(`gateway node (host pid ${pid}): ${node.state}`);
   if (node.url) context.out(`  gateway:      ${node.url}`);
   if (node.nodeId) context.out(`  node id:      ${node.nodeId}`);
@@ -61,7 +61,7 @@ async function status(context: Context): Promise<number> {
     return 0;
   }
   const settings = loadSettingsOrFail(context, hostModule);
-  const identityPath = join(context.paths.home, hostModule.NODE_IDENTITY_FILE);
+  const identityPath = join(context.paths.home, hostModule.GATEWAY_NODE_IDENTITY_FILE);
   const nodeId = hostModule.readGatewayNodeId(context.paths.home);
   const tokenSource = flag(context.args, 'gateway-token') ? '--gateway-token' : context.env[hostModule.GATEWAY_TOKEN_ENV] ? hostModule.GATEWAY_TOKEN_ENV : settings.gateway.token ? 'settings.json gateway.token' : undefined;
   const offline = {

@@ -17,8 +17,8 @@ describe('settings patch', () => {
     const before = defaultSettings() as unknown as Record<string, unknown>;
     const after = mergePatch(before, { mcp: { enabled: false, port: 9000 }, execApprovals: { mode: 'full' }, gateway: { url: 'ws://127.0.0.1:1' } }) as Record<string, unknown>;
     const changed = changedPaths(before, after);
-    expect(changed.sort()).toEqual(['execApprovals.mode', 'mcp.enabled', 'mcp.port', 'gateway.url']);
-    expect(changed.filter(isLivePath).sort()).toEqual(['execApprovals.mode', 'mcp.enabled', 'gateway.url']);
+    expect(changed.sort()).toEqual(['execApprovals.mode', 'gateway.url', 'mcp.enabled', 'mcp.port']);
+    expect(changed.filter(isLivePath).sort()).toEqual(['execApprovals.mode', 'gateway.url', 'mcp.enabled']);
   });
 
   it('masks the gateway token and imported servers’ env and header values', () => {

@@ -5,7 +5,7 @@ import type { HostStatus } from '../../src/hostStatus.js';
 
 export type { PendingView } from '../../src/dashboard/pendingView.js';
 export type { AuditRecord as AuditRecordView } from '../../src/auditRecord.js';
-export type { NodeModeStatus as NodeView } from '../../src/hostStatus.js';
+export type { GatewayNodeModeStatus as NodeView } from '../../src/hostStatus.js';
 export type {
   ActivityView,
   ClientPreviewView,
