@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NODE_IDENTITY_FILE, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
+import { GATEWAY_NODE_IDENTITY_FILE, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
@@ -48,7 +48,7 @@ describe('capnode serve: node mode × MCP server', () => {
   it('MCP off + node on: runs only the gateway node; approvals and gateway status still reach it', async () => {
     using home = tempHome();
     const gatewayUrl = `ws://127.0.0.1:${await freePort()}`;
-    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, node: { enabled: true, url: gatewayUrl } }));
+    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, gateway: { enabled: true, url: gatewayUrl } }));
     const child = spawnCli(['serve'], home.home, { CAPNODE_GATEWAY_TOKEN: SECRET });
     let out = '';
     let err = '';
@@ -92,11 +92,11 @@ describe('capnode serve: node mode × MCP server', () => {
 
   it('gateway status offline shows config and identity without the token; pair without an identity says what to do', async () => {
     using home = tempHome();
-    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ node: { enabled: true, url: 'ws://127.0.0.1:9', token: SECRET } }));
+    writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ gateway: { enabled: true, url: 'ws://127.0.0.1:9', token: SECRET } }));
     const offline = await runCli(['gateway', 'status'], home.home);
     expect(offline.code).toBe(0);
     expect(offline.stdout).toContain('gateway node: no host running');
-    expect(offline.stdout).toContain('token:        set (settings.json node.token)');
+    expect(offline.stdout).toContain('token:        set (settings.json gateway.token)');
     expect(offline.stdout).toContain('none yet');
     expect(offline.stdout).not.toContain(SECRET);
     const pair = await runCli(['gateway', 'pair'], home.home);
@@ -107,7 +107,7 @@ describe('capnode serve: node mode × MCP server', () => {
 
   it('gateway pair prints what it approved (--json as is), and Ctrl-C while the gateway is silent exits 130', async () => {
     using home = tempHome();
-    const nodeId = loadOrCreateDeviceIdentity(join(home.home, NODE_IDENTITY_FILE)).identity.deviceId;
+    const nodeId = loadOrCreateDeviceIdentity(join(home.home, GATEWAY_NODE_IDENTITY_FILE)).identity.deviceId;
     // The fake gateway only stands in for a gateway that never answers; the real approval runs in tests/gateway/cli.interop.ts.
     let answer = true;
     await using gateway = await startFakeGateway(async (connection) => {

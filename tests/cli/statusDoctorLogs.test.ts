@@ -140,8 +140,8 @@ describe('capnode status, doctor and logs against a real host', () => {
     });
     await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
     const port = (squatter.address() as { port: number }).port;
-    // It also stands in for a gateway: node.url set (node mode off) gets a TCP reachability check.
-    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { port }, node: { url: `ws://127.0.0.1:${port}` } }), { mode: 0o600 });
+    // It also stands in for a gateway: gateway.url set (gateway node mode off) gets a TCP reachability check.
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { port }, gateway: { url: `ws://127.0.0.1:${port}` } }), { mode: 0o600 });
     try {
       const taken = await doctor(dir.home, env);
       expect(taken.code).toBe(1);

@@ -53,7 +53,7 @@ describe('dashboard and admin changes in audit.log', () => {
       // The first server creates the section; then a secret changed in the server list.
       { outcome: 'ok', changed: ['mcpClient'] },
       { outcome: 'ok', changed: ['mcpClient.servers'] },
-      { outcome: 'ok', changed: expect.arrayContaining(['node.url', 'node.token']) },
+      { outcome: 'ok', changed: expect.arrayContaining(['gateway.url', 'gateway.token']) },
       { outcome: 'invalid_settings', changed: ['mcp.port'] },
     ]);
     expect(fromDashboard.every((record) => record.transport === 'dashboard')).toBe(true);

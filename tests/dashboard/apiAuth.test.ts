@@ -95,7 +95,7 @@ describe('dashboard sign-in', () => {
 
   it('a gateway-node-only host (no MCP listener) serves the dashboard, signed in through its admin-only listener', async () => {
     using dir = tempDir();
-    writeFileSync(join(dir.path, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, node: { enabled: true, url: `ws://127.0.0.1:${await freePort()}` } }), { mode: 0o600 });
+    writeFileSync(join(dir.path, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, gateway: { enabled: true, url: `ws://127.0.0.1:${await freePort()}` } }), { mode: 0o600 });
     await using host = createHost({ home: dir.path, onLog: () => undefined });
     const status = await host.start();
     expect(status.mcp.state).toBe('disabled');

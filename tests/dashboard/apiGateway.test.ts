@@ -15,7 +15,7 @@ describe('dashboard gateway', () => {
     const bad = await client.api('/api/gateway', { method: 'PUT', body: { url: 'http://127.0.0.1:18789' } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { fields: { path: string }[] } }).error.fields.map((field) => field.path)).toEqual(['url']);
-    await client.api('/api/settings', { method: 'PATCH', body: { node: { url: 'ws://127.0.0.1:9' } } });
+    await client.api('/api/settings', { method: 'PATCH', body: { gateway: { url: 'ws://127.0.0.1:9' } } });
     const pair = await client.api('/api/gateway/pair', { method: 'POST' });
     expect(pair.status).toBe(409);
     expect(((await pair.json()) as { error: { message: string } }).error.message).toMatch(/no gateway node identity/);
@@ -24,15 +24,15 @@ describe('dashboard gateway', () => {
     const put = await client.api('/api/gateway', { method: 'PUT', body: { url: gatewayUrl, token: 'gw-secret-token' } });
     expect(put.status).toBe(200);
     const applied = (await put.json()) as { applied: string[]; restartNeeded: string[] };
-    expect(applied.applied.sort()).toEqual(['node.enabled', 'node.token', 'node.url']);
+    expect(applied.applied.sort()).toEqual(['gateway.enabled', 'gateway.token', 'gateway.url']);
     expect(applied.restartNeeded).toEqual([]);
     const after = await (await client.api('/api/gateway')).text();
     expect(after).not.toContain('gw-secret-token');
     expect(JSON.parse(after)).toMatchObject({ node: { enabled: true, url: gatewayUrl }, configured: { enabled: true, url: gatewayUrl, hasToken: true } });
     expect(['connecting', 'waiting']).toContain(test.host.status().node.state);
-    expect(test.host.settings.reload().node).toEqual({ enabled: true, url: gatewayUrl, token: 'gw-secret-token' });
-    const off = await client.api('/api/settings', { method: 'PATCH', body: { node: { enabled: false } } });
-    expect(((await off.json()) as { applied: string[] }).applied).toEqual(['node.enabled']);
+    expect(test.host.settings.reload().gateway).toEqual({ enabled: true, url: gatewayUrl, token: 'gw-secret-token' });
+    const off = await client.api('/api/settings', { method: 'PATCH', body: { gateway: { enabled: false } } });
+    expect(((await off.json()) as { applied: string[] }).applied).toEqual(['gateway.enabled']);
     expect(test.host.status().node).toMatchObject({ enabled: false, state: 'disabled' });
   });
 
@@ -44,22 +44,22 @@ describe('dashboard gateway', () => {
     const attacker = 'wss://gateway.attacker.example';
     for (const [route, method, body] of [
       ['/api/gateway', 'PUT', { url: attacker, enabled: false }],
-      ['/api/settings', 'PATCH', { node: { url: attacker } }],
-      ['/api/settings', 'PATCH', { node: { url: attacker, token: '••••••••' } }],
+      ['/api/settings', 'PATCH', { gateway: { url: attacker } }],
+      ['/api/settings', 'PATCH', { gateway: { url: attacker, token: '••••••••' } }],
     ] as const) {
       const refused = await client.api(route, { method, body });
       expect(refused.status).toBe(400);
       const error = ((await refused.json()) as { error: { fields: { path: string; message: string }[] } }).error;
-      expect(error.fields.map((field) => field.path)).toEqual([route === '/api/gateway' ? 'token' : 'node.token']);
+      expect(error.fields.map((field) => field.path)).toEqual([route === '/api/gateway' ? 'token' : 'gateway.token']);
       expect(error.fields[0]!.message).toContain(first);
-      expect(test.host.settings.reload().node).toEqual({ enabled: false, url: first, token: 'gw-secret-token' });
+      expect(test.host.settings.reload().gateway).toEqual({ enabled: false, url: first, token: 'gw-secret-token' });
     }
     // Same URL keeps the token; a new URL with its own token, or with null, is fine.
     expect((await client.api('/api/gateway', { method: 'PUT', body: { url: first, enabled: false } })).status).toBe(200);
-    expect(test.host.settings.reload().node.token).toBe('gw-secret-token');
+    expect(test.host.settings.reload().gateway.token).toBe('gw-secret-token');
     const second = `ws://127.0.0.1:${await freePort()}`;
     expect((await client.api('/api/gateway', { method: 'PUT', body: { url: second, token: 'other-token', enabled: false } })).status).toBe(200);
     expect((await client.api('/api/gateway', { method: 'PUT', body: { url: first, token: null, enabled: false } })).status).toBe(200);
-    expect(test.host.settings.reload().node).toEqual({ enabled: false, url: first });
+    expect(test.host.settings.reload().gateway).toEqual({ enabled: false, url: first });
   });
 });

@@ -134,22 +134,22 @@ describe('dashboard settings', () => {
   }, 60_000);
 
   it('applies the exec policy live, says restart needed for the port, and masks secrets', async () => {
-    await using test = await startTestHost({ settings: { node: { token: 'gateway-secret-value' } } });
+    await using test = await startTestHost({ settings: { gateway: { token: 'gateway-secret-value' } } });
     const client = await signIn(test.host, test.home);
-    const got = (await (await client.api('/api/settings')).json()) as { settings: { node: { token: string } }; restartNeeded: string[] };
-    expect(got.settings.node.token).toBe('••••••••');
+    const got = (await (await client.api('/api/settings')).json()) as { settings: { gateway: { token: string } }; restartNeeded: string[] };
+    expect(got.settings.gateway.token).toBe('••••••••');
     expect(JSON.stringify(got)).not.toContain('gateway-secret-value');
     expect(got.restartNeeded).toEqual([]);
 
     const tested = (await (await client.api('/api/exec/test', { method: 'POST', body: { command: ['true'] } })).json()) as { decision: string; reason: string };
     expect(tested.decision).toBe('ask');
-    const patched = await client.api('/api/settings', { method: 'PATCH', body: { execApprovals: { mode: 'full' }, mcp: { port: 9999 }, node: { token: '••••••••' } } });
+    const patched = await client.api('/api/settings', { method: 'PATCH', body: { execApprovals: { mode: 'full' }, mcp: { port: 9999 }, gateway: { token: '••••••••' } } });
     expect(patched.status).toBe(200);
-    const result = (await patched.json()) as { applied: string[]; restartNeeded: string[]; settings: { node: { token: string } } };
+    const result = (await patched.json()) as { applied: string[]; restartNeeded: string[]; settings: { gateway: { token: string } } };
     expect(result.applied).toEqual(['execApprovals.mode']);
     expect(result.restartNeeded).toEqual(['mcp.port']);
     // The masked token sent back kept the stored one.
-    expect(test.host.settings.reload().node.token).toBe('gateway-secret-value');
+    expect(test.host.settings.reload().gateway.token).toBe('gateway-secret-value');
     expect(((await (await client.api('/api/settings')).json()) as { restartNeeded: string[] }).restartNeeded).toEqual(['mcp.port']);
     expect(((await (await client.api('/api/exec/test', { method: 'POST', body: { command: ['true'] } })).json()) as { decision: string }).decision).toBe('allow');
     expect(((await (await client.api('/api/exec/test', { method: 'POST', body: { command: 'echo hi', shell: true } })).json()) as { decision: string }).decision).toBe('allow');

@@ -236,13 +236,13 @@ describe('dashboard pages (Chromium, real host)', () => {
     await form.getByLabel('Gateway URL').fill('ws://127.0.0.1:9');
     await form.getByLabel('Gateway token').fill('gateway-secret-456');
     await form.getByRole('button', { name: 'Connect to gateway' }).click();
-    await expect.poll(() => settingsOf(test.home).node?.url).toBe('ws://127.0.0.1:9');
-    expect(settingsOf(test.home).node?.token).toBe('gateway-secret-456');
+    await expect.poll(() => settingsOf(test.home).gateway?.url).toBe('ws://127.0.0.1:9');
+    expect(settingsOf(test.home).gateway?.token).toBe('gateway-secret-456');
     await expect.poll(() => page.getByText(/^Saved\./).isVisible()).toBe(true);
     expect(await form.getByLabel('Gateway token').inputValue()).toBe('');
     expect(await page.content()).not.toContain('gateway-secret-456');
     // Back off, so the rest of the suite runs without a gateway node.
-    await test.host.settings.update((settings) => ({ ...settings, node: { enabled: false } }));
+    await test.host.settings.update((settings) => ({ ...settings, gateway: { enabled: false } }));
   });
 
   const PAGES: [string, string][] = [

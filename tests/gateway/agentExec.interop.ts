@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { PendingApproval } from '@capnode/capabilities';
 import { createGatewayClient, type GatewayClient } from '@capnode/gateway-bridge';
-import { approveNodePairing, createWsSocketFactory, gatewayPlatform, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
+import { approveGatewayNodePairing, createWsSocketFactory, gatewayPlatform, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeSession, type NodeSession } from './fixtures.js';
@@ -178,7 +178,7 @@ describe.skipIf(skipReason !== undefined)("OpenClaw's own agent exec path (exec 
       asked.push(event.approval);
       queueMicrotask(() => fixture.broker.resolve(event.approval.id, 'allow-once'));
     });
-    await eventually(async () => (await approveNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
+    await eventually(async () => (await approveGatewayNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
     await eventually(() => node.status().pairing.state === 'approved', gatewayWait('the approval to reach the node'));
     approver = await connectExecApprover(session.gateway.url, session.gateway.token, fixture.home, gatewayApprovals);
   });

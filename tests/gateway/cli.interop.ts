@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHANNEL_TOOL_NAMES, type GatewayClient } from '@capnode/gateway-bridge';
-import { NODE_IDENTITY_FILE, findGatewayNode } from '@capnode/gateway-bridge/node';
+import { GATEWAY_NODE_IDENTITY_FILE, findGatewayNode } from '@capnode/gateway-bridge/node';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +57,7 @@ describe.skipIf(skipReason !== undefined)('the built capnode CLI against the rea
 
   it('capnode serve --gateway: the node appears, `capnode gateway pair` approves it, and node.invoke of device.info succeeds', async () => {
     await eventually(() => /gateway: connected to ws:\/\/127\.0\.0\.1:\d+ as node /.test(err), gatewayWait('the node to connect', 60_000));
-    const nodeId = (JSON.parse(readFileSync(join(home, NODE_IDENTITY_FILE), 'utf8')) as { deviceId: string }).deviceId;
+    const nodeId = (JSON.parse(readFileSync(join(home, GATEWAY_NODE_IDENTITY_FILE), 'utf8')) as { deviceId: string }).deviceId;
     const entry = await eventually(async () => {
       const found = await findGatewayNode(operator, nodeId);
       return found?.connected ? found : undefined;

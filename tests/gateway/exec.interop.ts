@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { ApprovalDecision, PendingApproval } from '@capnode/capabilities';
 import type { GatewayClient, GatewayNode } from '@capnode/gateway-bridge';
-import { approveNodePairing } from '@capnode/gateway-bridge/node';
+import { approveGatewayNodePairing } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invokeNode, startNodeSession, type NodeFixture, type NodeSession } from './fixtures.js';
 import { gatewayWait, interopSkipReason, type RealGateway } from './harness.js';
@@ -98,7 +98,7 @@ describe.skipIf(skipReason !== undefined)('exec through the real gateway as Open
       asked.push(event.approval);
       queueMicrotask(() => fixture.broker.resolve(event.approval.id, answer));
     });
-    await eventually(async () => (await approveNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
+    await eventually(async () => (await approveGatewayNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
     await eventually(() => node.status().pairing.state === 'approved', gatewayWait('the approval to reach the node'));
   });
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isGatewayError, type GatewayClientStatus } from '@capnode/gateway-bridge';
-import { NODE_IDENTITY_FILE, createGatewayNode } from '@capnode/gateway-bridge/node';
+import { GATEWAY_NODE_IDENTITY_FILE, createGatewayNode } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeFixture, INTEROP_ALLOW, type NodeFixture } from './fixtures.js';
 import { interopSkipReason, startGateway, type RealGateway } from './harness.js';
@@ -30,7 +30,7 @@ describe.skipIf(skipReason !== undefined)('connect failures and device tokens ag
       url: gateway.url,
       token: 'not-the-gateway-token',
       invoker: fixture.invoker,
-      identityPath: join(fixture.home, 'wrong-token', NODE_IDENTITY_FILE),
+      identityPath: join(fixture.home, 'wrong-token', GATEWAY_NODE_IDENTITY_FILE),
       operatorIdentityPath: false,
       onStatus: (status) => statuses.push(status.connection),
     });
@@ -49,7 +49,7 @@ describe.skipIf(skipReason !== undefined)('connect failures and device tokens ag
   });
 
   it('keeps the device token from hello-ok and presents it on later connects', async () => {
-    const identityPath = join(fixture.home, 'device-token', NODE_IDENTITY_FILE);
+    const identityPath = join(fixture.home, 'device-token', GATEWAY_NODE_IDENTITY_FILE);
     {
       await using first = createGatewayNode({ url: gateway.url, token: gateway.token, invoker: fixture.invoker, identityPath, operatorIdentityPath: false });
       await first.ready({ timeoutMs: 30_000 });

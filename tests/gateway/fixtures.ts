@@ -21,7 +21,7 @@ import {
 } from '@capnode/capabilities';
 import { createBuiltinCapabilities, createNodeExecResolvers } from '@capnode/capabilities/node';
 import type { GatewayClient, GatewayNode } from '@capnode/gateway-bridge';
-import { NODE_IDENTITY_FILE, connectGatewayOperator, createGatewayNode, type GatewayNodeOptions } from '@capnode/gateway-bridge/node';
+import { GATEWAY_NODE_IDENTITY_FILE, connectGatewayOperator, createGatewayNode, type GatewayNodeOptions } from '@capnode/gateway-bridge/node';
 import { startGateway, type GatewayOptions, type RealGateway } from './harness.js';
 import { z } from 'zod';
 
@@ -191,7 +191,7 @@ export async function startNodeSession(nodeOptions: Partial<GatewayNodeOptions> 
     url: gateway.url,
     token: gateway.token,
     invoker: fixture.invoker,
-    identityPath: join(fixture.home, NODE_IDENTITY_FILE),
+    identityPath: join(fixture.home, GATEWAY_NODE_IDENTITY_FILE),
     ...nodeOptions,
   });
   let operator: GatewayClient | undefined;

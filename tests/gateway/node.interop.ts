@@ -2,8 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { defineCapability, defineCommand } from '@capnode/capabilities';
-import type { GatewayClient, GatewayNode, NodePairingRequest } from '@capnode/gateway-bridge';
-import { NODE_IDENTITY_FILE, approveNodePairing, findGatewayNode } from '@capnode/gateway-bridge/node';
+import type { GatewayClient, GatewayNode, GatewayNodePairingRequest } from '@capnode/gateway-bridge';
+import { GATEWAY_NODE_IDENTITY_FILE, approveGatewayNodePairing, findGatewayNode } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invokeNode, startNodeSession, type NodeFixture, type NodeSession } from './fixtures.js';
 import { gatewayWait, interopSkipReason, type RealGateway } from './harness.js';
@@ -18,7 +18,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   let node: GatewayNode;
   let operator: GatewayClient;
   let session: NodeSession | undefined;
-  const pairingRequests: NodePairingRequest[] = [];
+  const pairingRequests: GatewayNodePairingRequest[] = [];
   const logs: string[] = [];
 
   beforeAll(async () => {
@@ -35,7 +35,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   });
 
   it('connects as role node with its Ed25519 device identity, kept 0600 beside the settings', async () => {
-    const file = join(fixture.home, NODE_IDENTITY_FILE);
+    const file = join(fixture.home, GATEWAY_NODE_IDENTITY_FILE);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { deviceId: string; deviceTokens: Record<string, { token: string }> };
     expect(stored.deviceId).toBe(node.nodeId);
@@ -72,7 +72,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
   });
 
   it('an operator approves the pairing and the node learns it from node.pair.resolved', async () => {
-    const approved = await approveNodePairing(operator, node.nodeId);
+    const approved = await approveGatewayNodePairing(operator, node.nodeId);
     expect(approved.map((r) => r.requestId)).toContain(pairingRequests.find((r) => r.kind === 'commands')?.requestId);
     await eventually(() => node.status().pairing.state === 'approved', gatewayWait('the node to see the approval'));
     const entry = await findGatewayNode(operator, node.nodeId);
@@ -181,7 +181,7 @@ describe.skipIf(skipReason !== undefined)('capnode as a node of the real OpenCla
       pairingRequests.slice(seen).find((r) => r.kind === 'commands' && r.requestId && r.commands?.includes('interop.added')), gatewayWait('a pairing request for the new command'));
     expect(node.status().connection.server?.connId).not.toBe(connIdBefore);
     expect(node.status().declared.commands).toContain('interop.added');
-    const approved = await approveNodePairing(operator, node.nodeId);
+    const approved = await approveGatewayNodePairing(operator, node.nodeId);
     expect(approved.map((r) => r.requestId)).toContain(request.requestId);
     const result = await invokeNode(operator, node.nodeId, 'interop.added', {});
     expect(result).toMatchObject({ ok: true, payload: { payload: { content: [{ type: 'text', text: 'added later' }] } } });

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GatewayClient } from '@capnode/gateway-bridge';
-import { approveNodePairing, findGatewayNode } from '@capnode/gateway-bridge/node';
+import { approveGatewayNodePairing, findGatewayNode } from '@capnode/gateway-bridge/node';
 import { createHost, type Host } from '@capnode/host';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectOperator, invokeNode } from './fixtures.js';
@@ -121,14 +121,14 @@ async function startDesktop(dir: string): Promise<TestDesktop> {
   };
 }
 
-/** settings.json of the stock host: node mode on this gateway, consent allowed, the pack pointed at the test sources. */
+/** settings.json of the stock host: gateway node mode on this gateway, consent allowed, the pack pointed at the test sources. */
 function writeHostSettings(home: string, gateway: RealGateway, display: string, whereAmI: string, modelDir: string): void {
   mkdirSync(home, { mode: 0o700 });
   writeFileSync(
     join(home, 'settings.json'),
     JSON.stringify({
       approvals: { wait: 'block' },
-      node: { enabled: true, url: gateway.url, token: gateway.token },
+      gateway: { enabled: true, url: gateway.url, token: gateway.token },
       consent: { screen: 'allow', camera: 'allow', microphone: 'allow', location: 'allow' },
       pluginSettings: {
         screen: { display },
@@ -207,7 +207,7 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     const listedEntry = listed.nodes.find((node) => node.nodeId === nodeId);
     expect([...(listedEntry?.pendingDeclaredCaps ?? [])].sort()).toEqual(['camera', 'location', 'screen', 'talk']);
 
-    const approved = await approveNodePairing(operator, nodeId);
+    const approved = await approveGatewayNodePairing(operator, nodeId);
     expect(approved.length).toBeGreaterThanOrEqual(1);
     await eventually(() => host.status().node.pairing?.state === 'approved', gatewayWait('the node to see the approval'));
     const after = await findGatewayNode(operator, nodeId);

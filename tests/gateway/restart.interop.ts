@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GatewayClient, GatewayClientStatus, GatewayNode } from '@capnode/gateway-bridge';
-import { approveNodePairing } from '@capnode/gateway-bridge/node';
+import { approveGatewayNodePairing } from '@capnode/gateway-bridge/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invokeNode, startNodeSession, type NodeFixture, type NodeSession } from './fixtures.js';
 import { gatewayWait, interopSkipReason, type RealGateway } from './harness.js';
@@ -28,7 +28,7 @@ describe.skipIf(skipReason !== undefined)('gateway restart mid-session', () => {
       },
     });
     ({ gateway, fixture, node, operator } = session);
-    await eventually(async () => (await approveNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
+    await eventually(async () => (await approveGatewayNodePairing(operator, node.nodeId)).length > 0, gatewayWait('the pairing request'));
     await eventually(() => node.status().pairing.state === 'approved', gatewayWait('the approval to reach the node'));
   });
 

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { nodeDeclaration, toInvokeResult } from '@capnode/gateway-bridge';
+import { gatewayNodeDeclaration, toInvokeResult } from '@capnode/gateway-bridge';
 import { describe, expect, it } from 'vitest';
 import { cliPath, completion, runCli, spawnCli, startServe, tempHome } from '../cli/helpers.js';
 import { eventually } from '../support/poll.js';
@@ -142,7 +142,7 @@ describe('consent on every transport', () => {
   it('gateway: the node declaration leaves unavailable commands out, and a gateway invoke meets consent in the host pipeline', async () => {
     const unavailable = fileURLToPath(new URL('./fixtures/contextPlugin.mjs', import.meta.url));
     await using t = await startTestHost({ settings: { plugins: [plugin, unavailable] }, host: { builtinPlugins: false, availabilityTimeoutMs: 200 } });
-    const declared = nodeDeclaration(t.host.registry).commands;
+    const declared = gatewayNodeDeclaration(t.host.registry).commands;
     expect(declared).toContain('probe.look');
     expect(declared).toContain('ctx.greet');
     expect(declared).not.toContain('ctx.gone');

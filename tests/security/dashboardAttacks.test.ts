@@ -217,7 +217,7 @@ describe('what a dashboard session can change', () => {
     expect(test.host.settings.reload().execApprovals.mode).toBe('ask');
 
     test.logs.length = 0;
-    const change = await client.api('/api/settings', { method: 'PATCH', body: { consent: { screen: 'ask' }, node: { token: 'sekret-gateway-token-1234' } } });
+    const change = await client.api('/api/settings', { method: 'PATCH', body: { consent: { screen: 'ask' }, gateway: { token: 'sekret-gateway-token-1234' } } });
     expect(change.status).toBe(200);
     await client.api('/api/token/reveal', { method: 'POST' });
     const log = test.logs.join('\n');
@@ -226,7 +226,7 @@ describe('what a dashboard session can change', () => {
     expect(log).toContain('dashboard: the MCP token was revealed');
     expect(log).not.toContain('sekret-gateway-token-1234');
     expect(log).not.toContain(mcpToken());
-    await client.api('/api/settings', { method: 'PATCH', body: { consent: { screen: null }, node: { token: null } } });
+    await client.api('/api/settings', { method: 'PATCH', body: { consent: { screen: null }, gateway: { token: null } } });
   });
 
   it('secrets nested in servers (OAuth client_secret) and plugin settings are shown masked, and a masked value sent back keeps the stored one', async () => {

@@ -88,7 +88,7 @@ describe('pause / resume and gateway node mode through the real settings routes'
     await link.patchSettings({ mcp: { enabled: true } });
     await eventually(() => test.host.status().mcp.state === 'listening', { what: 'the listener resumed', ...slow });
     expect((await link.status()).mcp.state).toBe('listening');
-    const refused = await link.patchSettings({ node: { enabled: 'yes' } }).catch((error: unknown) => error);
+    const refused = await link.patchSettings({ gateway: { enabled: 'yes' } }).catch((error: unknown) => error);
     expect(isTrayError(refused) && refused.code).toBe('request_failed');
     expect((refused as Error).message).toMatch(/HTTP 400.*node\.enabled/);
     const login = await link.loginUrl();

@@ -39,7 +39,7 @@ export const FLAGS = {
   transport: { kind: 'value', value: 'http|sse', help: 'transport of a URL server' },
   cwd: { kind: 'value', value: 'dir', help: 'working directory of a stdio server' },
   gateway: { kind: 'value', value: 'ws://host:port', help: 'OpenClaw gateway to connect to as a gateway node' },
-  'gateway-token': { kind: 'value', value: 'token', help: 'gateway token (else CAPNODE_GATEWAY_TOKEN, else settings.json node.token)' },
+  'gateway-token': { kind: 'value', value: 'token', help: 'gateway token (else CAPNODE_GATEWAY_TOKEN, else settings.json gateway.token)' },
   write: { kind: 'switch', help: "merge the entry into the client's config file (shows the diff, keeps a backup)" },
   yes: { kind: 'switch', short: 'y', help: 'do not ask for confirmation' },
   follow: { kind: 'switch', short: 'f', help: 'keep printing new lines until Ctrl-C' },
@@ -95,7 +95,7 @@ export const SECTIONS: Readonly<Record<Section, string>> = {
   consent: 'Consent (screen, camera, microphone, location; each off until turned on):',
   plugins: 'Plugins (settings.json "plugins"; state and diagnostics: capnode status):',
   diagnose: 'Diagnose:',
-  gateway: 'OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json node.token):',
+  gateway: 'OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json gateway.token):',
   servers: 'Tools from other MCP servers (settings.json "mcpClient"):',
 };
 

@@ -81,8 +81,8 @@ describe('click → action', () => {
     expect(trayActionFor('approvals', base)).toEqual({ type: 'open-dashboard', page: 'approvals' });
     expect(trayActionFor('mcp', base)).toMatchObject({ type: 'patch-settings', patch: { mcp: { enabled: false } } });
     expect(trayActionFor('mcp', { ...base, status: { mcp: { state: 'disabled' } } })).toMatchObject({ type: 'patch-settings', patch: { mcp: { enabled: true } } });
-    expect(trayActionFor('gatewayNode', base)).toMatchObject({ type: 'patch-settings', patch: { node: { enabled: true } } });
-    expect(trayActionFor('gatewayNode', { ...base, status: { mcp: { state: 'listening' }, node: { enabled: true, state: 'connected' } } })).toMatchObject({ patch: { node: { enabled: false } } });
+    expect(trayActionFor('gatewayNode', base)).toMatchObject({ type: 'patch-settings', patch: { gateway: { enabled: true } } });
+    expect(trayActionFor('gatewayNode', { ...base, status: { mcp: { state: 'listening' }, node: { enabled: true, state: 'connected' } } })).toMatchObject({ patch: { gateway: { enabled: false } } });
     expect(trayActionFor('copyUrl', base)).toEqual({ type: 'copy', what: 'mcp-url' });
     expect(trayActionFor('copyToken', base)).toEqual({ type: 'copy', what: 'token' });
     expect(trayActionFor('quit', base)).toEqual({ type: 'quit' });
@@ -129,7 +129,7 @@ describe('runTrayAction', () => {
     await runTrayAction(trayActionFor('mcp', base)!, deps);
     await runTrayAction(trayActionFor('mcp', { ...base, status: { mcp: { state: 'disabled' } } })!, deps);
     await runTrayAction(trayActionFor('gatewayNode', base)!, deps);
-    expect(link.patches).toEqual([{ mcp: { enabled: false } }, { mcp: { enabled: true } }, { node: { enabled: true } }]);
+    expect(link.patches).toEqual([{ mcp: { enabled: false } }, { mcp: { enabled: true } }, { gateway: { enabled: true } }]);
   });
 
   it('copy token and copy URL hand the text to the clipboard writer; no token is an error naming the file', async () => {

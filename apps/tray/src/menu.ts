@@ -52,7 +52,7 @@ export interface TrayMenu {
 /** What a click asks for. */
 export type TrayAction =
   | { readonly type: 'open-dashboard'; readonly page?: 'approvals' }
-  | { readonly type: 'patch-settings'; readonly patch: { readonly mcp?: { readonly enabled: boolean }; readonly node?: { readonly enabled: boolean } }; readonly describe: string }
+  | { readonly type: 'patch-settings'; readonly patch: { readonly mcp?: { readonly enabled: boolean }; readonly gateway?: { readonly enabled: boolean } }; readonly describe: string }
   | { readonly type: 'copy'; readonly what: 'mcp-url' | 'token' }
   | { readonly type: 'quit' };
 
@@ -141,7 +141,7 @@ export function trayActionFor(key: TrayItemKey, state: TrayState): TrayAction | 
     }
     case 'gatewayNode': {
       const on = state.status?.node?.enabled !== true;
-      return { type: 'patch-settings', patch: { node: { enabled: on } }, describe: on ? 'turn gateway node mode on' : 'turn gateway node mode off' };
+      return { type: 'patch-settings', patch: { gateway: { enabled: on } }, describe: on ? 'turn gateway node mode on' : 'turn gateway node mode off' };
     }
     case 'copyUrl':
       return { type: 'copy', what: 'mcp-url' };

@@ -1,10 +1,10 @@
 export type { GatewayErrorCode, GatewayErrorOptions } from './errors.js';
 export { GatewayError, isGatewayError } from './errors.js';
-export type { BackoffOptions } from './backoff.js';
-export { backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
-export type { GatewaySocket, GatewaySocketHandlers, GatewaySocketFactory } from './socket.js';
-export type { DeviceIdentity, DeviceTokenStore } from './identity.js';
-export { createMemoryDeviceTokenStore } from './identity.js';
+export type { BackoffOptions } from './connection/backoff.js';
+export { backoffDelay, DEFAULT_BACKOFF } from './connection/backoff.js';
+export type { GatewaySocket, GatewaySocketHandlers, GatewaySocketFactory } from './connection/socket.js';
+export type { DeviceIdentity, DeviceTokenStore } from './connection/identity.js';
+export { createMemoryDeviceTokenStore } from './connection/identity.js';
 export type {
   GatewayClientInfo,
   GatewayDeclaration,
@@ -14,19 +14,19 @@ export type {
   GatewayClientOptions,
   GatewayRequestOptions,
   GatewayClient,
-} from './clientContract.js';
-export { createGatewayClient } from './client.js';
-export type { InvokeAdmission, InvokeSubmission, InvokeTicket, InvokeLedgerOptions, InvokeLedgerStats, InvokeLedger } from './invokeLedger.js';
-export { createInvokeLedger } from './invokeLedger.js';
+} from './connection/clientContract.js';
+export { createGatewayClient } from './connection/client.js';
+export type { InvokeAdmission, InvokeSubmission, InvokeTicket, InvokeLedgerOptions, InvokeLedgerStats, InvokeLedger } from './gatewayNode/invokeLedger.js';
+export { createInvokeLedger } from './gatewayNode/invokeLedger.js';
 export type {
-  NodePairingState,
-  NodePairingRequest,
-  NodePairingInspection,
+  GatewayNodePairingState,
+  GatewayNodePairingRequest,
+  GatewayNodePairingInspection,
   GatewayNodeStatus,
-  NodeTransportOptions,
+  GatewayNodeTransportOptions,
   GatewayNode,
-} from './nodeContract.js';
-export { NODE_BUSY_MESSAGE, nodeDeclaration, toInvokeResult, createNodeTransport } from './nodeTransport.js';
+} from './gatewayNode/gatewayNodeContract.js';
+export { GATEWAY_NODE_BUSY_MESSAGE, gatewayNodeDeclaration, toInvokeResult, createGatewayNodeTransport } from './gatewayNode/gatewayNodeTransport.js';
 export type {
   ChannelConversation,
   ChannelEvent,
@@ -37,6 +37,6 @@ export type {
   ChannelNotification,
   ChannelBridgeOptions,
   ChannelBridge,
-} from './channelContract.js';
-export { CHANNEL_QUEUE_LIMIT, PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS, createChannelBridge, toConversation, firstText, messageAttachments } from './channelBridge.js';
-export { CHANNEL_TOOL_NAMES, createChannelCapability } from './channelTools.js';
+} from './channel/channelContract.js';
+export { CHANNEL_QUEUE_LIMIT, PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS, createChannelBridge, toConversation, firstText, messageAttachments } from './channel/channelBridge.js';
+export { CHANNEL_TOOL_NAMES, createChannelCapability } from './channel/channelTools.js';

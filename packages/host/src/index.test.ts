@@ -28,7 +28,7 @@ describe('@capnode/host entries', () => {
       'HOST_LOG_MAX_FILES',
       'HOST_LOG_ROTATE_BYTES',
       'HostError',
-      'NODE_IDENTITY_FILE',
+      'GATEWAY_NODE_IDENTITY_FILE',
       'OPERATOR_IDENTITY_FILE',
       'approveGatewayPairing',
       'createHost',

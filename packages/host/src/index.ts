@@ -12,7 +12,7 @@ export type { DashboardState, DashboardStatus } from './parts/dashboard/service.
 export type { PendingView } from './parts/dashboard/pendingView.js';
 export type { DashboardErrorCode, FieldError } from './parts/dashboard/reply.js';
 export type { SettingsPatchResult } from './config/settingsPatch.js';
-export type { GatewayConnectionConfig, GatewayOverride, NodeModeState, NodeModeStatus } from './parts/gateway/gatewayMode.js';
-export { GATEWAY_TOKEN_ENV, NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './parts/gateway/gatewayMode.js';
+export type { GatewayConnectionConfig, GatewayOverride, GatewayNodeModeState, GatewayNodeModeStatus } from './parts/gateway/gatewayMode.js';
+export { GATEWAY_TOKEN_ENV, GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './parts/gateway/gatewayMode.js';
 export type { ApproveGatewayPairingOptions, GatewayPairingResult } from './parts/gateway/gatewayPairing.js';
 export { approveGatewayPairing, readGatewayNodeId } from './parts/gateway/gatewayPairing.js';

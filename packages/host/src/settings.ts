@@ -1,4 +1,4 @@
-export type { Settings, SettingsStore, SettingsStoreOptions, SettingsUpdateOptions, LoadSettingsOptions, McpClientSettings, McpServerEntry, McpClientSetup } from './config/settings.js';
+export type { Settings, SettingsStore, SettingsStoreOptions, SettingsUpdateOptions, LoadSettingsOptions, ParseSettingsOptions, McpClientSettings, McpServerEntry, McpClientSetup } from './config/settings.js';
 export {
   settingsSchema,
   defaultSettings,

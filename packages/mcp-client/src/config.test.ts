@@ -19,21 +19,21 @@ describe('validateMcpConfig', () => {
     });
     expect(config.servers.map((s) => s.transport)).toEqual(['stdio', 'http', 'sse']);
     const fs = config.servers[0]!;
-    expect(fs).toMatchObject({ enabled: true, connect_timeout_secs: 30, tool_timeout_secs: 180, max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES, env: {}, pinned_resources: [] });
+    expect(fs).toMatchObject({ enabled: true, connectTimeoutMs: 30_000, toolTimeoutMs: 180_000, maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES, env: {}, pinnedResources: [] });
     expect(config.enabled).toBe(true);
     expect(config.deferred_loading).toBe(false);
   });
 
   test('max_response_bytes: 0 or unset means the default 16,078,168', () => {
     const { config } = parseMcpConfig({ servers: [{ name: 'a', url: 'https://x', max_response_bytes: 0 }, { name: 'b', url: 'https://x', max_response_bytes: 1234 }] });
-    expect(config.servers.map((s) => s.max_response_bytes)).toEqual([16_078_168, 1234]);
+    expect(config.servers.map((s) => s.maxResponseBytes)).toEqual([16_078_168, 1234]);
     expect(issuesOf({ servers: [{ name: 'a', url: 'https://x', max_response_bytes: -1 }] })[0]!.path).toBe('servers[0].max_response_bytes');
     expect(issuesOf({ servers: [{ name: 'a', url: 'https://x', max_response_bytes: 1.5 }] })[0]!.path).toBe('servers[0].max_response_bytes');
   });
 
   test('tool_timeout_secs must be > 0 and at most 600', () => {
-    expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: 600 }] }).config.servers[0]!.tool_timeout_secs).toBe(600);
-    expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: 0.5 }] }).config.servers[0]!.tool_timeout_secs).toBe(0.5);
+    expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: 600 }] }).config.servers[0]!.toolTimeoutMs).toBe(600_000);
+    expect(parseMcpConfig({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: 0.5 }] }).config.servers[0]!.toolTimeoutMs).toBe(500);
     for (const bad of [0, -1, 601, Number.NaN, '30']) {
       const issues = issuesOf({ servers: [{ name: 'a', command: 'x', tool_timeout_secs: bad }] });
       expect(issues).toHaveLength(1);
@@ -125,7 +125,7 @@ describe('auth', () => {
     });
     expect(config.servers.map((s) => s.auth)).toEqual([
       { type: 'oauth', grant: 'authorization_code', scopes: [] },
-      { type: 'oauth', grant: 'authorization_code', client_id: 'id', client_secret: 'secret-123456', scopes: ['read', 'write'], redirect_port: 8976 },
+      { type: 'oauth', grant: 'authorization_code', clientId: 'id', clientSecret: 'secret-123456', scopes: ['read', 'write'], redirectPort: 8976 },
       { type: 'none' },
     ]);
     expect(issuesOf({ servers: [{ name: 'a', command: 'x', auth: { type: 'oauth' } }] }).map((i) => i.path)).toEqual(['servers[0].auth']);
@@ -164,7 +164,7 @@ describe('auth private_key_jwt', () => {
     const { config } = parseMcpConfig({
       servers: [{ name: 'm2m', url: 'https://x/mcp', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'svc', private_key_path: '/etc/capnode/svc.pem', signing_algorithm: 'ES256' } }],
     });
-    expect(config.servers[0]!.auth).toEqual({ type: 'oauth', grant: 'client_credentials', client_id: 'svc', private_key_path: '/etc/capnode/svc.pem', signing_algorithm: 'ES256', scopes: [] });
+    expect(config.servers[0]!.auth).toEqual({ type: 'oauth', grant: 'client_credentials', clientId: 'svc', privateKeyPath: '/etc/capnode/svc.pem', signingAlgorithm: 'ES256', scopes: [] });
     const issues = issuesOf({
       servers: [
         { name: 'a', url: 'https://x', auth: { type: 'oauth', grant: 'client_credentials', client_id: 'i', client_secret: 'abcdefgh', private_key_path: '/k.pem' } },

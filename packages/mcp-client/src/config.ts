@@ -36,30 +36,35 @@ export type McpServerAuth =
   | {
       readonly type: 'oauth';
       readonly grant: 'authorization_code' | 'client_credentials';
-      /** A pre-registered client; without it the client registers itself (RFC 7591) or uses `client_metadata_url`. */
-      readonly client_id?: string;
-      /** Secret: never log or print it (see {@link redactServerConfig}). */
-      readonly client_secret?: string;
+      /** A pre-registered client (file key `client_id`); without it the client registers itself (RFC 7591) or uses `clientMetadataUrl`. */
+      readonly clientId?: string;
+      /** File key `client_secret`. Secret: never log or print it (see {@link redactServerConfig}). */
+      readonly clientSecret?: string;
       /**
-       * `client_credentials` only: authenticate with a signed JWT (`private_key_jwt`, RFC 7523) made
-       * with this PKCS#8 PEM key (absolute path; the file must not be accessible by other users).
+       * `client_credentials` only (file key `private_key_path`): authenticate with a signed JWT
+       * (`private_key_jwt`, RFC 7523) made with this PKCS#8 PEM key (absolute path; the file must not
+       * be accessible by other users).
        */
-      readonly private_key_path?: string;
-      /** The JWT signing algorithm for `private_key_path` (default `RS256`). */
-      readonly signing_algorithm?: JwtSigningAlgorithm;
+      readonly privateKeyPath?: string;
+      /** The JWT signing algorithm for `privateKeyPath` (file key `signing_algorithm`, default `RS256`). */
+      readonly signingAlgorithm?: JwtSigningAlgorithm;
       /** Requested when the server's challenge names none. */
       readonly scopes: readonly string[];
-      /** Fixed loopback port for the redirect (`http://127.0.0.1:<port>/callback`); default a random free port. */
-      readonly redirect_port?: number;
-      /** An https URL used as `client_id` where the authorization server supports client ID metadata documents. */
-      readonly client_metadata_url?: string;
+      /** Fixed loopback port for the redirect (`http://127.0.0.1:<port>/callback`, file key `redirect_port`); default a random free port. */
+      readonly redirectPort?: number;
+      /** An https URL used as the client id where the authorization server supports client ID metadata documents (file key `client_metadata_url`). */
+      readonly clientMetadataUrl?: string;
     }
   | { readonly type: 'none' };
 
 /** Algorithms `private_key_path` keys can sign client assertions with. */
 export type JwtSigningAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512';
 
-/** One validated server entry, with defaults applied and the transport resolved. */
+/**
+ * One validated server entry, with defaults applied and the transport resolved. The file's
+ * snake_case keys (`tool_timeout_secs`, …) are parsed here, once, into camelCase fields; durations
+ * are in milliseconds.
+ */
 export interface McpServerConfig {
   readonly name: string;
   readonly transport: McpTransportKind;
@@ -72,18 +77,22 @@ export interface McpServerConfig {
   /** Secret values: never log or print them (see {@link redactServerConfig}). */
   readonly headers: Readonly<Record<string, string>>;
   readonly enabled: boolean;
-  readonly connect_timeout_secs: number;
-  readonly tool_timeout_secs: number;
-  /** Effective cap (0 in the input means the default). */
-  readonly max_response_bytes: number;
-  readonly tls_ca_cert_path?: string;
-  readonly pinned_resources: readonly string[];
-  /** At most this many `tools/call`s to this server at once; more wait their turn. Unset: no cap. */
-  readonly max_concurrent_calls?: number;
-  /** `false`: the server takes one call at a time (calls are serialized); harnesses should not call its tools in parallel. */
-  readonly parallel_calls?: boolean;
-  /** Disconnect after this many seconds without calls; the next call reconnects. Unset: stay connected. */
-  readonly idle_timeout_secs?: number;
+  /** Wait for the server to start and finish the handshake, in ms (file: `connect_timeout_secs`). */
+  readonly connectTimeoutMs: number;
+  /** Deadline of one tool call, in ms (file: `tool_timeout_secs`). */
+  readonly toolTimeoutMs: number;
+  /** Effective cap (0 in the input means the default; file: `max_response_bytes`). */
+  readonly maxResponseBytes: number;
+  /** File: `tls_ca_cert_path`. */
+  readonly tlsCaCertPath?: string;
+  /** File: `pinned_resources`. */
+  readonly pinnedResources: readonly string[];
+  /** At most this many `tools/call`s to this server at once; more wait their turn. Unset: no cap (file: `max_concurrent_calls`). */
+  readonly maxConcurrentCalls?: number;
+  /** `false`: the server takes one call at a time (calls are serialized); harnesses should not call its tools in parallel (file: `parallel_calls`). */
+  readonly parallelCalls?: boolean;
+  /** Disconnect after this many ms without calls; the next call reconnects. Unset: stay connected (file: `idle_timeout_secs`). */
+  readonly idleTimeoutMs?: number;
   /** HTTP/SSE only; see {@link McpServerAuth}. */
   readonly auth?: McpServerAuth;
   /**
@@ -353,12 +362,12 @@ function normalizeAuth(auth: RawServer['auth']): McpServerAuth | undefined {
   return {
     type: 'oauth',
     grant: auth.grant ?? 'authorization_code',
-    ...(auth.client_id === undefined ? {} : { client_id: auth.client_id }),
-    ...(auth.client_secret === undefined ? {} : { client_secret: auth.client_secret }),
-    ...(auth.private_key_path === undefined ? {} : { private_key_path: auth.private_key_path, signing_algorithm: auth.signing_algorithm ?? 'RS256' }),
+    ...(auth.client_id === undefined ? {} : { clientId: auth.client_id }),
+    ...(auth.client_secret === undefined ? {} : { clientSecret: auth.client_secret }),
+    ...(auth.private_key_path === undefined ? {} : { privateKeyPath: auth.private_key_path, signingAlgorithm: auth.signing_algorithm ?? 'RS256' }),
     scopes: auth.scopes ?? [],
-    ...(auth.redirect_port === undefined ? {} : { redirect_port: auth.redirect_port }),
-    ...(auth.client_metadata_url === undefined ? {} : { client_metadata_url: auth.client_metadata_url }),
+    ...(auth.redirect_port === undefined ? {} : { redirectPort: auth.redirect_port }),
+    ...(auth.client_metadata_url === undefined ? {} : { clientMetadataUrl: auth.client_metadata_url }),
   };
 }
 
@@ -399,6 +408,11 @@ function expandServer(server: RawServer, index: number, env: McpConfigOptions['e
   return { ...server, ...(env_ === undefined ? {} : { env: env_ }), ...(headers === undefined ? {} : { headers }) };
 }
 
+/** A file's seconds as the runtime's milliseconds (the same product the runtime used to take per call). */
+function secondsToMs(seconds: number): number {
+  return seconds * 1000;
+}
+
 function normalizeServer(server: RawServer): McpServerConfig {
   const transport: McpTransportKind = server.transport ?? (server.url !== undefined ? 'http' : 'stdio');
   const maxBytes = server.max_response_bytes;
@@ -412,14 +426,14 @@ function normalizeServer(server: RawServer): McpServerConfig {
     ...(server.url === undefined ? {} : { url: server.url }),
     headers: server.headers ?? {},
     enabled: server.enabled ?? true,
-    connect_timeout_secs: server.connect_timeout_secs ?? DEFAULT_CONNECT_TIMEOUT_SECS,
-    tool_timeout_secs: server.tool_timeout_secs ?? DEFAULT_TOOL_TIMEOUT_SECS,
-    max_response_bytes: maxBytes === undefined || maxBytes === 0 ? DEFAULT_MAX_RESPONSE_BYTES : maxBytes,
-    ...(server.tls_ca_cert_path === undefined ? {} : { tls_ca_cert_path: server.tls_ca_cert_path }),
-    pinned_resources: server.pinned_resources ?? [],
-    ...(server.max_concurrent_calls === undefined ? {} : { max_concurrent_calls: server.max_concurrent_calls }),
-    ...(server.parallel_calls === undefined ? {} : { parallel_calls: server.parallel_calls }),
-    ...(server.idle_timeout_secs === undefined ? {} : { idle_timeout_secs: server.idle_timeout_secs }),
+    connectTimeoutMs: secondsToMs(server.connect_timeout_secs ?? DEFAULT_CONNECT_TIMEOUT_SECS),
+    toolTimeoutMs: secondsToMs(server.tool_timeout_secs ?? DEFAULT_TOOL_TIMEOUT_SECS),
+    maxResponseBytes: maxBytes === undefined || maxBytes === 0 ? DEFAULT_MAX_RESPONSE_BYTES : maxBytes,
+    ...(server.tls_ca_cert_path === undefined ? {} : { tlsCaCertPath: server.tls_ca_cert_path }),
+    pinnedResources: server.pinned_resources ?? [],
+    ...(server.max_concurrent_calls === undefined ? {} : { maxConcurrentCalls: server.max_concurrent_calls }),
+    ...(server.parallel_calls === undefined ? {} : { parallelCalls: server.parallel_calls }),
+    ...(server.idle_timeout_secs === undefined ? {} : { idleTimeoutMs: secondsToMs(server.idle_timeout_secs) }),
     ...(server.auth === undefined ? {} : { auth: normalizeAuth(server.auth)! }),
     trusted: server.trusted ?? false,
   };

@@ -12,10 +12,10 @@ export function maskSecret(value: string): string {
   return `<redacted, ${value.length} chars>`;
 }
 
-/** A copy of a server entry safe to log or print: `env` and `headers` keep their names, lose their values; so does `auth.client_secret`. */
+/** A copy of a server entry safe to log or print: `env` and `headers` keep their names, lose their values; so does `auth.clientSecret`. */
 export function redactServerConfig(server: McpServerConfig): McpServerConfig {
   const mask = (record: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(record).map(([key, value]) => [key, maskSecret(value)]));
-  const auth = server.auth?.type === 'oauth' && server.auth.client_secret !== undefined ? { ...server.auth, client_secret: maskSecret(server.auth.client_secret) } : server.auth;
+  const auth = server.auth?.type === 'oauth' && server.auth.clientSecret !== undefined ? { ...server.auth, clientSecret: maskSecret(server.auth.clientSecret) } : server.auth;
   return { ...server, env: mask(server.env), headers: mask(server.headers), ...(auth === undefined ? {} : { auth }) };
 }
 
@@ -24,7 +24,7 @@ export function redactConfig(config: McpConfig): McpConfig {
   return { ...config, servers: config.servers.map(redactServerConfig) };
 }
 
-/** Every secret value a config holds (`env` and `headers` values and `auth.client_secret` of every server). */
+/** Every secret value a config holds (`env` and `headers` values and `auth.clientSecret` of every server). */
 export function collectSecrets(servers: readonly McpServerConfig[]): string[] {
   const values = new Set<string>();
   for (const server of servers) {
@@ -33,7 +33,7 @@ export function collectSecrets(servers: readonly McpServerConfig[]): string[] {
       const bearer = /^\s*(?:bearer|basic|token)\s+(.+)$/i.exec(value);
       if (bearer?.[1]) values.add(bearer[1].trim());
     }
-    if (server.auth?.type === 'oauth' && server.auth.client_secret !== undefined) values.add(server.auth.client_secret);
+    if (server.auth?.type === 'oauth' && server.auth.clientSecret !== undefined) values.add(server.auth.clientSecret);
   }
   return [...values];
 }

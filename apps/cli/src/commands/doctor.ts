@@ -16,8 +16,8 @@ export interface Check {
   readonly fix?: string;
 }
 
-/** `NODE_IDENTITY_FILE` and `OPERATOR_IDENTITY_FILE` of `@capnode/host`, spelled out so doctor does not load the host. */
-const NODE_IDENTITY_FILE = 'gateway-device.json';
+/** `GATEWAY_NODE_IDENTITY_FILE` and `OPERATOR_IDENTITY_FILE` of `@capnode/host`, spelled out so doctor does not load the host. */
+const GATEWAY_NODE_IDENTITY_FILE = 'gateway-device.json';
 const OPERATOR_IDENTITY_FILE = 'gateway-operator.json';
 
 const ok = (id: string, title: string, detail: string): Check => ({ id, status: 'ok', title, detail });
@@ -60,9 +60,9 @@ function fileChecks(context: Context): Check[] {
     checks.push(fileCheck(id, title, path, missingToken(id, title, path))!);
   }
   const settings = fileCheck('settings', 'settings.json', paths.settings, ok('settings', 'settings.json', `${paths.settings} absent: the defaults apply`));
-  if (settings?.status === 'fail' && /others can read/.test(settings.detail)) checks.push({ ...settings, status: 'warn', fix: `chmod 600 ${paths.settings} (the host narrows it on start; it may hold node.token)` });
+  if (settings?.status === 'fail' && /others can read/.test(settings.detail)) checks.push({ ...settings, status: 'warn', fix: `chmod 600 ${paths.settings} (the host narrows it on start; it may hold gateway.token)` });
   else if (settings) checks.push(settings);
-  for (const name of [NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE]) {
+  for (const name of [GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE]) {
     const check = fileCheck(name, `gateway identity ${name}`, join(paths.home, name), undefined);
     if (check) checks.push(check.status === 'fail' ? { ...check, fix: `${check.fix}, or delete it to create a new one` } : check);
   }
@@ -76,6 +76,8 @@ interface SettingsView {
   readonly port: number;
   readonly gatewayUrl?: string;
   readonly gatewayEnabled: boolean;
+  /** The file uses an old key (`node`, now `gateway`): read under the new one, rewritten by the host. */
+  readonly oldKey?: string;
 }
 
 async function readSettingsView(context: Context): Promise<SettingsView> {
@@ -88,8 +90,9 @@ async function readSettingsView(context: Context): Promise<SettingsView> {
   }
   const { parseSettings } = await import('@capnode/host/settings');
   try {
-    const settings = parseSettings(text, context.paths.settings);
-    return { valid: true, host: settings.mcp.host, port: settings.mcp.port, gatewayEnabled: settings.node.enabled, ...(settings.node.url ? { gatewayUrl: settings.node.url } : {}) };
+    let oldKey: string | undefined;
+    const settings = parseSettings(text, context.paths.settings, { onWarning: (message) => (oldKey = message) });
+    return { valid: true, ...(oldKey ? { oldKey } : {}), host: settings.mcp.host, port: settings.mcp.port, gatewayEnabled: settings.gateway.enabled, ...(settings.gateway.url ? { gatewayUrl: settings.gateway.url } : {}) };
   } catch (error) {
     return { valid: false, error: (error as Error).message, ...fallback };
   }
@@ -101,6 +104,7 @@ const HOST_TIMEOUT_MS = 3000;
 async function hostChecks(context: Context, view: SettingsView): Promise<{ checks: Check[]; running: boolean; tools?: number }> {
   const checks: Check[] = [];
   if (!view.valid) checks.push(fail('settings-valid', 'settings.json valid', view.error ?? 'invalid', 'fix the key it names, or delete the file to start from the defaults'));
+  else if (view.oldKey) checks.push(warn('settings-valid', 'settings.json valid', view.oldKey, 'start the host once (it rewrites the file), or rename "node" to "gateway" yourself'));
   const url = mcpUrl(context);
   try {
     const listed = (await rpcCall(mcpEndpoint(context), 'tools/list', {}, { signal: AbortSignal.timeout(HOST_TIMEOUT_MS) })) as { tools?: unknown[] };
@@ -156,10 +160,10 @@ async function clientChecks(context: Context, running: boolean): Promise<Check[]
 }
 
 async function gatewayCheck(view: SettingsView): Promise<Check | undefined> {
-  if (!view.gatewayUrl) return view.gatewayEnabled ? fail('gateway', 'gateway', 'node.enabled is true but node.url is missing', 'set node.url in settings.json, e.g. ws://127.0.0.1:18789') : undefined;
+  if (!view.gatewayUrl) return view.gatewayEnabled ? fail('gateway', 'gateway', 'gateway.enabled is true but gateway.url is missing', 'set gateway.url in settings.json, e.g. ws://127.0.0.1:18789') : undefined;
   const reachable = await tcpReachable(view.gatewayUrl, 3000);
   if (reachable === true) return ok('gateway', 'gateway reachable', `${view.gatewayUrl} accepts connections`);
-  return (view.gatewayEnabled ? fail : warn)('gateway', 'gateway reachable', `${view.gatewayUrl}: ${reachable}`, 'start the gateway, or fix node.url in settings.json (state: capnode gateway status)');
+  return (view.gatewayEnabled ? fail : warn)('gateway', 'gateway reachable', `${view.gatewayUrl}: ${reachable}`, 'start the gateway, or fix gateway.url in settings.json (state: capnode gateway status)');
 }
 
 /** Every check, in order: files, host, port, client configs, gateway, capability backends. */

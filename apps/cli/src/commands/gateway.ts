@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { HostStatus, NodeModeStatus } from '@capnode/host';
+import type { HostStatus, GatewayNodeModeStatus } from '@capnode/host';
 import { listRuntimeStates } from '@capnode/host/setup';
 import { flag } from '../args.js';
 import { readToken, type Context } from '../context.js';
@@ -34,7 +34,7 @@ async function runningStatuses(context: Context): Promise<HostStatus[]> {
   return statuses;
 }
 
-function printNode(context: Context, node: NodeModeStatus, pid: number): void {
+function printNode(context: Context, node: GatewayNodeModeStatus, pid: number): void {
   context.out(`gateway node (host pid ${pid}): ${node.state}`);
   if (node.url) context.out(`  gateway:      ${node.url}`);
   if (node.nodeId) context.out(`  node id:      ${node.nodeId}`);
@@ -67,14 +67,14 @@ async function status(context: Context): Promise<number> {
     return 0;
   }
   const settings = loadSettingsOrFail(context, hostModule);
-  const identityPath = join(context.paths.home, hostModule.NODE_IDENTITY_FILE);
+  const identityPath = join(context.paths.home, hostModule.GATEWAY_NODE_IDENTITY_FILE);
   const nodeId = hostModule.readGatewayNodeId(context.paths.home);
-  const tokenSource = flag(context.args, 'gateway-token') ? '--gateway-token' : context.env[hostModule.GATEWAY_TOKEN_ENV] ? hostModule.GATEWAY_TOKEN_ENV : settings.node.token ? 'settings.json node.token' : undefined;
+  const tokenSource = flag(context.args, 'gateway-token') ? '--gateway-token' : context.env[hostModule.GATEWAY_TOKEN_ENV] ? hostModule.GATEWAY_TOKEN_ENV : settings.gateway.token ? 'settings.json gateway.token' : undefined;
   const offline = {
     running: false,
     hostRunning: running.length > 0,
-    enabled: settings.node.enabled,
-    ...(settings.node.url ? { url: settings.node.url } : {}),
+    enabled: settings.gateway.enabled,
+    ...(settings.gateway.url ? { url: settings.gateway.url } : {}),
     token: tokenSource ? `set (${tokenSource})` : 'not set',
     identityPath,
     ...(nodeId ? { nodeId } : {}),
@@ -84,7 +84,7 @@ async function status(context: Context): Promise<number> {
     return 0;
   }
   context.out(running.length > 0 ? 'gateway node: off in the running host' : 'gateway node: no host running');
-  context.out(`  node mode:    ${settings.node.enabled ? 'on' : 'off'} in ${context.paths.settings}${settings.node.url ? ` (gateway ${settings.node.url})` : ''}`);
+  context.out(`  mode:         ${settings.gateway.enabled ? 'on' : 'off'} in ${context.paths.settings}${settings.gateway.url ? ` (gateway ${settings.gateway.url})` : ''}`);
   context.out(`  token:        ${offline.token}`);
   context.out(`  identity:     ${nodeId ? `node id ${nodeId}` : 'none yet (created on first connect)'} — ${identityPath}`);
   context.out('  start it:     capnode serve --gateway ws://<host>:18789   (token: CAPNODE_GATEWAY_TOKEN)');
@@ -99,14 +99,14 @@ function loadSettingsOrFail(context: Context, hostModule: HostModule): ReturnTyp
   }
 }
 
-/** URL and token of the gateway: flags, else the running host's node URL, else settings.json; token: flag, env, settings. */
+/** URL and token of the gateway: flags, else the running host's gateway URL, else settings.json; token: flag, env, settings. */
 async function gatewayTarget(context: Context, hostModule: HostModule, allowRunning: boolean): Promise<{ url: string; token?: string }> {
   const settings = loadSettingsOrFail(context, hostModule);
   const override = gatewayOverride(context) ?? {};
   let url = override.url;
   if (url === undefined && allowRunning) url = (await runningStatuses(context)).find((entry) => entry.node?.enabled && entry.node.url)?.node.url;
-  url ??= settings.node.url;
-  if (url === undefined) throw new CliError('usage', 'which gateway? pass --gateway ws://<host>:18789, or set node.url in settings.json');
+  url ??= settings.gateway.url;
+  if (url === undefined) throw new CliError('usage', 'which gateway? pass --gateway ws://<host>:18789, or set gateway.url in settings.json');
   try {
     const config = hostModule.resolveGatewayConfig(settings, { ...override, url }, context.env);
     return config!;

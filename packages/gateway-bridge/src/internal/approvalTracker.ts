@@ -1,4 +1,4 @@
-import type { PendingGatewayApproval } from '../channelContract.js';
+import type { PendingGatewayApproval } from '../channel/channelContract.js';
 
 /** How long a tracked gateway approval stays open without its own `expiresAtMs`. */
 export const PENDING_APPROVAL_TTL_MS = 30 * 60_000;

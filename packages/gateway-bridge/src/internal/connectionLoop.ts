@@ -1,8 +1,8 @@
 import { MAX_TIMER_MS, waitFor } from '@capnode/toolkit';
 import { GATEWAY_PRE_CONNECT_MAX_BYTES, connectChallengeSchema, type GatewayEventFrame, type GatewayFrame, type GatewayResponseFrame, type HelloOk } from '@capnode/protocol/gateway';
-import type { GatewayClientOptions, GatewayClientStatus, GatewayConnectionState, GatewayLogLevel, GatewayRequestOptions } from '../clientContract.js';
+import type { GatewayClientOptions, GatewayClientStatus, GatewayConnectionState, GatewayLogLevel, GatewayRequestOptions } from '../connection/clientContract.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { GatewaySocket } from '../socket.js';
+import type { GatewaySocket } from '../connection/socket.js';
 import { encodeFrame, screenFrame } from './frames.js';
 import { buildConnectParams, readHandshakeResponse } from './handshake.js';
 import { createPendingRequests, type PendingRequests } from './pendingRequests.js';

@@ -1,5 +1,5 @@
 import { createDeadline } from '@capnode/toolkit';
-import type { ChannelEvent, ChannelEventFilter, ChannelEventGap } from '../channelContract.js';
+import type { ChannelEvent, ChannelEventFilter, ChannelEventGap } from '../channel/channelContract.js';
 
 /** Longest `events_wait`. */
 export const EVENTS_WAIT_MAX_MS = 300_000;

@@ -8,9 +8,9 @@ import {
   type GatewayRole,
   type HelloOk,
 } from '@capnode/protocol/gateway';
-import type { GatewayClientInfo, GatewayDeclaration } from '../clientContract.js';
+import type { GatewayClientInfo, GatewayDeclaration } from '../connection/clientContract.js';
 import { GatewayError } from '../errors.js';
-import type { DeviceIdentity } from '../identity.js';
+import type { DeviceIdentity } from '../connection/identity.js';
 import { classifyConnectError } from './connectErrors.js';
 
 /** What the `connect` request is built from. */

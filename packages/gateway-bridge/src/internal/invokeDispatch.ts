@@ -1,15 +1,15 @@
 import type { InvocationOutcome, Invoker } from '@capnode/capabilities';
 import { MAX_ARGUMENTS_DEPTH, argumentsHash, exceedsJsonDepth } from '@capnode/protocol';
 import { nodeInvokeRequestSchema, type NodeInvokeRequest, type NodeInvokeResultParams } from '@capnode/protocol/gateway';
-import type { GatewayClient, GatewayLogLevel } from '../clientContract.js';
+import type { GatewayClient, GatewayLogLevel } from '../connection/clientContract.js';
 import { isGatewayError } from '../errors.js';
-import type { InvokeLedger } from '../invokeLedger.js';
+import type { InvokeLedger } from '../gatewayNode/invokeLedger.js';
 import { serveExecApprovalsRoute } from './execApprovalsSnapshot.js';
 import { gatewayErrorCode } from './gatewayCodes.js';
 import { fingerprintArgs } from './invokeFingerprint.js';
 
 /** The error a node answers when `maxConcurrent` invokes already run (as OpenClaw's own nodes do). */
-export const NODE_BUSY_MESSAGE = 'node busy, retry';
+export const GATEWAY_NODE_BUSY_MESSAGE = 'node busy, retry';
 
 /**
  * The `node.invoke.result` params for an outcome of the pipeline. Failure codes in the gateway's
@@ -178,7 +178,7 @@ async function runAdmitted(admitted: AdmittedInvoke, context: InvokeDispatchCont
   context.emitStatus();
   switch (ticket.admission) {
     case 'busy':
-      return errorResult(request.id, nodeId, 'UNAVAILABLE', NODE_BUSY_MESSAGE);
+      return errorResult(request.id, nodeId, 'UNAVAILABLE', GATEWAY_NODE_BUSY_MESSAGE);
     case 'conflict':
       return errorResult(request.id, nodeId, 'INVALID_REQUEST', 'idempotencyKey was already used for a different command or arguments');
     default: {

@@ -1,13 +1,13 @@
 import { nodePairResolvedSchema } from '@capnode/protocol/gateway';
-import type { GatewayClientStatus, GatewayLogLevel } from '../clientContract.js';
-import type { GatewayNodeStatus, NodePairingInspection, NodePairingRequest } from '../nodeContract.js';
+import type { GatewayClientStatus, GatewayLogLevel } from '../connection/clientContract.js';
+import type { GatewayNodeStatus, GatewayNodePairingInspection, GatewayNodePairingRequest } from '../gatewayNode/gatewayNodeContract.js';
 
 type Pairing = GatewayNodeStatus['pairing'];
 
 export interface PairingTrackerOptions {
   readonly nodeId: string;
-  readonly inspect?: ((nodeId: string, options: { readonly signal: AbortSignal }) => Promise<NodePairingInspection>) | undefined;
-  readonly onPairingRequired?: ((request: NodePairingRequest) => void) | undefined;
+  readonly inspect?: ((nodeId: string, options: { readonly signal: AbortSignal }) => Promise<GatewayNodePairingInspection>) | undefined;
+  readonly onPairingRequired?: ((request: GatewayNodePairingRequest) => void) | undefined;
   readonly signal: AbortSignal;
   readonly log: (level: GatewayLogLevel, message: string) => void;
   readonly changed: () => void;
@@ -41,7 +41,7 @@ export function createPairingTracker(options: PairingTrackerOptions): PairingTra
     pairing = next;
     version += 1;
   };
-  const announce = (request: NodePairingRequest) => {
+  const announce = (request: GatewayNodePairingRequest) => {
     log('warning', request.message);
     try {
       options.onPairingRequired?.(request);

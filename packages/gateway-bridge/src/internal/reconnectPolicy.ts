@@ -1,4 +1,4 @@
-import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { backoffDelay, type BackoffOptions } from '../connection/backoff.js';
 import type { GatewayError } from '../errors.js';
 
 /** The close code a gateway sends when it shuts down to restart (`1012 service restart`). */

@@ -20,7 +20,7 @@ describe('settings', () => {
   it('has the documented defaults and treats a missing file as defaults', () => {
     expect(defaultSettings()).toEqual({
       mcp: { enabled: true, host: '127.0.0.1', port: 8765, maxConcurrency: 16 },
-      node: { enabled: false },
+      gateway: { enabled: false },
       channel: { enabled: false },
       execApprovals: { mode: 'ask', allowlist: [] },
       approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
@@ -114,12 +114,12 @@ describe('settings', () => {
       expect(readFileSync(target, 'utf8')).toBe(JSON.stringify({ mcp: { port: 9000 } }));
     });
 
-    it('narrows a settings file others can read (0644: it may hold node.token) to 0600 and says so', () => {
-      writeFileSync(path, JSON.stringify({ node: { token: 'gateway-secret' } }));
+    it('narrows a settings file others can read (0644: it may hold gateway.token) to 0600 and says so', () => {
+      writeFileSync(path, JSON.stringify({ gateway: { token: 'gateway-secret' } }));
       chmodSync(path, 0o644);
       const warnings: string[] = [];
       const store = createSettingsStore(path, { onWarning: (message) => warnings.push(message) });
-      expect(store.get().node.token).toBe('gateway-secret');
+      expect(store.get().gateway.token).toBe('gateway-secret');
       expect(statSync(path).mode & 0o777).toBe(0o600);
       expect(warnings).toEqual([`the settings file ${path} was accessible to other users (mode 0644); narrowed it to 0600`]);
       store.reload();
@@ -156,5 +156,61 @@ describe('settings', () => {
     await store.consent.grant({ command: 'SCREEN.snapshot', category: 'screen' });
     expect((await store.consent.get()).allowed).toEqual([{ command: 'screen.snapshot', category: 'screen' }]);
     expect(JSON.parse(readFileSync(path, 'utf8')).consent.screen).toBe('ask');
+  });
+});
+
+describe('settings: the old "node" section (now "gateway")', () => {
+  const gateway = { enabled: true, url: 'ws://127.0.0.1:18789', token: 'gateway-secret' };
+
+  it('reads "node" as "gateway", warns once naming the change, and migrate() rewrites the file as "gateway"', async () => {
+    writeFileSync(path, JSON.stringify({ mcp: { port: 9000 }, node: gateway }), { mode: 0o600 });
+    const warnings: string[] = [];
+    const store = createSettingsStore(path, { onWarning: (message) => warnings.push(message) });
+    expect(store.get().gateway).toEqual(gateway);
+    expect(store.reload().gateway).toEqual(gateway);
+    expect(warnings).toEqual([expect.stringContaining('the "node" section is now called "gateway"')]);
+    expect(warnings[0]).toContain(path);
+    // Reading never writes: the file changes only through migrate() (the host runs it) or an update.
+    expect(JSON.parse(readFileSync(path, 'utf8')).node).toEqual(gateway);
+    expect(await store.migrate()).toBe(true);
+    const saved = JSON.parse(readFileSync(path, 'utf8'));
+    expect(saved.gateway).toEqual(gateway);
+    expect(saved.node).toBeUndefined();
+    expect(saved.mcp.port).toBe(9000);
+    if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(await store.migrate()).toBe(false);
+    expect(store.reload().gateway).toEqual(gateway);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('with both sections "gateway" wins, with a warning; the rewrite drops "node"', async () => {
+    writeFileSync(path, JSON.stringify({ node: { enabled: true, url: 'ws://old.example:1' }, gateway: { url: 'ws://new.example:2' } }), { mode: 0o600 });
+    const warnings: string[] = [];
+    const store = createSettingsStore(path, { onWarning: (message) => warnings.push(message) });
+    expect(store.get().gateway).toEqual({ enabled: false, url: 'ws://new.example:2' });
+    expect(warnings).toEqual([expect.stringMatching(/both "gateway" and the old "node" section: "gateway" is used/)]);
+    expect(await store.migrate()).toBe(true);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ gateway: { enabled: false, url: 'ws://new.example:2' } });
+    expect(JSON.parse(readFileSync(path, 'utf8')).node).toBeUndefined();
+  });
+
+  it('a bad old value gives the same clear error, named under "gateway."', () => {
+    const badUrl = loadError(JSON.stringify({ node: { enabled: true, url: 'http://127.0.0.1:1' } }));
+    expect(badUrl).toContain(path);
+    expect(badUrl).toContain('gateway.url: must be a ws:// or wss:// URL');
+    expect(badUrl).not.toContain('node.');
+    expect(loadError(JSON.stringify({ node: { enabled: 'yes' } }))).toMatch(/gateway\.enabled: /);
+    expect(loadError(JSON.stringify({ node: { tokn: 'x' } }))).toMatch(/gateway: .*tokn/);
+    expect(loadError(JSON.stringify({ node: 'on' }))).toMatch(/gateway: /);
+  });
+
+  it('an update writes the "gateway" form too, and migrate() leaves an invalid file alone', async () => {
+    writeFileSync(path, JSON.stringify({ node: gateway }));
+    const store = createSettingsStore(path);
+    await store.execApprovals.set({ mode: 'full', allowlist: [] });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ gateway, execApprovals: { mode: 'full' } });
+    writeFileSync(path, JSON.stringify({ node: { url: 'http://x' } }));
+    await expect(store.migrate()).rejects.toThrow(/gateway\.url/);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ node: { url: 'http://x' } });
   });
 });

@@ -38,9 +38,10 @@ export const settingsSchema = z.strictObject({
       maxConcurrency: z.int().min(1).max(1024).default(16),
     })
     .prefault({}),
-  node: z
+  /** The gateway node: this machine's connection to an OpenClaw gateway (called `node` before; an old file is read and rewritten, see {@link parseSettings}). */
+  gateway: z
     .strictObject({
-      /** Connect to an OpenClaw gateway as a node (independent of `mcp.enabled`). */
+      /** Connect to an OpenClaw gateway as a gateway node (independent of `mcp.enabled`). */
       enabled: z.boolean().default(false),
       /** The gateway's WebSocket URL, e.g. `ws://127.0.0.1:18789`. */
       url: z.string().regex(GATEWAY_URL, 'must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:18789').optional(),
@@ -50,7 +51,7 @@ export const settingsSchema = z.strictObject({
     .prefault({}),
   channel: z
     .strictObject({
-      /** Serve the gateway channel tools (conversations, events, approvals) through the local MCP server; uses `node.url`/`node.token`. */
+      /** Serve the gateway channel tools (conversations, events, approvals) through the local MCP server; uses `gateway.url`/`gateway.token`. */
       enabled: z.boolean().default(false),
     })
     .prefault({}),
@@ -117,18 +118,51 @@ function describeIssues(error: z.ZodError): string {
   return `${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
 }
 
+/** The key the `gateway` section had before it was renamed (it is still read, then rewritten). */
+const LEGACY_GATEWAY_KEY = 'node';
+
+/** `value` with an old `node` section read as `gateway` (`gateway` wins when both are present), and a note saying so. */
+function migrateLegacyKeys(value: unknown, path: string): { value: unknown; note?: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, LEGACY_GATEWAY_KEY)) return { value };
+  const { [LEGACY_GATEWAY_KEY]: legacy, ...rest } = value as Record<string, unknown>;
+  if (Object.hasOwn(rest, 'gateway')) {
+    return { value: rest, note: `${path} has both "gateway" and the old "node" section: "gateway" is used, and "node" is dropped when the settings are next saved` };
+  }
+  return { value: { ...rest, gateway: legacy }, note: `${path}: the "node" section is now called "gateway" (same fields); it is read as "gateway" and saved under that name from now on` };
+}
+
+/** Whether settings text still has a section under an old name (`node`, now `gateway`); unreadable text has none. */
+function hasLegacyKeys(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  try {
+    return migrateLegacyKeys(text.trim() === '' ? {} : JSON.parse(text), '').note !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** Options of {@link parseSettings}. */
+export interface ParseSettingsOptions {
+  /** Told when the text uses an old key (`node`, now `gateway`); the value is read under the new one. */
+  readonly onWarning?: (message: string) => void;
+}
+
 /**
  * Validates settings text read from `path`. A problem is a {@link HostError} `invalid_settings`
  * naming the file and the path of the bad value, e.g. `mcp.port: Too big: expected number to be <=65535`.
+ * An old `node` section is read as `gateway` (both present: `gateway` wins) and `onWarning` says so;
+ * its problems are named under `gateway.`.
  */
-export function parseSettings(text: string, path: string): Settings {
+export function parseSettings(text: string, path: string, options: ParseSettingsOptions = {}): Settings {
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
     throw new HostError('invalid_settings', `${path} is not valid JSON (${(error as Error).message}); fix it, or delete it to start from the defaults`, { cause: error });
   }
-  const parsed = settingsSchema.safeParse(value);
+  const migrated = migrateLegacyKeys(value, path);
+  if (migrated.note !== undefined) options.onWarning?.(migrated.note);
+  const parsed = settingsSchema.safeParse(migrated.value);
   if (!parsed.success) {
     throw new HostError('invalid_settings', `${path} has invalid settings: ${describeIssues(parsed.error)}; fix the file, or delete it to start from the defaults`, { cause: parsed.error });
   }
@@ -136,18 +170,18 @@ export function parseSettings(text: string, path: string): Settings {
 }
 
 export interface LoadSettingsOptions {
-  /** Told when the file was readable by group or others and was narrowed to 0600 (it can hold the gateway token). */
+  /** Told when the file was readable by group or others and was narrowed to 0600 (it can hold the gateway token), and when it uses an old key (see {@link parseSettings}). */
   readonly onWarning?: (message: string) => void;
 }
 
 /**
  * Reads and validates `settings.json`; a missing file means the defaults. Never follows a symlink:
  * a symlinked, non-regular or another user's file is a {@link HostError} `insecure_file`. A file
- * others can read is narrowed to 0600 (it may hold `node.token`) and `onWarning` says so.
+ * others can read is narrowed to 0600 (it may hold `gateway.token`) and `onWarning` says so.
  */
 export function loadSettings(path: string, options: LoadSettingsOptions = {}): Settings {
   const text = readConfigFile(path, 'the settings file', 'fix', options.onWarning);
-  return text === undefined ? defaultSettings() : parseSettings(text, path);
+  return text === undefined ? defaultSettings() : parseSettings(text, path, options.onWarning ? { onWarning: options.onWarning } : {});
 }
 
 /** The live settings of a host, persisted to `settings.json`. */
@@ -164,6 +198,11 @@ export interface SettingsStore {
   update(change: (current: Settings) => Settings, options?: SettingsUpdateOptions): Promise<Settings>;
   /** Re-reads the file. */
   reload(): Settings;
+  /**
+   * Rewrites the file in the current form when it still uses an old key (`node`, now `gateway`),
+   * the way {@link update} writes; resolves whether it wrote. The host runs it once it has the settings.
+   */
+  migrate(options?: SettingsUpdateOptions): Promise<boolean>;
   /** The exec approval policy as an {@link ExecApprovalStore} (re-read on a `get` after the file changed). */
   readonly execApprovals: ExecApprovalStore;
   /** The consent decisions as a {@link ConsentStore} (re-read on a `get` after the file changed, so `capnode consent set` applies to the next call). */
@@ -222,7 +261,19 @@ async function writeUpdate(path: string, value: Settings): Promise<Settings> {
 
 /** Creates the settings store over `path`, loading it now (throws on a bad or insecure file; see {@link loadSettings}). */
 export function createSettingsStore(path: string, options: SettingsStoreOptions = {}): SettingsStore {
-  const load = () => loadSettings(path, options);
+  // Each distinct warning once per store: an old key is reported on the first read, not on every re-read.
+  const warned = new Set<string>();
+  const onWarning = options.onWarning;
+  const loadOptions: LoadSettingsOptions = onWarning
+    ? {
+        onWarning: (message) => {
+          if (warned.has(message)) return;
+          warned.add(message);
+          onWarning(message);
+        },
+      }
+    : {};
+  const load = () => loadSettings(path, loadOptions);
   let current: Settings;
   let queue: Promise<unknown> = Promise.resolve();
   // The file as it was when `current` was read: per-call readers (consent, exec approvals) re-read only once it differs.
@@ -258,6 +309,11 @@ export function createSettingsStore(path: string, options: SettingsStoreOptions 
       });
       queue = run.catch(() => undefined);
       return run;
+    },
+    async migrate(updateOptions = {}) {
+      if (!hasLegacyKeys(readConfigFile(path, 'the settings file', 'fix'))) return false;
+      await store.update((settings) => settings, updateOptions);
+      return true;
     },
     consent: {
       get: () => fresh().consent,

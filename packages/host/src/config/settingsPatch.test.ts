@@ -15,16 +15,16 @@ describe('settings patch', () => {
 
   it('lists changed paths two levels deep and tells live ones', () => {
     const before = defaultSettings() as unknown as Record<string, unknown>;
-    const after = mergePatch(before, { mcp: { enabled: false, port: 9000 }, execApprovals: { mode: 'full' }, node: { url: 'ws://127.0.0.1:1' } }) as Record<string, unknown>;
+    const after = mergePatch(before, { mcp: { enabled: false, port: 9000 }, execApprovals: { mode: 'full' }, gateway: { url: 'ws://127.0.0.1:1' } }) as Record<string, unknown>;
     const changed = changedPaths(before, after);
-    expect(changed.sort()).toEqual(['execApprovals.mode', 'mcp.enabled', 'mcp.port', 'node.url']);
-    expect(changed.filter(isLivePath).sort()).toEqual(['execApprovals.mode', 'mcp.enabled', 'node.url']);
+    expect(changed.sort()).toEqual(['execApprovals.mode', 'gateway.url', 'mcp.enabled', 'mcp.port']);
+    expect(changed.filter(isLivePath).sort()).toEqual(['execApprovals.mode', 'gateway.url', 'mcp.enabled']);
   });
 
   it('masks the gateway token and imported servers’ env and header values', () => {
     const settings = {
       ...defaultSettings(),
-      node: { enabled: false, token: 'gateway-secret' },
+      gateway: { enabled: false, token: 'gateway-secret' },
       mcpClient: { servers: [{ name: 'a', command: 'x', env: { API_KEY: 'k1' } }, { name: 'b', url: 'http://127.0.0.1:1/', headers: { Authorization: 'Bearer t' } }] },
     };
     const masked = JSON.stringify(maskSettings(settings));

@@ -12,7 +12,7 @@ export interface FieldError {
 export const SECRET_MASK = '••••••••';
 
 /** Setting paths (or section prefixes, ending in `.`) a running host applies at once. */
-const LIVE = ['mcp.enabled', 'node.enabled', 'node.url', 'node.token', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.'];
+const LIVE = ['mcp.enabled', 'gateway.enabled', 'gateway.url', 'gateway.token', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.'];
 
 export type SettingsPatchResult =
   | {
@@ -59,11 +59,11 @@ function maskServer(entry: unknown): unknown {
   return out;
 }
 
-/** The settings with every secret masked: `node.token`, imported servers' env and header values, secret-named fields at any depth (servers, plugin settings). */
+/** The settings with every secret masked: `gateway.token`, imported servers' env and header values, secret-named fields at any depth (servers, plugin settings). */
 export function maskSettings(settings: Settings): Record<string, unknown> {
   const out = structuredClone(settings) as Record<string, unknown>;
-  const node = out.node as Record<string, unknown>;
-  if (typeof node.token === 'string') node.token = SECRET_MASK;
+  const gateway = out.gateway as Record<string, unknown>;
+  if (typeof gateway.token === 'string') gateway.token = SECRET_MASK;
   const mcpClient = out.mcpClient as Record<string, unknown> | undefined;
   if (mcpClient && Array.isArray(mcpClient.servers)) mcpClient.servers = mcpClient.servers.map(maskServer);
   if (isPlainObject(out.pluginSettings)) out.pluginSettings = maskSecretNamed(out.pluginSettings);
@@ -123,10 +123,10 @@ function redirectedSecrets(patch: Record<string, unknown>, current: Settings): F
  * itself. Sending the token again, or `null` to connect without one, is fine.
  */
 function redirectedGatewayToken(patch: Record<string, unknown>, current: Settings): FieldError[] {
-  const node = isPlainObject(patch.node) ? patch.node : undefined;
-  if (!node || typeof node.url !== 'string' || current.node.token === undefined || current.node.url === undefined || node.url === current.node.url) return [];
-  if (node.token !== undefined && node.token !== SECRET_MASK) return [];
-  return [{ path: 'node.token', message: `the saved token is kept only for ${current.node.url}: send the token for the new gateway URL again (or null to connect without one)` }];
+  const gateway = isPlainObject(patch.gateway) ? patch.gateway : undefined;
+  if (!gateway || typeof gateway.url !== 'string' || current.gateway.token === undefined || current.gateway.url === undefined || gateway.url === current.gateway.url) return [];
+  if (gateway.token !== undefined && gateway.token !== SECRET_MASK) return [];
+  return [{ path: 'gateway.token', message: `the saved token is kept only for ${current.gateway.url}: send the token for the new gateway URL again (or null to connect without one)` }];
 }
 
 /** Objects merge key by key; arrays and plain values replace; `null` removes the key. */

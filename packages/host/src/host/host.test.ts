@@ -111,6 +111,17 @@ describe('createHost', () => {
     expect(existsSync(join(home, 'host.json'))).toBe(false);
   });
 
+  it('rewrites a settings.json with the old "node" section as "gateway" and warns once', async () => {
+    writeFileSync(join(home, 'settings.json'), JSON.stringify({ mcp: { enabled: false }, node: { url: 'ws://127.0.0.1:9', token: 'gateway-secret-1' } }), { mode: 0o600 });
+    const warnings: string[] = [];
+    const host = createHost({ home, onLog: (level: HostLogLevel, message) => level === 'warning' && warnings.push(message) });
+    await host.close();
+    expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ gateway: { enabled: false, url: 'ws://127.0.0.1:9', token: 'gateway-secret-1' } });
+    expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')).node).toBeUndefined();
+    expect(warnings.filter((message) => message.includes('"node"'))).toEqual([expect.stringContaining('is now called "gateway"')]);
+    expect(host.settings.get().gateway.url).toBe('ws://127.0.0.1:9');
+  });
+
   it('refuses a bad settings file before doing anything', () => {
     writeFileSync(join(home, 'settings.json'), JSON.stringify({ execApprovals: { allowlist: ['*'] } }));
     expect(() => createHost({ home })).toThrow(/execApprovals\.allowlist\.0/);

@@ -42,6 +42,8 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log }));
   const plugins = stack.use(createPluginsPart(context, options));
   const background = stack.use(createBackgroundWork(log));
+  // A settings.json still in an older form (`node`, now `gateway`) is rewritten once, under the settings lock; loading it warned.
+  background.run(settings.migrate());
   const dashboard = stack.use(createDashboardPart(context, controls));
   const listen = createListen(context, createAdminPart(context, controls));
   const runtime = createRuntimeFiles({ instance: context.instance, started: context.started, version, dashboardUrl: () => dashboard.status().url, log });
@@ -66,7 +68,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   stack.use(createApprovalsPart(context, { notifications: options.approvalNotifications !== false }));
   const liveSettings: LiveSettings = createLiveSettings(settings, [
     { owns: (path) => path === 'mcp.enabled', apply: (next) => http.applyMcpEnabled(next.mcp.enabled) },
-    { owns: (path) => path.startsWith('node.'), apply: (next) => http.applyNodeSettings(next) },
+    { owns: (path) => path.startsWith('gateway.'), apply: (next) => http.applyGatewaySettings(next) },
   ]);
   return { imports, gateway, plugins, dashboard, http, stdio, liveSettings };
 }

@@ -35,8 +35,8 @@ export interface HostOptions {
   /** Host log lines (approvals needed, errors; `debug` for listener chatter). Default: stderr, `debug` only with `CAPNODE_DEBUG` set. Never stdout (stdio mode). */
   readonly onLog?: (level: HostLogLevel, message: string) => void;
   /**
-   * Connect to this OpenClaw gateway as a node for this run (not persisted), whatever `node.enabled`
-   * says; the token defaults to `CAPNODE_GATEWAY_TOKEN`, then `node.token`.
+   * Connect to this OpenClaw gateway as a node for this run (not persisted), whatever `gateway.enabled`
+   * says; the token defaults to `CAPNODE_GATEWAY_TOKEN`, then `gateway.token`.
    */
   readonly gateway?: GatewayOverride;
   /** Load the plugins listed in settings.json `plugins`. Default true. */
@@ -94,7 +94,7 @@ export interface Host {
   pluginsReady(): Promise<void>;
   /**
    * Starts what settings.json enables, each on its own: the MCP HTTP listener unless `mcp.enabled`
-   * is false (state `disabled`), and the gateway node when `node.enabled` or the `gateway` option is
+   * is false (state `disabled`), and the gateway node when `gateway.enabled` or the `gateway` option is
    * set (it connects in the background; see `status().node`). Creates the token files on first start
    * and writes `host.json`. Without the listener, node mode opens a loopback listener for the admin
    * routes only, published in `run/node-<pid>.json`, so exec approvals can be answered. With

@@ -49,7 +49,7 @@ export function assembleHostStatus(sources: HostStatusSources): HostStatus {
       categories: [...new Set(registry.commands().map((command) => command.category))],
     },
     execApprovals: { mode: current.execApprovals.mode, allowlist: current.execApprovals.allowlist.length, pending },
-    node: sources.gateway.status(override?.url !== undefined || current.node.enabled, sources.http.gatewayConfig?.url ?? override?.url ?? current.node.url),
+    node: sources.gateway.status(override?.url !== undefined || current.gateway.enabled, sources.http.gatewayConfig?.url ?? override?.url ?? current.gateway.url),
     channel: { enabled: current.channel.enabled },
     ...(nodeAdmin ? { admin: { url: adminUrlOf(nodeAdmin) } } : {}),
     mcpClient: sources.imports.status(),

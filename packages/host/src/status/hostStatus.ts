@@ -1,7 +1,7 @@
 // The host status contract: what `host.status()`, `app.status`, `capnode status --json` and the
 // dashboard report. A leaf file (type-only imports, nothing at runtime) so the dashboard UI
 // type-checks against these very shapes without bundling anything of the host.
-import type { GatewayConnectionState, InvokeLedgerStats, NodePairingState } from '@capnode/gateway-bridge';
+import type { GatewayConnectionState, InvokeLedgerStats, GatewayNodePairingState } from '@capnode/gateway-bridge';
 import type { ServerDiagnostic } from '@capnode/mcp-client';
 
 export type McpListenerState = 'disabled' | 'stopped' | 'starting' | 'listening' | 'error';
@@ -31,7 +31,7 @@ export interface HostStatus {
   readonly capabilities: { readonly commands: number; readonly categories: readonly string[] };
   readonly execApprovals: { readonly mode: string; readonly allowlist: number; readonly pending: number };
   /** Gateway node mode: the node connection's own state (`connected` only after the gateway's hello). */
-  readonly node: NodeModeStatus;
+  readonly node: GatewayNodeModeStatus;
   /** The gateway channel tools (`channel.enabled`), served by the local MCP server. */
   readonly channel: { readonly enabled: boolean };
   /** Where `capnode approvals` and `capnode gateway status` reach a host running without the MCP listener (node mode only). */
@@ -47,11 +47,11 @@ export interface HostStatus {
 }
 
 /** What `status().node` reports: the node connection's real state, never the MCP listener's. */
-export type NodeModeState = 'disabled' | 'stopped' | GatewayConnectionState;
+export type GatewayNodeModeState = 'disabled' | 'stopped' | GatewayConnectionState;
 
-export interface NodeModeStatus {
+export interface GatewayNodeModeStatus {
   readonly enabled: boolean;
-  readonly state: NodeModeState;
+  readonly state: GatewayNodeModeState;
   /** The gateway URL (never the token). */
   readonly url?: string;
   /** This machine's node id (device id) once the node was created. */
@@ -63,7 +63,7 @@ export interface NodeModeStatus {
   readonly nextRetryAt?: string;
   readonly connectedAt?: string;
   readonly serverVersion?: string;
-  readonly pairing?: { readonly state: NodePairingState; readonly requestId?: string; readonly commands?: readonly string[] };
+  readonly pairing?: { readonly state: GatewayNodePairingState; readonly requestId?: string; readonly commands?: readonly string[] };
   readonly declaredCommands?: number;
   readonly invocations?: InvokeLedgerStats;
   /** One line for people. */

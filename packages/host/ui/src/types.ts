@@ -5,7 +5,7 @@ import type { HostStatus } from '../../src/status/hostStatus.js';
 
 export type { PendingView } from '../../src/parts/dashboard/pendingView.js';
 export type { AuditRecord as AuditRecordView } from '../../src/audit/auditRecord.js';
-export type { NodeModeStatus as NodeView } from '../../src/status/hostStatus.js';
+export type { GatewayNodeModeStatus as NodeView } from '../../src/status/hostStatus.js';
 export type {
   ActivityView,
   ClientPreviewView,

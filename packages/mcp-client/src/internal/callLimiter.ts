@@ -62,7 +62,7 @@ function cancelled(server: string): Error {
 }
 
 /** The limiter a server entry asks for: `parallel_calls = false` means one call at a time; none when unlimited. */
-export function limiterFor(server: { readonly name: string; readonly max_concurrent_calls?: number; readonly parallel_calls?: boolean }): CallLimiter | undefined {
-  const max = server.parallel_calls === false ? 1 : server.max_concurrent_calls;
+export function limiterFor(server: { readonly name: string; readonly maxConcurrentCalls?: number; readonly parallelCalls?: boolean }): CallLimiter | undefined {
+  const max = server.parallelCalls === false ? 1 : server.maxConcurrentCalls;
   return max === undefined ? undefined : new CallLimiter(max);
 }

@@ -192,8 +192,8 @@ export class CapabilityAdapter {
     if (session.toolList.listed && !session.toolList.has(toolName)) {
       throw new CapabilityError('unknown_command', `MCP server '${serverName}' no longer offers the tool '${toolName}'.`);
     }
-    const timeoutSecs = session.server.tool_timeout_secs;
-    const signal = this.#callSignal(context, timeoutSecs * 1000);
+    const timeoutMs = session.server.toolTimeoutMs;
+    const signal = this.#callSignal(context, timeoutMs);
     // The cap's queue waits within the pipeline's deadline (context.signal), not the tool timeout.
     const release = session.limiter ? await session.limiter.acquire(serverName, context.signal) : undefined;
     if (session.closed || this.#closed) {
@@ -210,7 +210,7 @@ export class CapabilityAdapter {
           connection.client.request(
             { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {}, ...(meta ? { _meta: meta } : {}) } },
             callResultSchema,
-            signal ? { signal, timeout: timeoutSecs * 1000 } : { timeout: timeoutSecs * 1000 },
+            signal ? { signal, timeout: timeoutMs } : { timeout: timeoutMs },
           ),
         ),
       );
@@ -223,7 +223,7 @@ export class CapabilityAdapter {
       const status = httpStatusOf(error);
       if (status === 404 && connection.transport !== 'stdio') session.recycle('the server reported the session as expired (HTTP 404)');
       session.recordFailure(timedOut);
-      if (timedOut) throw new CapabilityError('timeout', `MCP server '${serverName}' did not answer '${toolName}' within ${timeoutSecs} s.`);
+      if (timedOut) throw new CapabilityError('timeout', `MCP server '${serverName}' did not answer '${toolName}' within ${timeoutMs / 1000} s.`);
       const lost = error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
       const detail = lost ? (session.lastError ?? 'the connection closed') : pool.describe(error);
       throw new CapabilityError('failed', capText(`MCP server '${serverName}' failed '${toolName}': ${detail}`));

@@ -72,7 +72,7 @@ async function connectStdio(request: ConnectRequest): Promise<McpConnection> {
     env: server.env,
     // The user's home unless configured: a host running inside a pnpm workspace must not make `npx` resolve there.
     cwd: server.cwd ?? homedir(),
-    maxLineBytes: server.max_response_bytes,
+    maxLineBytes: server.maxResponseBytes,
     logger,
     scrub,
   });
@@ -126,8 +126,8 @@ async function connectHttp(request: ConnectRequest, options: NodeConnectorOption
   const { server, logger, signal, timeoutMs } = request;
   const url = new URL(server.url!);
   let ca: string[] | undefined;
-  if (server.tls_ca_cert_path !== undefined) {
-    ca = await loadCaBundle(server.tls_ca_cert_path);
+  if (server.tlsCaCertPath !== undefined) {
+    ca = await loadCaBundle(server.tlsCaCertPath);
     if (url.protocol !== 'https:') throw new Error('tls_ca_cert_path is set, so the server URL must use https://');
   }
   const agent = new Agent(ca ? { connect: { ca } } : {});
@@ -137,7 +137,7 @@ async function connectHttp(request: ConnectRequest, options: NodeConnectorOption
     return (await undiciFetch(target, { ...(init as object), dispatcher: agent } as Parameters<typeof undiciFetch>[1])) as unknown as Response;
   };
   const bounded = createBoundedFetch({
-    maxBytes: server.max_response_bytes,
+    maxBytes: server.maxResponseBytes,
     headers: server.headers,
     base,
     onOversize: (detail) => logger.warn(`mcp server '${server.name}': a ${detail}`),

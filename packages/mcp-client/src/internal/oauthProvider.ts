@@ -49,13 +49,13 @@ export class StoreOAuthProvider implements OAuthClientProvider {
   constructor(options: StoreOAuthProviderOptions) {
     this.#options = options;
     const { settings } = options;
-    if (settings.client_metadata_url !== undefined) this.clientMetadataUrl = settings.client_metadata_url;
-    const keyPath = settings.private_key_path;
-    if (keyPath !== undefined && settings.client_id !== undefined) {
-      const clientId = settings.client_id;
+    if (settings.clientMetadataUrl !== undefined) this.clientMetadataUrl = settings.clientMetadataUrl;
+    const keyPath = settings.privateKeyPath;
+    if (keyPath !== undefined && settings.clientId !== undefined) {
+      const clientId = settings.clientId;
       this.addClientAuthentication = async (headers, params, url, metadata) => {
         const privateKey = await loadPrivateKey(keyPath, options.server);
-        const sign = createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg: settings.signing_algorithm ?? 'RS256' });
+        const sign = createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg: settings.signingAlgorithm ?? 'RS256' });
         await sign(headers, params, url, metadata);
       };
     }
@@ -102,7 +102,7 @@ export class StoreOAuthProvider implements OAuthClientProvider {
     const { settings, clientName } = this.#options;
     const scope = settings.scopes.length > 0 ? settings.scopes.join(' ') : undefined;
     if (settings.grant === 'client_credentials') {
-      const method = settings.private_key_path === undefined ? 'client_secret_basic' : 'private_key_jwt';
+      const method = settings.privateKeyPath === undefined ? 'client_secret_basic' : 'private_key_jwt';
       return { client_name: clientName, redirect_uris: [], grant_types: ['client_credentials'], token_endpoint_auth_method: method, ...(scope ? { scope } : {}) };
     }
     return {
@@ -110,7 +110,7 @@ export class StoreOAuthProvider implements OAuthClientProvider {
       redirect_uris: [String(this.redirectUrl)],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-      token_endpoint_auth_method: settings.client_secret === undefined ? 'none' : 'client_secret_basic',
+      token_endpoint_auth_method: settings.clientSecret === undefined ? 'none' : 'client_secret_basic',
       ...(scope ? { scope } : {}),
     };
   }
@@ -123,13 +123,13 @@ export class StoreOAuthProvider implements OAuthClientProvider {
   clientInformation(): StoredOAuthClientInformation | undefined {
     const { settings } = this.#options;
     const stored = this.#record?.client;
-    if (settings.client_id !== undefined) {
-      const issuer = stored?.client_id === settings.client_id ? stored.issuer : undefined;
-      return { client_id: settings.client_id, ...(settings.client_secret === undefined ? {} : { client_secret: settings.client_secret }), ...(issuer ? { issuer } : {}) };
+    if (settings.clientId !== undefined) {
+      const issuer = stored?.client_id === settings.clientId ? stored.issuer : undefined;
+      return { client_id: settings.clientId, ...(settings.clientSecret === undefined ? {} : { client_secret: settings.clientSecret }), ...(issuer ? { issuer } : {}) };
     }
     if (!stored) return undefined;
     // A dynamically registered client is bound to its redirect URIs; a new loopback port needs a new registration.
-    const usable = stored.client_id === settings.client_metadata_url || !this.#redirect || (stored.redirect_uris ?? []).includes(this.#redirect);
+    const usable = stored.client_id === settings.clientMetadataUrl || !this.#redirect || (stored.redirect_uris ?? []).includes(this.#redirect);
     return usable ? stored : undefined;
   }
 

@@ -146,7 +146,7 @@ export function createOAuthSession(
     }
     if (provider.interactive && settings.grant === 'authorization_code') {
       if (interactiveRuns >= MAX_INTERACTIVE_AUTHORIZATIONS) throw new McpClientError('auth_failed', `MCP server '${name}' still refuses access after ${MAX_INTERACTIVE_AUTHORIZATIONS} authorizations`);
-      listener ??= await startOAuthCallbackListener(settings.redirect_port ?? 0);
+      listener ??= await startOAuthCallbackListener(settings.redirectPort ?? 0);
       provider.setRedirectUrl(listener.redirectUrl);
     }
     if (scope !== undefined) requestedScope = scope;

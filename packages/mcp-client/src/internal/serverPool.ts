@@ -152,7 +152,7 @@ export class ServerPool {
   }
 
   async #readPinned(session: ServerSession, signal: AbortSignal): Promise<void> {
-    const uris = session.server.pinned_resources;
+    const uris = session.server.pinnedResources;
     if (uris.length === 0 || !session.connection) return;
     const server = sessionAccess(session, session.server.name, this.#options.scrub);
     if (!session.capabilities.resources) {
@@ -179,7 +179,7 @@ function sessionAccess(session: ServerSession, part: string, scrub: (text: strin
   return {
     name: session.server.name,
     part,
-    timeoutMs: session.server.tool_timeout_secs * 1000,
+    timeoutMs: session.server.toolTimeoutMs,
     scrub,
     supports: (which) => session.capabilities[which],
     connect: async (signal) => (await session.ensureConnected(signal)).client,

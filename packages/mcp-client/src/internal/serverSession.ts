@@ -128,7 +128,7 @@ export class ServerSession {
    * whatever the server does.
    */
   startBudgetMs(): number {
-    const whole = this.server.connect_timeout_secs * 1000;
+    const whole = this.server.connectTimeoutMs;
     return Math.max(Math.min(this.#connectDeadline - performance.now(), whole), 1_000);
   }
 
@@ -178,7 +178,7 @@ export class ServerSession {
 
   async #connect(): Promise<McpConnection> {
     const server = this.server;
-    const timeoutMs = server.connect_timeout_secs * 1000;
+    const timeoutMs = server.connectTimeoutMs;
     const deadline = createDeadline({ timeoutMs, signal: this.abort.signal });
     const signal = deadline.signal;
     const started = performance.now();
@@ -223,7 +223,7 @@ export class ServerSession {
       this.#setState('connected');
       this.toolList.reset(this.startBudgetMs());
       this.#lastActivity = performance.now();
-      this.#armIdle(this.server.idle_timeout_secs);
+      this.#armIdle(this.server.idleTimeoutMs);
       return connection;
     } catch (error) {
       abandoned = true;
@@ -232,7 +232,7 @@ export class ServerSession {
       const timedOut = signal.aborted || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
       this.attempt += 1;
       this.nextConnectAt = Date.now() + backoffMs(this.attempt);
-      const detail = timedOut ? `did not finish connecting within ${server.connect_timeout_secs} s` : this.#host.describe(error);
+      const detail = timedOut ? `did not finish connecting within ${server.connectTimeoutMs / 1000} s` : this.#host.describe(error);
       this.lastErrorCode = !timedOut && isMcpClientError(error) ? error.code : undefined;
       const transportError = this.#lastTransportError;
       const sameError = transportError === capText(this.#host.scrub(errorText(error)), 300);
@@ -262,7 +262,7 @@ export class ServerSession {
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (this.connection?.client !== client || this.closed) return;
       // Only this server is re-listed; the others keep their lists.
-      this.toolList.invalidate(this.server.connect_timeout_secs * 1000);
+      this.toolList.invalidate(this.server.connectTimeoutMs);
       this.#host.toolsChanged(this);
     });
     client.setNotificationHandler('notifications/message', (notification) => {
@@ -296,14 +296,14 @@ export class ServerSession {
    */
   ensureTools(full = false, signal?: AbortSignal): Promise<void> {
     if (this.closed || !this.connection) return Promise.resolve();
-    return this.toolList.ensure(this.server.connect_timeout_secs * 1000, full, signal);
+    return this.toolList.ensure(this.server.connectTimeoutMs, full, signal);
   }
 
   /** Re-lists now and waits for it (`refresh()`). */
   relist(signal?: AbortSignal): Promise<void> {
     if (this.closed || !this.connection) return Promise.resolve();
-    this.toolList.invalidate(this.server.connect_timeout_secs * 1000);
-    return this.toolList.ensure(this.server.connect_timeout_secs * 1000, true, signal);
+    this.toolList.invalidate(this.server.connectTimeoutMs);
+    return this.toolList.ensure(this.server.connectTimeoutMs, true, signal);
   }
 
   /**
@@ -320,10 +320,9 @@ export class ServerSession {
   }
 
   /** One timer per connection: when it fires it checks the idle clock and re-arms for what is left. */
-  #armIdle(idleSecs: number | undefined): void {
+  #armIdle(idleMs: number | undefined): void {
     this.#clearIdle();
-    if (idleSecs === undefined || this.closed) return;
-    const idleMs = idleSecs * 1000;
+    if (idleMs === undefined || this.closed) return;
     const check = () => {
       this.#idleTimer = undefined;
       if (this.closed || !this.connection || this.state !== 'connected') return;
@@ -337,7 +336,7 @@ export class ServerSession {
       this.connection = undefined;
       this.toolList.stop();
       this.nextConnectAt = 0;
-      this.#host.logger.info(`mcp server '${this.server.name}' disconnected after ${idleSecs} s without calls; the next call reconnects`);
+      this.#host.logger.info(`mcp server '${this.server.name}' disconnected after ${idleMs / 1000} s without calls; the next call reconnects`);
       this.#setState('idle');
       this.#host.track(connection.close());
     };

@@ -62,7 +62,7 @@ export class ToolMap {
     if (this.#options.closed()) return closedResult();
     this.#options.upToDate();
     const entry = catalog.get(name);
-    const timeoutMs = ((entry ? pool.sessions.get(entry.server)?.server.tool_timeout_secs : undefined) ?? 600) * 1000 + CALL_GRACE_MS;
+    const timeoutMs = ((entry ? pool.sessions.get(entry.server)?.server.toolTimeoutMs : undefined) ?? 600_000) + CALL_GRACE_MS;
     const request: InvocationRequest = { command: name, args, transport: 'internal', timeoutMs, ...(agent === undefined ? {} : { caller: `agent:${agent}` }) };
     const signal = callOptions?.signal;
     const onProgress = callOptions?.onProgress;
@@ -80,7 +80,7 @@ export class ToolMap {
       server: entry.server,
       tool: entry.name,
       ...(entry.annotations ? { annotations: entry.annotations } : {}),
-      parallelCalls: pool.sessions.get(entry.server)?.server.parallel_calls !== false,
+      parallelCalls: pool.sessions.get(entry.server)?.server.parallelCalls !== false,
       ...(entry.serverClaims ? { serverClaims: entry.serverClaims } : {}),
       execute: (args, callOptions) => this.call(entry.exposed, args, callOptions),
     };

@@ -5,7 +5,7 @@ import type { ServerDiagnostic } from '@capnode/mcp-client';
 import type { GatewayNodeEntry } from '@capnode/protocol/gateway';
 import type { AuditRecord } from '../../audit/auditRecord.js';
 import type { ClientTarget } from '../../setup/clientTarget.js';
-import type { HostStatus, ImportedToolsState, NodeModeStatus } from '../../status/hostStatus.js';
+import type { HostStatus, ImportedToolsState, GatewayNodeModeStatus } from '../../status/hostStatus.js';
 
 /** `GET /api/status` and the `status` event: the host status and the number of pending approvals. */
 export type DashboardStatusView = HostStatus & { readonly pendingApprovals: number };
@@ -124,7 +124,7 @@ export interface ServerImportResult {
 
 /** `GET /api/gateway`: the gateway node's state and what settings.json configures (the token only as `hasToken`). */
 export interface GatewayView {
-  readonly node: NodeModeStatus;
+  readonly node: GatewayNodeModeStatus;
   readonly configured: { readonly enabled: boolean; readonly url?: string; readonly hasToken: boolean };
   /** `node.…` setting paths that take effect at the next start. */
   readonly restartNeeded: readonly string[];

@@ -2,10 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NODE_IDENTITY_FILE as BRIDGE_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE as BRIDGE_OPERATOR_IDENTITY_FILE } from '@capnode/gateway-bridge/node';
+import { GATEWAY_NODE_IDENTITY_FILE as BRIDGE_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE as BRIDGE_OPERATOR_IDENTITY_FILE } from '@capnode/gateway-bridge/node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHostError } from '../../errors.js';
-import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './gatewayMode.js';
+import { GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './gatewayMode.js';
 import { createHost, type HostStatus } from '../../host/host.js';
 import { defaultSettings } from '../../config/settings.js';
 import { eventually } from '../../../../../tests/support/poll.js';
@@ -43,7 +43,7 @@ describe('the settings matrix: node mode × MCP server', () => {
     expect(status.mcp.state).toBe('listening');
     expect(status.node).toMatchObject({ enabled: false, state: 'disabled' });
     expect(status.node.nodeId).toBeUndefined();
-    expect(existsSync(join(home, NODE_IDENTITY_FILE))).toBe(false);
+    expect(existsSync(join(home, GATEWAY_NODE_IDENTITY_FILE))).toBe(false);
   });
 
   it('MCP on, node on (unreachable gateway): the listener is listening, the node is not connected and says why', async () => {
@@ -53,12 +53,12 @@ describe('the settings matrix: node mode × MCP server', () => {
     const status = await host.start();
     expect(status.mcp.state).toBe('listening');
     expect(['connecting', 'waiting']).toContain(status.node.state);
-    expect(status.node).toMatchObject({ enabled: true, url, identityPath: join(home, NODE_IDENTITY_FILE) });
+    expect(status.node).toMatchObject({ enabled: true, url, identityPath: join(home, GATEWAY_NODE_IDENTITY_FILE) });
     const waiting = await eventually(() => (host.status().node.lastError ? host.status() : undefined), { what: 'a connect error', timeoutMs: 20_000 });
     expect(['connecting', 'waiting']).toContain(waiting.node.state);
     expect(waiting.node.lastError?.message).toMatch(/.+/);
     expect(waiting.node.detail).toContain(url);
-    expect(statSync(join(home, NODE_IDENTITY_FILE)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, GATEWAY_NODE_IDENTITY_FILE)).mode & 0o777).toBe(0o600);
     expect(JSON.stringify(waiting)).not.toContain(SECRET);
     expect(logs.join('\n')).not.toContain(SECRET);
 
@@ -78,7 +78,7 @@ describe('the settings matrix: node mode × MCP server', () => {
 
   it('MCP off, node on: only the node runs, with an admin-only listener for approvals; closed with the host', async () => {
     const url = `ws://127.0.0.1:${await deadPort()}`;
-    writeSettings({ mcp: { enabled: false }, node: { enabled: true, url, token: SECRET } });
+    writeSettings({ mcp: { enabled: false }, gateway: { enabled: true, url, token: SECRET } });
     const host = createHost({ home, builtins: false, ...quiet() });
     const status = await host.start();
     expect(status.mcp.state).toBe('disabled');
@@ -112,22 +112,22 @@ describe('the settings matrix: node mode × MCP server', () => {
     expect(existsSync(join(home, 'run', `node-${process.pid}.json`))).toBe(false);
   });
 
-  it('node.enabled without a URL is a clear settings error', async () => {
-    writeSettings({ node: { enabled: true } });
+  it('gateway.enabled without a URL is a clear settings error', async () => {
+    writeSettings({ gateway: { enabled: true } });
     await using host = createHost({ home, port: 0, builtins: false, ...quiet() });
     const error = await host.start().catch((caught: unknown) => caught);
     expect(isHostError(error) && error.code).toBe('invalid_settings');
-    expect((error as Error).message).toContain('node.url');
+    expect((error as Error).message).toContain('gateway.url');
   });
 
   it('rejects a non-WebSocket gateway URL in settings.json', () => {
-    writeSettings({ node: { enabled: true, url: 'http://127.0.0.1:1' } });
-    expect(() => createHost({ home, builtins: false })).toThrow(/node\.url: must be a ws:\/\/ or wss:\/\/ URL/);
+    writeSettings({ gateway: { enabled: true, url: 'http://127.0.0.1:1' } });
+    expect(() => createHost({ home, builtins: false })).toThrow(/gateway\.url: must be a ws:\/\/ or wss:\/\/ URL/);
   });
 });
 
 describe('resolveGatewayConfig', () => {
-  const settings = { ...defaultSettings(), node: { enabled: true, url: 'ws://gw.example:18789', token: 'from-settings' } };
+  const settings = { ...defaultSettings(), gateway: { enabled: true, url: 'ws://gw.example:18789', token: 'from-settings' } };
 
   it('takes the token from the run, then CAPNODE_GATEWAY_TOKEN, then settings.json', () => {
     expect(resolveGatewayConfig(settings, { token: 'flag' }, { CAPNODE_GATEWAY_TOKEN: 'env' })).toEqual({ url: 'ws://gw.example:18789', token: 'flag' });
@@ -135,14 +135,14 @@ describe('resolveGatewayConfig', () => {
     expect(resolveGatewayConfig(settings, undefined, {})).toEqual({ url: 'ws://gw.example:18789', token: 'from-settings' });
   });
 
-  it('is off without node.enabled or a run URL, and the run URL wins', () => {
+  it('is off without gateway.enabled or a run URL, and the run URL wins', () => {
     expect(resolveGatewayConfig(defaultSettings(), undefined, {})).toBeUndefined();
     expect(resolveGatewayConfig(defaultSettings(), { url: 'wss://other:1' }, {})).toEqual({ url: 'wss://other:1' });
     expect(() => resolveGatewayConfig(defaultSettings(), { url: 'http://x' }, {})).toThrow(/ws:\/\/ or wss:\/\//);
   });
 
   it('uses the same identity file names as the gateway bridge', () => {
-    expect(NODE_IDENTITY_FILE).toBe(BRIDGE_NODE_IDENTITY_FILE);
+    expect(GATEWAY_NODE_IDENTITY_FILE).toBe(BRIDGE_NODE_IDENTITY_FILE);
     expect(OPERATOR_IDENTITY_FILE).toBe(BRIDGE_OPERATOR_IDENTITY_FILE);
   });
 });

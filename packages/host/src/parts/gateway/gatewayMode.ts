@@ -2,15 +2,15 @@ import { join } from 'node:path';
 import type { Invoker, Registry } from '@capnode/capabilities';
 import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodeStatus } from '@capnode/gateway-bridge';
 import { HostError } from '../../errors.js';
-import type { NodeModeStatus } from '../../status/hostStatus.js';
+import type { GatewayNodeModeStatus } from '../../status/hostStatus.js';
 import { GATEWAY_TOKEN_ENV, type HostPaths } from '../../config/paths.js';
 import type { Settings } from '../../config/settings.js';
 
-export type { NodeModeState, NodeModeStatus } from '../../status/hostStatus.js';
+export type { GatewayNodeModeState, GatewayNodeModeStatus } from '../../status/hostStatus.js';
 
 export { GATEWAY_TOKEN_ENV } from '../../config/paths.js';
 /** File name of the node's device identity in the config directory (same as `@capnode/gateway-bridge/node`). */
-export const NODE_IDENTITY_FILE = 'gateway-device.json';
+export const GATEWAY_NODE_IDENTITY_FILE = 'gateway-device.json';
 /** File name of the operator identity (pairing, channel) in the config directory. */
 export const OPERATOR_IDENTITY_FILE = 'gateway-operator.json';
 
@@ -28,18 +28,18 @@ export interface GatewayOverride {
 }
 
 /**
- * The gateway to connect to: the run's override URL, else `node.url` when `node.enabled`; the token
- * from the override, else `CAPNODE_GATEWAY_TOKEN`, else `node.token`. `undefined` when node mode is off.
- * @throws HostError `invalid_settings` when node mode is on without a URL, or the URL is not ws/wss.
+ * The gateway to connect to: the run's override URL, else `gateway.url` when `gateway.enabled`; the token
+ * from the override, else `CAPNODE_GATEWAY_TOKEN`, else `gateway.token`. `undefined` when gateway node mode is off.
+ * @throws HostError `invalid_settings` when gateway node mode is on without a URL, or the URL is not ws/wss.
  */
 export function resolveGatewayConfig(settings: Settings, override: GatewayOverride | undefined, env: Readonly<Record<string, string | undefined>>): GatewayConnectionConfig | undefined {
-  const url = override?.url ?? (settings.node.enabled ? settings.node.url : undefined);
+  const url = override?.url ?? (settings.gateway.enabled ? settings.gateway.url : undefined);
   if (url === undefined) {
-    if (settings.node.enabled) throw new HostError('invalid_settings', 'node.enabled is true in settings.json but node.url is missing — set it to the gateway URL (e.g. "ws://127.0.0.1:18789") or pass --gateway <url>');
+    if (settings.gateway.enabled) throw new HostError('invalid_settings', 'gateway.enabled is true in settings.json but gateway.url is missing — set it to the gateway URL (e.g. "ws://127.0.0.1:18789") or pass --gateway <url>');
     return undefined;
   }
   if (!/^wss?:\/\/[^\s/]+/i.test(url)) throw new HostError('invalid_settings', `the gateway URL '${url}' is not a ws:// or wss:// URL — e.g. ws://127.0.0.1:18789`);
-  const token = override?.token ?? (env[GATEWAY_TOKEN_ENV] || undefined) ?? settings.node.token;
+  const token = override?.token ?? (env[GATEWAY_TOKEN_ENV] || undefined) ?? settings.gateway.token;
   return { url, ...(token ? { token } : {}) };
 }
 
@@ -69,7 +69,7 @@ function describe(status: GatewayNodeStatus): string {
 }
 
 /** Maps the node transport's status to the host's report. */
-export function nodeModeStatus(status: GatewayNodeStatus, identityPath: string): NodeModeStatus {
+export function gatewayNodeModeStatus(status: GatewayNodeStatus, identityPath: string): GatewayNodeModeStatus {
   const { connection } = status;
   return {
     enabled: true,
@@ -104,14 +104,14 @@ export interface GatewayMode {
    * @throws HostError `gateway_failed` (bad URL or identity file).
    */
   start(config: GatewayConnectionConfig, options: { readonly node: boolean; readonly channel: boolean }): Promise<void>;
-  status(enabled: boolean, url?: string): NodeModeStatus;
+  status(enabled: boolean, url?: string): GatewayNodeModeStatus;
   /** Closes the node connection only (the channel stays); `start` can create a new one afterwards (settings changed live). */
   stopNode(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
-  const identityPath = join(options.paths.home, NODE_IDENTITY_FILE);
+  const identityPath = join(options.paths.home, GATEWAY_NODE_IDENTITY_FILE);
   let node: GatewayNode | undefined;
   let bridge: ChannelBridge | undefined;
   let failure: { code: string; message: string } | undefined;
@@ -166,8 +166,8 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
       }
     },
     status(enabled, url) {
-      if (node) return nodeModeStatus(node.status(), identityPath);
-      if (!enabled) return { enabled: false, state: 'disabled', identityPath, detail: 'node mode is off (settings.json node.enabled, or capnode serve --gateway <url>)' };
+      if (node) return gatewayNodeModeStatus(node.status(), identityPath);
+      if (!enabled) return { enabled: false, state: 'disabled', identityPath, detail: 'gateway node mode is off (settings.json gateway.enabled, or capnode serve --gateway <url>)' };
       if (failure) return { enabled: true, state: 'failed', ...(url ? { url } : {}), identityPath, lastError: failure, detail: failure.message };
       return { enabled: true, state: 'stopped', ...(url ? { url } : {}), identityPath, detail: 'not started' };
     },

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // Only for what the real gateway cannot be made to do (an endless error message, never answering); the real flow runs in tests/gateway/cli.interop.ts.
 import { startFakeGateway } from '../../../../gateway-bridge/src/internal/fakeGateway.js';
 import { isHostError, type HostError } from '../../errors.js';
-import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from './gatewayMode.js';
+import { GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from './gatewayMode.js';
 import { approveGatewayPairing, readGatewayNodeId } from './gatewayPairing.js';
 import { freePort } from '../../../../../tests/support/net.js';
 
@@ -18,7 +18,7 @@ afterEach(() => rmSync(home, { recursive: true, force: true }));
 
 /** This machine's gateway node identity, as the gateway node writes it on its first connect. */
 function createNodeIdentity(): string {
-  return loadOrCreateDeviceIdentity(join(home, NODE_IDENTITY_FILE)).identity.deviceId;
+  return loadOrCreateDeviceIdentity(join(home, GATEWAY_NODE_IDENTITY_FILE)).identity.deviceId;
 }
 
 async function failure(promise: Promise<unknown>): Promise<HostError> {
@@ -33,12 +33,12 @@ async function failure(promise: Promise<unknown>): Promise<HostError> {
 describe('readGatewayNodeId', () => {
   it('reads the device id of the gateway node identity, undefined when missing or unusable, never creating the file', () => {
     expect(readGatewayNodeId(home)).toBeUndefined();
-    expect(existsSync(join(home, NODE_IDENTITY_FILE))).toBe(false);
-    writeFileSync(join(home, NODE_IDENTITY_FILE), '{not json');
+    expect(existsSync(join(home, GATEWAY_NODE_IDENTITY_FILE))).toBe(false);
+    writeFileSync(join(home, GATEWAY_NODE_IDENTITY_FILE), '{not json');
     expect(readGatewayNodeId(home)).toBeUndefined();
-    writeFileSync(join(home, NODE_IDENTITY_FILE), JSON.stringify({ deviceId: 42 }));
+    writeFileSync(join(home, GATEWAY_NODE_IDENTITY_FILE), JSON.stringify({ deviceId: 42 }));
     expect(readGatewayNodeId(home)).toBeUndefined();
-    rmSync(join(home, NODE_IDENTITY_FILE));
+    rmSync(join(home, GATEWAY_NODE_IDENTITY_FILE));
     const deviceId = createNodeIdentity();
     expect(readGatewayNodeId(home)).toBe(deviceId);
   });
@@ -49,8 +49,8 @@ describe('approveGatewayPairing', () => {
     const url = `ws://127.0.0.1:${await freePort()}`;
     const error = await failure(approveGatewayPairing({ home, url, version: '0.0.0-test' }));
     expect(error.code).toBe('no_node_identity');
-    expect(error.message).toBe(`this machine has no node identity yet (${join(home, NODE_IDENTITY_FILE)}) — connect it first: capnode serve --gateway ${url}`);
-    expect(existsSync(join(home, NODE_IDENTITY_FILE))).toBe(false);
+    expect(error.message).toBe(`this machine has no node identity yet (${join(home, GATEWAY_NODE_IDENTITY_FILE)}) — connect it first: capnode serve --gateway ${url}`);
+    expect(existsSync(join(home, GATEWAY_NODE_IDENTITY_FILE))).toBe(false);
     expect(existsSync(join(home, OPERATOR_IDENTITY_FILE))).toBe(false);
   });
 

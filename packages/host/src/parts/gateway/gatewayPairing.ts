@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createDeadline } from '@capnode/toolkit';
 import type { GatewayNodeEntry, GatewayOperatorScope } from '@capnode/protocol/gateway';
 import { HostError } from '../../errors.js';
-import { NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from './gatewayMode.js';
+import { GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from './gatewayMode.js';
 
 /** Default of {@link ApproveGatewayPairingOptions.timeoutMs}: connecting as operator, approving and looking the gateway node up. */
 const DEFAULT_PAIRING_TIMEOUT_MS = 30_000;
@@ -45,7 +45,7 @@ export interface GatewayPairingResult {
  */
 export function readGatewayNodeId(home: string): string | undefined {
   try {
-    const value = JSON.parse(readFileSync(join(home, NODE_IDENTITY_FILE), 'utf8')) as { deviceId?: unknown };
+    const value = JSON.parse(readFileSync(join(home, GATEWAY_NODE_IDENTITY_FILE), 'utf8')) as { deviceId?: unknown };
     return typeof value.deviceId === 'string' ? value.deviceId : undefined;
   } catch {
     return undefined;
@@ -68,7 +68,7 @@ function causeText(error: unknown): string {
  */
 export async function approveGatewayPairing(options: ApproveGatewayPairingOptions): Promise<GatewayPairingResult> {
   const nodeId = readGatewayNodeId(options.home);
-  if (!nodeId) throw new HostError('no_node_identity', `this machine has no node identity yet (${join(options.home, NODE_IDENTITY_FILE)}) — connect it first: capnode serve --gateway ${options.url}`);
+  if (!nodeId) throw new HostError('no_node_identity', `this machine has no node identity yet (${join(options.home, GATEWAY_NODE_IDENTITY_FILE)}) — connect it first: capnode serve --gateway ${options.url}`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_PAIRING_TIMEOUT_MS;
   using deadline = createDeadline({ timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
   const failed = (code: 'gateway_unreachable' | 'pairing_failed', what: string, why: string, error: unknown): HostError =>
@@ -92,7 +92,7 @@ export async function approveGatewayPairing(options: ApproveGatewayPairingOption
     throw failed('gateway_unreachable', `cannot connect to ${options.url} as an operator`, causeText(error), error);
   }
   try {
-    const approved = await bridge.approveNodePairing(operator, nodeId, { signal: deadline.signal });
+    const approved = await bridge.approveGatewayNodePairing(operator, nodeId, { signal: deadline.signal });
     const node = await bridge.findGatewayNode(operator, nodeId, { signal: deadline.signal });
     return { nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: node ?? null };
   } catch (error) {

@@ -34,15 +34,15 @@ export interface HttpModeOptions {
 /**
  * The started (`start()`) host: the lock, the dashboard, the gateway node, the MCP listener or,
  * without it, the admin-only listener of a gateway node host; and what a running host applies live
- * (`mcp.enabled`, `node.*`).
+ * (`mcp.enabled`, `gateway.*`).
  */
 export interface HttpMode {
   /** See `Host.start`. */
   start(): Promise<HostStatus>;
   /** `mcp.enabled` changed on a running host: start the listener, or stop it and keep the admin routes on an admin-only one. */
   applyMcpEnabled(enabled: boolean): Promise<void>;
-  /** `node.*` changed on a running host: reconnect the gateway node with the new settings (a `gateway` option of this run wins). */
-  applyNodeSettings(next: Settings): Promise<void>;
+  /** `gateway.*` changed on a running host: reconnect the gateway node with the new settings (a `gateway` option of this run wins). */
+  applyGatewaySettings(next: Settings): Promise<void>;
   readonly gatewayConfig: GatewayConnectionConfig | undefined;
   /** The admin-only listener of a gateway node host running without the MCP listener. */
   readonly nodeAdmin: McpHttpServer | undefined;
@@ -99,7 +99,7 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
     gatewayConfig = resolveGatewayConfig(current, options.gatewayOverride, env);
     httpStarted = true;
     await options.dashboard.start();
-    const nodeOn = gatewayConfig !== undefined && (options.gatewayOverride?.url !== undefined || current.node.enabled);
+    const nodeOn = gatewayConfig !== undefined && (options.gatewayOverride?.url !== undefined || current.gateway.enabled);
     const channelOn = gatewayConfig !== undefined && current.channel.enabled && current.mcp.enabled;
     if (gatewayConfig) await options.gateway.start(gatewayConfig, { node: nodeOn, channel: channelOn });
     if (current.mcp.enabled) return startListener();
@@ -134,11 +134,11 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
         if (running) options.inBackground(running.close());
       }
     },
-    async applyNodeSettings(next) {
+    async applyGatewaySettings(next) {
       if (signal.aborted || !httpStarted || options.gatewayOverride?.url !== undefined) return;
       await options.gateway.stopNode();
       gatewayConfig = resolveGatewayConfig(next, undefined, env);
-      if (gatewayConfig && next.node.enabled) {
+      if (gatewayConfig && next.gateway.enabled) {
         await options.gateway.start(gatewayConfig, { node: true, channel: false });
         log('info', `gateway node: connecting to ${gatewayConfig.url} (settings changed)`);
       }

@@ -76,7 +76,7 @@ describe('host log', () => {
     const serverSecret = 'server-env-secret-9876543210';
     writeFileSync(
       join(home, 'settings.json'),
-      JSON.stringify({ node: { token: gatewayToken }, mcpClient: { servers: [{ name: 'srv', command: 'true', env: { API_KEY: serverSecret } }] } }),
+      JSON.stringify({ gateway: { token: gatewayToken }, mcpClient: { servers: [{ name: 'srv', command: 'true', env: { API_KEY: serverSecret } }] } }),
       { mode: 0o600 },
     );
     // The secret straddles the cap of a log line: cutting first would leave its first half visible.

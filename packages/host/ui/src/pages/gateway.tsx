@@ -79,10 +79,10 @@ export function GatewayPage() {
       <Section title="Connect">
         {gateway.value || gateway.error ? (
           <form onSubmit={submit} aria-label="Gateway connection" noValidate>
-            <Field label="Gateway URL" hint="ws:// or wss://, e.g. ws://127.0.0.1:18789" error={fieldMessage(fields, 'url', 'node.url')}>
+            <Field label="Gateway URL" hint="ws:// or wss://, e.g. ws://127.0.0.1:18789" error={fieldMessage(fields, 'url', 'gateway.url')}>
               {({ id, describedBy, invalid }) => <input id={id} type="url" value={url} aria-describedby={describedBy} aria-invalid={invalid || undefined} onInput={(event) => setUrl((event.currentTarget as HTMLInputElement).value)} />}
             </Field>
-            <Field label="Gateway token" hint={gateway.value?.configured?.hasToken ? 'A token is saved for the gateway above; leave empty to keep it. A new gateway URL needs its token again.' : 'The gateway\'s shared token (write-only: it is never shown again).'} error={fieldMessage(fields, 'token', 'node.token')}>
+            <Field label="Gateway token" hint={gateway.value?.configured?.hasToken ? 'A token is saved for the gateway above; leave empty to keep it. A new gateway URL needs its token again.' : 'The gateway\'s shared token (write-only: it is never shown again).'} error={fieldMessage(fields, 'token', 'gateway.token')}>
               {({ id, describedBy, invalid }) => (
                 <input id={id} type="password" autocomplete="off" value={token} aria-describedby={describedBy} aria-invalid={invalid || undefined} onInput={(event) => setToken((event.currentTarget as HTMLInputElement).value)} />
               )}

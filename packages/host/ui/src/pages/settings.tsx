@@ -11,7 +11,7 @@ type AllowlistEntry = string | { readonly pattern: string; readonly cwd?: string
 
 interface SettingsView {
   readonly mcp: { readonly enabled: boolean; readonly port: number; readonly host?: string };
-  readonly node: { readonly enabled: boolean; readonly url?: string };
+  readonly gateway: { readonly enabled: boolean; readonly url?: string };
   readonly execApprovals: { readonly mode: string; readonly allowlist: readonly AllowlistEntry[] };
   readonly mcpClient?: { readonly reexport?: boolean };
   readonly consent?: Readonly<Record<string, string>>;
@@ -19,7 +19,7 @@ interface SettingsView {
 
 interface Draft {
   mcpEnabled: boolean;
-  nodeEnabled: boolean;
+  gatewayNodeEnabled: boolean;
   port: string;
   execMode: string;
   allowlist: AllowlistEntry[];
@@ -60,7 +60,7 @@ function consentOf(settings: SettingsView): Record<string, string> {
 function toDraft(settings: SettingsView): Draft {
   return {
     mcpEnabled: settings.mcp.enabled,
-    nodeEnabled: settings.node.enabled,
+    gatewayNodeEnabled: settings.gateway.enabled,
     port: String(settings.mcp.port),
     execMode: settings.execApprovals.mode,
     allowlist: [...settings.execApprovals.allowlist],
@@ -81,7 +81,7 @@ function changes(saved: SettingsView, draft: Draft): Record<string, unknown> {
   };
   if (draft.mcpEnabled !== saved.mcp.enabled) put('mcp', 'enabled', draft.mcpEnabled);
   if (draft.port !== String(saved.mcp.port)) put('mcp', 'port', /^\d+$/.test(draft.port.trim()) ? Number(draft.port.trim()) : draft.port);
-  if (draft.nodeEnabled !== saved.node.enabled) put('node', 'enabled', draft.nodeEnabled);
+  if (draft.gatewayNodeEnabled !== saved.gateway.enabled) put('gateway', 'enabled', draft.gatewayNodeEnabled);
   if (draft.execMode !== saved.execApprovals.mode) put('execApprovals', 'mode', draft.execMode);
   if (JSON.stringify(draft.allowlist) !== JSON.stringify(saved.execApprovals.allowlist)) put('execApprovals', 'allowlist', draft.allowlist);
   if (draft.reexport !== (saved.mcpClient?.reexport ?? false)) put('mcpClient', 'reexport', draft.reexport);
@@ -95,7 +95,7 @@ function ModeMatrix(props: { draft: Draft; set: (change: Partial<Draft>) => void
   return (
     <Section title="What this host serves">
       <Toggle label="Local MCP server (loopback HTTP)" checked={draft.mcpEnabled} onChange={(mcpEnabled) => props.set({ mcpEnabled })} error={fieldMessage(props.fields, 'mcp.enabled')} />
-      <Toggle label="Gateway node (connect to an OpenClaw gateway)" checked={draft.nodeEnabled} onChange={(nodeEnabled) => props.set({ nodeEnabled })} error={fieldMessage(props.fields, 'node.enabled', 'node.url')} hint="Set the gateway URL on the Gateway page." />
+      <Toggle label="Gateway node (connect to an OpenClaw gateway)" checked={draft.gatewayNodeEnabled} onChange={(gatewayNodeEnabled) => props.set({ gatewayNodeEnabled })} error={fieldMessage(props.fields, 'gateway.enabled', 'gateway.url')} hint="Set the gateway URL on the Gateway page." />
       <table class="matrix">
         <caption>The two switches together</caption>
         <thead>
@@ -107,7 +107,7 @@ function ModeMatrix(props: { draft: Draft; set: (change: Partial<Draft>) => void
         </thead>
         <tbody>
           {MATRIX.map(([mcp, node, meaning]) => {
-            const selected = mcp === draft.mcpEnabled && node === draft.nodeEnabled;
+            const selected = mcp === draft.mcpEnabled && node === draft.gatewayNodeEnabled;
             return (
               <tr key={meaning} class={selected ? 'selected' : undefined} aria-current={selected ? 'true' : undefined}>
                 <td>{mcp ? 'on' : 'off'}</td>

@@ -12,7 +12,7 @@ import type { Route, RouteContext } from '../types.js';
  */
 async function pair({ host, signal }: RouteContext): Promise<Response> {
   const settings = host.settings.reload();
-  const config = settings.node.url === undefined ? undefined : resolveGatewayConfig({ ...settings, node: { ...settings.node, enabled: true } }, undefined, host.env);
+  const config = settings.gateway.url === undefined ? undefined : resolveGatewayConfig({ ...settings, gateway: { ...settings.gateway, enabled: true } }, undefined, host.env);
   if (!config) return apiError(400, 'invalid', 'no gateway configured: set its URL first (PUT /api/gateway)', [{ path: 'url', message: 'required' }]);
   try {
     return json(200, (await approveGatewayPairing({ home: host.paths.home, ...config, version: host.version, signal })) satisfies GatewayPairResult);
@@ -31,7 +31,7 @@ async function pair({ host, signal }: RouteContext): Promise<Response> {
 
 /**
  * `GET /api/gateway` (the gateway node's state and pairing from the host status, whether a token is
- * stored) and `PUT /api/gateway` `{ url, token?, enabled? }` (written to `node.*`; takes effect at
+ * stored) and `PUT /api/gateway` `{ url, token?, enabled? }` (written to `gateway.*`; takes effect at
  * the next start, said in `restartNeeded`), and `POST /api/gateway/pair`.
  */
 export const gatewayRoutes: readonly Route[] = [
@@ -39,11 +39,11 @@ export const gatewayRoutes: readonly Route[] = [
     'GET',
     '/api/gateway',
     ({ host }) => {
-      const settings = host.settings.reload().node;
+      const settings = host.settings.reload().gateway;
       const view: GatewayView = {
         node: host.status().node,
         configured: { enabled: settings.enabled, ...(settings.url ? { url: settings.url } : {}), hasToken: settings.token !== undefined },
-        restartNeeded: host.restartNeeded().filter((path) => path.startsWith('node.')),
+        restartNeeded: host.restartNeeded().filter((path) => path.startsWith('gateway.')),
       };
       return json(200, view);
     },
@@ -56,8 +56,8 @@ export const gatewayRoutes: readonly Route[] = [
       if (body instanceof Response) return body;
       const { url, token, enabled } = body;
       if (typeof url !== 'string') return apiError(400, 'invalid', 'url is required (ws:// or wss://)', [{ path: 'url', message: 'required' }]);
-      const result = await host.patchSettings({ node: { url, enabled: enabled === undefined ? true : enabled, ...(token === undefined ? {} : { token }) } });
-      if (!result.ok) return apiError(400, 'invalid', result.message, result.fields.map((field) => ({ ...field, path: field.path.replace(/^node\./, '') })));
+      const result = await host.patchSettings({ gateway: { url, enabled: enabled === undefined ? true : enabled, ...(token === undefined ? {} : { token }) } });
+      if (!result.ok) return apiError(400, 'invalid', result.message, result.fields.map((field) => ({ ...field, path: field.path.replace(/^gateway\./, '') })));
       return json(200, { ok: true, applied: result.applied, restartNeeded: result.restartNeeded } satisfies GatewaySaveResult);
     },
   ],

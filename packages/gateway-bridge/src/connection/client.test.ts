@@ -2,11 +2,11 @@ import { GATEWAY_PRE_CONNECT_MAX_BYTES } from '@capnode/protocol/gateway';
 import { describe, expect, it } from 'vitest';
 import { createGatewayClient } from './client.js';
 import type { GatewayClientOptions } from './clientContract.js';
-import { isGatewayError } from './errors.js';
+import { isGatewayError } from '../errors.js';
 import { createMemoryDeviceTokenStore } from './identity.js';
-import { startFakeGateway } from './internal/fakeGateway.js';
-import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
-import { eventually } from '../../../tests/support/poll.js';
+import { startFakeGateway } from '../internal/fakeGateway.js';
+import { createEphemeralDeviceIdentity, createWsSocketFactory } from '../node.js';
+import { eventually } from '../../../../tests/support/poll.js';
 
 // Faults the real gateway cannot be made to produce. Interop is tested against the real one in tests/gateway.
 

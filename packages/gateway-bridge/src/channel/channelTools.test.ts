@@ -2,7 +2,7 @@ import { createInvoker, createRegistry } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import type { ChannelBridge } from './channelContract.js';
 import { CHANNEL_TOOL_NAMES, createChannelCapability } from './channelTools.js';
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../errors.js';
 
 function stubBridge(overrides: Partial<ChannelBridge> = {}): ChannelBridge {
   return {

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { readPrivateFileSync } from '@capnode/toolkit/node';
 import type { GatewayRole } from '@capnode/protocol/gateway';
 import { z } from 'zod';
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../errors.js';
 import type { DeviceIdentity, DeviceTokenStore } from './identity.js';
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows it. */

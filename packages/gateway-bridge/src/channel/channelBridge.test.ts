@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createChannelBridge } from './channelBridge.js';
 import type { ChannelBridgeOptions, ChannelNotification } from './channelContract.js';
-import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
-import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
-import { eventually } from '../../../tests/support/poll.js';
+import { startFakeGateway, type FakeConnection } from '../internal/fakeGateway.js';
+import { createEphemeralDeviceIdentity, createWsSocketFactory } from '../node.js';
+import { eventually } from '../../../../tests/support/poll.js';
 
 // The real gateway has no channels offline, so session.message traffic (and its volume) comes from a
 // fake here; approvals and tools run against the real gateway in tests/gateway/channel.interop.ts.

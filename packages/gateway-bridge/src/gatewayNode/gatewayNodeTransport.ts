@@ -1,14 +1,14 @@
 import type { Registry } from '@capnode/capabilities';
 import { nodeInvokeCancelSchema, type GatewayEventFrame, type NodeInvokeResultParams } from '@capnode/protocol/gateway';
-import { createGatewayClient } from './client.js';
-import type { GatewayClient, GatewayClientOptions, GatewayDeclaration, GatewayLogLevel } from './clientContract.js';
-import { gatewayCaps } from './internal/gatewayCaps.js';
-import { createInvokeDispatcher } from './internal/invokeDispatch.js';
-import { createPairingTracker } from './internal/pairingTracker.js';
+import { createGatewayClient } from '../connection/client.js';
+import type { GatewayClient, GatewayClientOptions, GatewayDeclaration, GatewayLogLevel } from '../connection/clientContract.js';
+import { gatewayCaps } from '../internal/gatewayCaps.js';
+import { createInvokeDispatcher } from '../internal/invokeDispatch.js';
+import { createPairingTracker } from '../internal/pairingTracker.js';
 import { createInvokeLedger, type InvokeLedger } from './invokeLedger.js';
-import type { GatewayNode, GatewayNodeStatus, NodeTransportOptions } from './nodeContract.js';
+import type { GatewayNode, GatewayNodeStatus, GatewayNodeTransportOptions } from './gatewayNodeContract.js';
 
-export { NODE_BUSY_MESSAGE, toInvokeResult } from './internal/invokeDispatch.js';
+export { GATEWAY_NODE_BUSY_MESSAGE, toInvokeResult } from '../internal/invokeDispatch.js';
 
 /**
  * What a node declares to the gateway: every registry command except `localOnly` ones, and as caps
@@ -16,7 +16,7 @@ export { NODE_BUSY_MESSAGE, toInvokeResult } from './internal/invokeDispatch.js'
  * talk — `tts`/`stt` count as talk), in registration order. Categories without a family (system,
  * device, clipboard, …) send no cap; a category whose commands were all withheld sends none.
  */
-export function nodeDeclaration(registry: Registry): GatewayDeclaration {
+export function gatewayNodeDeclaration(registry: Registry): GatewayDeclaration {
   const commands = registry.commands({ excludeLocalOnly: true });
   return { caps: gatewayCaps(commands.map((command) => command.category)), commands: commands.map((command) => command.name) };
 }
@@ -35,7 +35,7 @@ function sameDeclaration(a: GatewayDeclaration, b: GatewayDeclaration): boolean 
  * runs at most `maxConcurrent` invokes (more get "node busy, retry"); runs a repeated
  * `idempotencyKey` once, answering every delivery with the same result.
  */
-export function createNodeTransport(options: NodeTransportOptions): GatewayNode {
+export function createGatewayNodeTransport(options: GatewayNodeTransportOptions): GatewayNode {
   const { invoker, identity } = options;
   const registry = invoker.registry;
   const nodeId = identity.deviceId;
@@ -51,7 +51,7 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
     ...(options.rememberMs !== undefined ? { rememberMs: options.rememberMs } : {}),
   });
   const lifetime = new AbortController();
-  let declared = nodeDeclaration(registry);
+  let declared = gatewayNodeDeclaration(registry);
   // Exactly the names this connection declared: an invoke of anything else (a localOnly command, one
   // registered after the declaration, a case variant such as `System.Run`) is refused before the pipeline.
   let declaredNames: ReadonlySet<string> = new Set(declared.commands);
@@ -115,7 +115,7 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
   client = createGatewayClient({
     ...nodeClientOptions(options),
     declaration: () => {
-      declared = nodeDeclaration(registry);
+      declared = gatewayNodeDeclaration(registry);
       declaredNames = new Set(declared.commands);
       return declared;
     },
@@ -143,7 +143,7 @@ export function createNodeTransport(options: NodeTransportOptions): GatewayNode 
 }
 
 /** The gateway client options of a node (client `node-host`, role `node`, no scopes). */
-function nodeClientOptions(options: NodeTransportOptions): Omit<GatewayClientOptions, 'declaration' | 'onEvent' | 'onStatus' | 'onConnected'> {
+function nodeClientOptions(options: GatewayNodeTransportOptions): Omit<GatewayClientOptions, 'declaration' | 'onEvent' | 'onStatus' | 'onConnected'> {
   return {
     url: options.url,
     ...(options.token ? { token: options.token } : {}),
@@ -191,7 +191,7 @@ function createRedeclarer(context: {
   const redeclare = async () => {
     timer = undefined;
     if (context.closed() || redeclaring) return;
-    const next = nodeDeclaration(registry);
+    const next = gatewayNodeDeclaration(registry);
     const declared = context.declared();
     if (sameDeclaration(next, declared)) return;
     redeclaring = true;

@@ -1,4 +1,4 @@
-import type { GatewayClient, GatewayClientInfo, GatewayClientOptions } from './clientContract.js';
+import type { GatewayClient, GatewayClientInfo, GatewayClientOptions } from '../connection/clientContract.js';
 
 /** A gateway session that has a channel route, so replies can go back the same way. */
 export interface ChannelConversation {

@@ -1,13 +1,13 @@
 import type { Invoker } from '@capnode/capabilities';
 import type { HelloOk } from '@capnode/protocol/gateway';
-import type { BackoffOptions } from './backoff.js';
-import type { GatewayClient, GatewayClientStatus, GatewayDeclaration, GatewayLogLevel } from './clientContract.js';
-import type { DeviceIdentity, DeviceTokenStore } from './identity.js';
+import type { BackoffOptions } from '../connection/backoff.js';
+import type { GatewayClient, GatewayClientStatus, GatewayDeclaration, GatewayLogLevel } from '../connection/clientContract.js';
+import type { DeviceIdentity, DeviceTokenStore } from '../connection/identity.js';
 import type { InvokeLedgerStats } from './invokeLedger.js';
-import type { GatewaySocketFactory } from './socket.js';
+import type { GatewaySocketFactory } from '../connection/socket.js';
 
 /** Where the gateway stands on this node: device pairing, then approval of its declared commands. */
-export type NodePairingState =
+export type GatewayNodePairingState =
   /** Connected; the gateway has not said whether the declared commands are approved. */
   | 'unknown'
   /** The gateway waits for its owner to approve this device (connect refused with PAIRING_REQUIRED). */
@@ -18,7 +18,7 @@ export type NodePairingState =
   | 'rejected';
 
 /** Tells the user the gateway owner must approve something, with the request id to approve. */
-export interface NodePairingRequest {
+export interface GatewayNodePairingRequest {
   readonly kind: 'device' | 'commands';
   readonly requestId?: string;
   /** Commands waiting for approval (kind `commands`). */
@@ -27,8 +27,8 @@ export interface NodePairingRequest {
   readonly message: string;
 }
 
-/** What {@link NodeTransportOptions.inspectPairing} reports for this node. */
-export interface NodePairingInspection {
+/** What {@link GatewayNodeTransportOptions.inspectPairing} reports for this node. */
+export interface GatewayNodePairingInspection {
   readonly state: 'pending' | 'approved' | 'unknown';
   readonly requestId?: string;
   readonly commands?: readonly string[];
@@ -39,11 +39,11 @@ export interface GatewayNodeStatus {
   readonly connection: GatewayClientStatus;
   /** What the current (or last) connect declared. */
   readonly declared: GatewayDeclaration;
-  readonly pairing: { readonly state: NodePairingState; readonly requestId?: string; readonly commands?: readonly string[] };
+  readonly pairing: { readonly state: GatewayNodePairingState; readonly requestId?: string; readonly commands?: readonly string[] };
   readonly invocations: InvokeLedgerStats;
 }
 
-export interface NodeTransportOptions {
+export interface GatewayNodeTransportOptions {
   readonly url: string;
   /** The gateway's shared token. */
   readonly token?: string;
@@ -73,8 +73,8 @@ export interface NodeTransportOptions {
    * Looks up this node's pending approval through an operator connection (node roles cannot), so the
    * request id can be surfaced; `@capnode/gateway-bridge/node` provides one.
    */
-  readonly inspectPairing?: (nodeId: string, options: { readonly signal: AbortSignal }) => Promise<NodePairingInspection>;
-  readonly onPairingRequired?: (request: NodePairingRequest) => void;
+  readonly inspectPairing?: (nodeId: string, options: { readonly signal: AbortSignal }) => Promise<GatewayNodePairingInspection>;
+  readonly onPairingRequired?: (request: GatewayNodePairingRequest) => void;
   readonly onStatus?: (status: GatewayNodeStatus) => void;
   readonly onLog?: (level: GatewayLogLevel, message: string) => void;
   readonly requestTimeoutMs?: number;

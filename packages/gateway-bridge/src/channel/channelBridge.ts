@@ -1,15 +1,15 @@
 import type { GatewayEventFrame, HelloOk } from '@capnode/protocol/gateway';
-import { createGatewayClient } from './client.js';
-import type { GatewayLogLevel } from './clientContract.js';
+import { createGatewayClient } from '../connection/client.js';
+import type { GatewayLogLevel } from '../connection/clientContract.js';
 import type { ChannelBridge, ChannelBridgeOptions, ChannelConversation, ChannelNotification } from './channelContract.js';
-import { GatewayError } from './errors.js';
-import { createApprovalTracker, type ApprovalTracker } from './internal/approvalTracker.js';
-import { EVENTS_WAIT_MAX_MS, createEventQueue, type EventQueue } from './internal/eventQueue.js';
-import { createWaiterSet } from './internal/waiters.js';
+import { GatewayError } from '../errors.js';
+import { createApprovalTracker, type ApprovalTracker } from '../internal/approvalTracker.js';
+import { EVENTS_WAIT_MAX_MS, createEventQueue, type EventQueue } from '../internal/eventQueue.js';
+import { createWaiterSet } from '../internal/waiters.js';
 
 /** Events kept for polling; older ones are dropped (a poll then reports a `gap`). */
 export const CHANNEL_QUEUE_LIMIT = 1_000;
-export { PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS } from './internal/approvalTracker.js';
+export { PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS } from '../internal/approvalTracker.js';
 /** `yes abcde` / `no abcde`: the code is five letters a-z without `l`. */
 const PERMISSION_REPLY = /^(yes|no)\s+([a-km-z]{5})$/i;
 

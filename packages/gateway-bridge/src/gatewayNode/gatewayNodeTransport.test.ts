@@ -12,15 +12,15 @@ import {
 } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { eventually } from '../../../tests/support/poll.js';
-import { startFakeGateway, type FakeConnection } from './internal/fakeGateway.js';
-import { createEphemeralDeviceIdentity, createWsSocketFactory } from './node.js';
-import type { NodeTransportOptions } from './nodeContract.js';
-import { createNodeTransport, nodeDeclaration, toInvokeResult } from './nodeTransport.js';
+import { eventually } from '../../../../tests/support/poll.js';
+import { startFakeGateway, type FakeConnection } from '../internal/fakeGateway.js';
+import { createEphemeralDeviceIdentity, createWsSocketFactory } from '../node.js';
+import type { GatewayNodeTransportOptions } from './gatewayNodeContract.js';
+import { createGatewayNodeTransport, gatewayNodeDeclaration, toInvokeResult } from './gatewayNodeTransport.js';
 
 /** A gateway node on the fake gateway at `url` (token `t`, real ws sockets, a linux client); `options` adds to or overrides that. */
-function testNode(url: string, invoker: Invoker, identity: NodeTransportOptions['identity'], options: Partial<NodeTransportOptions> = {}) {
-  return createNodeTransport({ url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' }, ...options });
+function testNode(url: string, invoker: Invoker, identity: GatewayNodeTransportOptions['identity'], options: Partial<GatewayNodeTransportOptions> = {}) {
+  return createGatewayNodeTransport({ url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' }, ...options });
 }
 
 function fixture() {
@@ -53,7 +53,7 @@ function fixture() {
 describe('node transport helpers', () => {
   it('declares every command but localOnly ones; caps only for OpenClaw families', () => {
     const { registry } = fixture();
-    expect(nodeDeclaration(registry)).toEqual({ caps: [], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'] });
+    expect(gatewayNodeDeclaration(registry)).toEqual({ caps: [], commands: ['demo.echo', 'demo.big', 'demo.wait', 'other.one'] });
     registry.register(
       defineCapability({
         category: 'screen',
@@ -63,7 +63,7 @@ describe('node transport helpers', () => {
     registry.register(defineCapability({ category: 'camera', commands: [defineCommand({ name: 'camera.local', description: 'l', localOnly: true, execute: () => 'l' })] }));
     registry.register(defineCapability({ category: 'tts', commands: [defineCommand({ name: 'tts.speak', description: 's', execute: () => 's' })] }));
     // camera's only command is withheld, so no camera cap.
-    expect(nodeDeclaration(registry).caps).toEqual(['screen', 'talk']);
+    expect(gatewayNodeDeclaration(registry).caps).toEqual(['screen', 'talk']);
   });
 
   it('maps pipeline outcomes to node.invoke.result params', () => {

@@ -1,5 +1,5 @@
-import { GatewayError } from './errors.js';
-import { ConnectionLoop } from './internal/connectionLoop.js';
+import { GatewayError } from '../errors.js';
+import { ConnectionLoop } from '../internal/connectionLoop.js';
 import type { GatewayClient, GatewayClientOptions } from './clientContract.js';
 
 function isLoopbackHost(hostname: string): boolean {

@@ -1,6 +1,6 @@
 import { CapabilityError, defineCapability, defineCommand, type Capability, type CommandSuccess } from '@capnode/capabilities';
 import { z } from 'zod';
-import { isGatewayError } from './errors.js';
+import { isGatewayError } from '../errors.js';
 import { messageAttachments } from './channelBridge.js';
 import type { ChannelBridge } from './channelContract.js';
 
