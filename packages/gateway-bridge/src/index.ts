@@ -1,7 +1,7 @@
 export type { GatewayErrorCode, GatewayErrorOptions } from './errors.js';
 export { GatewayError, isGatewayError } from './errors.js';
 export type { BackoffOptions } from './backoff.js';
-export { backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
+export { DEFAULT_BACKOFF } from './backoff.js';
 export type { GatewaySocket, GatewaySocketHandlers, GatewaySocketFactory } from './socket.js';
 export type { DeviceIdentity, DeviceTokenStore } from './identity.js';
 export { createMemoryDeviceTokenStore } from './identity.js';
@@ -16,8 +16,7 @@ export type {
   GatewayClient,
 } from './clientContract.js';
 export { createGatewayClient } from './client.js';
-export type { InvokeAdmission, InvokeSubmission, InvokeTicket, InvokeLedgerOptions, InvokeLedgerStats, InvokeLedger } from './invokeLedger.js';
-export { createInvokeLedger } from './invokeLedger.js';
+export type { InvokeLedgerStats } from './invokeLedger.js';
 export type {
   NodePairingState,
   NodePairingRequest,
@@ -26,7 +25,7 @@ export type {
   NodeTransportOptions,
   GatewayNode,
 } from './nodeContract.js';
-export { NODE_BUSY_MESSAGE, nodeDeclaration, toInvokeResult, createNodeTransport } from './nodeTransport.js';
+export { nodeDeclaration, toInvokeResult, createNodeTransport } from './nodeTransport.js';
 export type {
   ChannelConversation,
   ChannelEvent,
@@ -38,5 +37,5 @@ export type {
   ChannelBridgeOptions,
   ChannelBridge,
 } from './channelContract.js';
-export { CHANNEL_QUEUE_LIMIT, PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS, createChannelBridge, toConversation, firstText, messageAttachments } from './channelBridge.js';
+export { CHANNEL_QUEUE_LIMIT, PENDING_APPROVAL_TTL_MS, PENDING_PERMISSION_TTL_MS, createChannelBridge } from './channelBridge.js';
 export { CHANNEL_TOOL_NAMES, createChannelCapability } from './channelTools.js';
