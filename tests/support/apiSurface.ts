@@ -267,11 +267,10 @@ function resolveAlias(checker: ts.TypeChecker, symbol: ts.Symbol): ts.Symbol {
 }
 
 /** Whether the exported name has a runtime value (type-only re-exports of values have none). */
-function isValueExport(checker: ts.TypeChecker, exported: ts.Symbol, resolved: ts.Symbol): boolean {
+function isValueExport(exported: ts.Symbol, resolved: ts.Symbol): boolean {
   if (!(resolved.flags & ts.SymbolFlags.Value)) return false;
   if (exported.flags & ts.SymbolFlags.Alias) {
-    const typeOnly = exported.declarations?.some((declaration) => ts.isTypeOnlyImportOrExportDeclaration(declaration));
-    if (typeOnly || checker.getTypeOnlyAliasDeclaration?.(exported)) return false;
+    if (exported.declarations?.some((declaration) => ts.isTypeOnlyImportOrExportDeclaration(declaration))) return false;
   }
   return true;
 }
@@ -290,7 +289,7 @@ export function readSurfaces(entries: readonly PublicEntry[], root = REPO_ROOT):
     const names = exports.map((exported) => {
       const resolved = resolveAlias(checker, exported);
       const name = exported.getName();
-      return { name, isValue: isValueExport(checker, exported, resolved), text: printer.declarations(name, resolved).join('\n') };
+      return { name, isValue: isValueExport(exported, resolved), text: printer.declarations(name, resolved).join('\n') };
     });
     surfaces.set(entry, names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
   }
