@@ -58,7 +58,7 @@ export async function openCliPipeline(context: Context, options: CliPipelineOpti
   } catch (error) {
     hostFailure(error, host);
   }
-  const { escapeForDisplay } = await import('@capnode/capabilities');
+  const { escapeForDisplay } = await import('@capnode/capabilities/display');
   const io: TerminalIo = { input: process.stdin, output: process.stderr };
   const interactive = (options.approvals ?? 'terminal') === 'terminal' && Boolean(io.input.isTTY) && Boolean(io.output.isTTY);
   const stop = interactive ? answerOnTerminal(pipeline.approvals, io, options.what, escapeForDisplay) : refuseApprovals(pipeline.approvals, context, options.what, escapeForDisplay);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { escapeForDisplay, formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
+import { formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
+import { escapeForDisplay } from '@capnode/capabilities/display';
 import { findExecutable, showDesktopNotification } from '@capnode/capabilities/node';
 import { openBrowser } from '@capnode/host/setup';
 import { TrayError } from './errors.js';

@@ -30,7 +30,6 @@ describe('@capnode/tray entry', () => {
       'loadTrayIcons',
       'notifyApproval',
       'openInBrowser',
-      'readServerSentEvents',
       'runTrayAction',
       'runnableTrayHelper',
       'startTray',

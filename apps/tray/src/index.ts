@@ -10,9 +10,6 @@ export { bundledTrayHelper, runnableTrayHelper, trayHelperCacheDir } from './hel
 export { trayAssetsDir, loadTrayIcons } from './icons.js';
 export type { AdminTarget } from './adminClient.js';
 export { ADMIN_REQUEST_TIMEOUT_MS, discoverAdminTarget, adminRequest } from './adminClient.js';
-/** The host's reader of `text/event-stream` bodies, re-exported for the tray's earlier users. */
-export type { ServerSentEvent } from '@capnode/host/setup';
-export { readServerSentEvents } from '@capnode/host/setup';
 export type { SettingsPatch, TrayHostLink } from './hostLink.js';
 export { createAttachedLink, createInProcessLink, followApprovalEvents, inProcessHostOptions } from './hostLink.js';
 export type { DesktopOptions } from './desktop.js';

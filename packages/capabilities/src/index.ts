@@ -30,14 +30,13 @@ export {
   consentCategorySchema,
   consentGrantSchema,
   consentSettingsSchema,
-  consentOffError,
   addConsentGrant,
   createConsentHook,
   createMemoryConsentStore,
 } from './consent.js';
 export { defineCommand, defineCapability } from './contract.js';
 export type { InputJsonSchema, RegisteredCommand, RegistryChange, CommandFilter, Registry } from './registry.js';
-export { RESERVED_COMMAND_PREFIX, createRegistry, isReservedCommandName, toInputJsonSchema } from './registry.js';
+export { RESERVED_COMMAND_PREFIX, createRegistry, isReservedCommandName } from './registry.js';
 export type { AbortSignalLike, Invocation, InvocationOutcome, InvocationHook, InvokeOptions, InvokerOptions, Invoker } from './pipeline.js';
 export { createInvoker } from './pipeline.js';
 export { splitCommandLine, formatCommandLine, formatArgument } from './commandLine.js';
@@ -62,13 +61,9 @@ export {
   execAllowlistEntrySchema,
   parseExecPattern,
   matchesExecPattern,
-  patternForTarget,
-  entryForTarget,
   allowlistEntryCovers,
   isInsideCwdScope,
   toAllowlistScope,
-  sameAllowlistEntry,
-  codeLoadingEnvKeys,
   evaluateExecPolicy,
   updateExecApprovalPolicy,
   parseExecApprovalPolicy,
@@ -88,13 +83,12 @@ export type {
   ApprovalResolution,
   ApprovalWaitMode,
 } from './approvalBroker.js';
-export { createApprovalBroker, isApprovalDecision, isApprovalWaitMode, approvalCallerKey } from './approvalBroker.js';
+export { createApprovalBroker, isApprovalDecision, isApprovalWaitMode } from './approvalBroker.js';
 export { formatApprovalSummary, argsHashPrefix, ARGS_HASH_PREFIX_LENGTH, formatArgsForDisplay } from './approvalSummary.js';
 export type { FormatArgsOptions } from './approvalSummary.js';
 export type { ExecutableResolver, WorkingDirectoryResolver, ExecApprovalHookOptions, ExecDescription } from './execApprovalHook.js';
-export { createExecApprovalHook, isExecGated, describeExecArgs, addToAllowlist } from './execApprovalHook.js';
+export { createExecApprovalHook, describeExecArgs } from './execApprovalHook.js';
 export { hashInvocationArgs } from './internal/argsHash.js';
 export type { ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
 export { createExecApprovalsCapability } from './execApprovalsCapability.js';
-export { isRefusedEnvKey, isCodeLoadingEnvKey, isSecretEnvKey, maskEnvForDisplay } from './envPolicy.js';
-export { escapeForDisplay, hasInvisibleCharacters } from './display.js';
+export { isRefusedEnvKey } from './envPolicy.js';

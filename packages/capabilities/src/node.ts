@@ -14,14 +14,12 @@ export { createSystemCapability } from './builtins/system.js';
 export { createSystemRunCommand, resolveWorkingDirectory, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES } from './builtins/systemRun.js';
 export type { SystemRunResult } from './builtins/systemRun.js';
 export { createSystemRunPrepareCommand } from './builtins/systemRunPrepare.js';
-export { execPolicyForMode } from './execPolicy.js';
 export type { SystemRunPrepareOptions } from './builtins/systemRunPrepare.js';
 export { createSystemWhichCommand } from './builtins/systemWhich.js';
 export type { DesktopNotificationOptions } from './builtins/systemNotify.js';
 export { createSystemNotifyCommand, showDesktopNotification } from './builtins/systemNotify.js';
 export type { FindExecutableOptions } from './internal/which.js';
 export { findExecutable } from './internal/which.js';
-export { truncationMarker } from './internal/runProcess.js';
 
 export interface BuiltinCapabilitiesOptions extends BuiltinOptions {
   /** Store and broker behind `system.execApprovals.get|set`. */

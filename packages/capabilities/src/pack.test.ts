@@ -32,7 +32,6 @@ describe('@capnode/capabilities/pack', () => {
         'DEFAULT_CAMERA_CLIP_MS',
         'DEFAULT_SCREEN_RECORD_MS',
         'MAX_CAMERA_CLIP_MS',
-        'MAX_MEDIA_BASE64_BYTES',
         'MAX_SCREEN_RECORD_MS',
         'MIN_CAMERA_CLIP_MS',
         'builtinPlugins',

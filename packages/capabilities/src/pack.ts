@@ -15,7 +15,6 @@ export type { ScreenCapabilityOptions, RecordingNotifier } from './pack/screen.j
 export { createScreenCapability, screenPlugin, probeScreen, MAX_SCREEN_RECORD_MS, DEFAULT_SCREEN_RECORD_MS } from './pack/screen.js';
 export type { CameraCapabilityOptions, VirtualCameraSetting } from './pack/camera.js';
 export { createCameraCapability, cameraPlugin, cameraSettingsSchema, DEFAULT_CAMERA_CLIP_MS, MIN_CAMERA_CLIP_MS, MAX_CAMERA_CLIP_MS } from './pack/camera.js';
-export { MAX_MEDIA_BASE64_BYTES } from './pack/internal/media.js';
 export type { PackEnvironment } from './pack/internal/voiceProbe.js';
 export type { ClipboardOptions } from './pack/clipboard.js';
 export { clipboardPlugin, createClipboardCapability, probeClipboard, MAX_CLIPBOARD_WRITE_CHARS } from './pack/clipboard.js';

@@ -18,7 +18,6 @@ export {
   DEFAULT_CONNECT_TIMEOUT_SECS,
   DEFAULT_TOOL_TIMEOUT_SECS,
   MAX_TIMEOUT_SECS,
-  formatConfigPath,
   validateMcpConfig,
   parseMcpConfig,
   normalizeRiskProfile,
@@ -28,10 +27,8 @@ export type { ImportFormat, ImportOptions, ImportedServer, ImportResult } from '
 export { importMcpServers } from './importers.js';
 export type { Provenance } from './provenance.js';
 export { MAX_CONTEXT_TEXT, wrapUntrusted } from './provenance.js';
-export type { SecretScrubber } from './redact.js';
 export type { JsonLimit } from './internal/contentLimits.js';
 export { CONTENT_LIMITS } from './internal/contentLimits.js';
-export { REDACTED, MAX_ERROR_TEXT, maskSecret, redactServerConfig, redactConfig, collectSecrets, createSecretScrubber, capText, scrubAndCap } from './redact.js';
 export type { ServerToolNames, NamedTool, ToolNaming, ToolNamingOptions } from './naming.js';
 export { MAX_SERVER_PART, MAX_TOOL_NAME, NAME_SEPARATOR, toServerPart, assignToolNames } from './naming.js';
 export type { AgentGrant } from './grants.js';
@@ -43,11 +40,6 @@ export {
   MAX_BINARY_ITEMS,
   MAX_BINARY_TOTAL_BYTES,
   MAX_BINARY_FILE_BYTES,
-  mimeEssence,
-  sniffImageType,
-  estimateDecodedSize,
-  sniffDocumentExtension,
-  UPLOAD_EXTENSIONS,
   toModelResult,
 } from './results.js';
 export type {
@@ -73,4 +65,3 @@ export type {
   ElicitationHandler,
   CallElicitor,
 } from './types.js';
-export { defaultLogger } from './types.js';

@@ -5,13 +5,10 @@ import { createUploadStore } from './internal/uploadStore.js';
 import { createRuntime } from './runtime.js';
 import type { McpConnector, McpRuntime, McpRuntimeOptions } from './types.js';
 
-export { createUploadStore } from './internal/uploadStore.js';
-export { loadCaBundle, MAX_CA_FILE_BYTES } from './internal/caFile.js';
 export type { McpOAuthOptions, McpAuthorizationRequest } from './internal/oauthSession.js';
-export { DEFAULT_CALLBACK_TIMEOUT_MS } from './internal/oauthSession.js';
 export type { LoginMcpServerOptions, LoginMcpServerResult } from './internal/oauthLogin.js';
 export { loginMcpServer } from './internal/oauthLogin.js';
-export { MAX_OAUTH_FILE_BYTES, oauthFileName } from './internal/oauthStore.js';
+export { oauthFileName } from './internal/oauthStore.js';
 
 export interface NodeMcpRuntimeOptions extends McpRuntimeOptions {
   /**

@@ -1,4 +1,5 @@
-import { argsHashPrefix, escapeForDisplay, formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
+import { argsHashPrefix, formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
+import { escapeForDisplay } from '@capnode/capabilities/display';
 import { adminEndpoints, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
 import { notRunningMessage, readText, send, unexpectedStatus, type Endpoint } from '../http.js';

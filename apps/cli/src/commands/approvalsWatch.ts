@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { IncomingMessage } from 'node:http';
-import { escapeForDisplay, type PendingApproval } from '@capnode/capabilities';
+import type { PendingApproval } from '@capnode/capabilities';
+import { escapeForDisplay } from '@capnode/capabilities/display';
 import { readServerSentEvents } from '@capnode/host/setup';
 import type { Context } from '../context.js';
 import { isCliError } from '../errors.js';

@@ -1,4 +1,5 @@
-import { escapeForDisplay, formatApprovalSummary, type ApprovalBroker, type PendingApproval } from '@capnode/capabilities';
+import { formatApprovalSummary, type ApprovalBroker, type PendingApproval } from '@capnode/capabilities';
+import { escapeForDisplay } from '@capnode/capabilities/display';
 import { showDesktopNotification } from '@capnode/capabilities/node';
 
 /**
