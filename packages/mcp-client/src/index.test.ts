@@ -37,6 +37,7 @@ describe('@capnode/mcp-client entries', () => {
       'assignToolNames',
       'capText',
       'collectSecrets',
+      'createMcpToolsSlot',
       'createPolicyHook',
       'createSecretScrubber',
       'createToolPolicy',
