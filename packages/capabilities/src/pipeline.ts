@@ -145,6 +145,18 @@ class CallAbortState {
   }
 }
 
+/**
+ * `work`'s outcome, or a `cancelled` rejection as soon as the call is aborted (the work is left to
+ * finish on its own). One promise per wait, instead of a race against a per-call abort promise.
+ */
+function untilAborted<T>(state: CallAbortState, work: PromiseLike<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (state.aborted) reject(new CapabilityError('cancelled', 'aborted'));
+    else state.onAbort = reject;
+    work.then(resolve, reject);
+  });
+}
+
 // The lazy `signal` getters live on these classes' prototypes: an object literal with a getter gets a
 // hidden class of its own per evaluation, which keeps the call's whole closure alive until the next
 // full GC (every call's garbage was promoted out of the young generation).
@@ -246,18 +258,12 @@ export function createInvoker(options: InvokerOptions): Invoker {
         ? fail('cancelled', `${command.name} was cancelled.`)
         : fail('timeout', `${command.name} timed out after ${timeoutMs} ms.`);
 
-    const aborted = new Promise<never>((_, reject) => {
-      if (state.aborted) reject(new CapabilityError('cancelled', 'aborted'));
-      else state.onAbort = reject;
-    });
-    aborted.catch(NOOP);
-
     try {
       for (const hook of hooks) {
         if (state.aborted) break;
         // A hook that decided at once returns nothing: no promise, no turn of the event loop.
         const pending = hook.beforeInvoke?.(invocation);
-        if (pending !== undefined) await Promise.race([pending, aborted]);
+        if (pending !== undefined) await untilAborted(state, pending);
       }
       // Never start the command once the call is over, whichever way it ended.
       if (state.aborted) return [invocation, done(abortedResult(), command.name)];
@@ -267,7 +273,10 @@ export function createInvoker(options: InvokerOptions): Invoker {
         progress ?? NOOP,
         onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
       );
-      const output = await Promise.race([Promise.resolve().then(() => command.definition.execute(args, context)), aborted]);
+      const output = await untilAborted(
+        state,
+        Promise.resolve().then(() => command.definition.execute(args, context)),
+      );
       if (state.aborted) return [invocation, done(abortedResult(), command.name)];
       return [invocation, done(toCommandResult(output), command.name)];
     } catch (error) {
