@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
-import { CONTENT_LIMITS } from '@capnode/mcp-client';
+import { CONTENT_LIMITS, createMcpToolsSlot } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { afterAll, describe, expect, test } from 'vitest';
 import { activeHandles, CONTENT_SECRET as SECRET, contentServer, expectNoHandlesLeft, fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
@@ -49,7 +49,7 @@ describe('content from a misbehaving server is bounded, never a later exception'
   });
 
   test('the host re-exports the bounded tools and results to its own clients (SDK v2 client over HTTP)', async () => {
-    const invoker = createInvoker({ registry: createRegistry() });
+    const invoker = createInvoker({ registry: createRegistry(), hooks: [createMcpToolsSlot()] });
     await using imported = await createMcpRuntime(grantAll([contentServer()]), { agent: 'test', invoker, logger: memoryLogger() });
     expect(imported.diagnostics()[0]!.state).toBe('connected');
     await using client = await connectHostClient(invoker, 'content-test');

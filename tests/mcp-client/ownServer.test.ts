@@ -1,4 +1,5 @@
 import { createInvoker, createRegistry, defineCapability, defineCommand } from '@capnode/capabilities';
+import { createMcpToolsSlot } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { startHttpServer } from '@capnode/mcp-server/node';
 import { expect, test } from 'vitest';
@@ -8,7 +9,7 @@ test("capnode's own local MCP server: imported tools are re-exported under the s
   const registry = createRegistry([
     defineCapability({ category: 'clock', commands: [defineCommand({ name: 'clock.now', description: 'Current time.', execute: () => 'tick' })] }),
   ]);
-  const invoker = createInvoker({ registry });
+  const invoker = createInvoker({ registry, hooks: [createMcpToolsSlot()] });
   // The host imports a fixture server's tools into its own pipeline, minus one excluded tool ...
   await using imported = await createMcpRuntime(grantAll([fixtureServer('fx')], { autonomy: 'full', excluded_tools: ['fx__crash'] }), { agent: 'test', invoker, logger: memoryLogger() });
   const token = 'host-token-0123456789';

@@ -1,4 +1,5 @@
 import { createInvoker, createRegistry, defineCapability, defineCommand, type InvocationOutcome } from '@capnode/capabilities';
+import { createMcpToolsSlot, isMcpClientError } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { expect, test } from 'vitest';
 import { fixtureServer, grantAll, memoryLogger, textOf } from './helpers.js';
@@ -10,7 +11,7 @@ test("imported tools register into the host's registry and run through its pipel
   ]);
   const invoker = createInvoker({
     registry,
-    hooks: [{ afterInvoke: (_invocation, request, outcome: InvocationOutcome) => void audit.push({ command: outcome.command ?? request.command, ok: outcome.result.ok }) }],
+    hooks: [createMcpToolsSlot(), { afterInvoke: (_invocation, request, outcome: InvocationOutcome) => void audit.push({ command: outcome.command ?? request.command, ok: outcome.result.ok }) }],
   });
   const versionBefore = registry.version;
   const runtime = await createMcpRuntime(grantAll([fixtureServer('fx')]), { agent: 'test', invoker });
@@ -38,8 +39,30 @@ test("imported tools register into the host's registry and run through its pipel
   expect((await invoker.invoke({ command: 'clock.now', transport: 'internal' })).result.ok).toBe(true);
 });
 
+test("the runtime fills the pipeline's declared mcp-tools slot: its refusals reach the audit after it; no slot, no runtime", async () => {
+  const audit: string[] = [];
+  const invoker = createInvoker({
+    registry: createRegistry(),
+    hooks: [createMcpToolsSlot(), { name: 'audit', afterInvoke: (_invocation, request, outcome) => void audit.push(`${request.command}:${outcome.result.ok ? 'ok' : outcome.result.error.code}`) }],
+  });
+  expect(invoker.hooks.map((hook) => hook.name)).toEqual(['mcp-tools', 'audit']);
+  {
+    await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx')], { autonomy: 'supervised', auto_approve: ['fx__echo'] }), { agent: 'test', invoker, logger: memoryLogger() });
+    expect((await invoker.invoke({ command: 'fx__echo', args: { text: 'x' }, transport: 'internal' })).result.ok).toBe(true);
+    expect(textOf(await runtime.call('fx__env', { name: 'HOME' }))).toMatch(/needs approval and no approver/);
+  }
+  // Closed, the runtime leaves the slot empty again: nothing of its policy stays in the pipeline.
+  expect(invoker.hooks.map((hook) => hook.name)).toEqual(['mcp-tools', 'audit']);
+  expect(audit).toEqual(['fx__echo:ok', 'fx__env:denied']);
+
+  const bare = createInvoker({ registry: createRegistry() });
+  const refused = await createMcpRuntime(grantAll([fixtureServer('fx')]), { agent: 'test', invoker: bare, logger: memoryLogger() }).catch((error: unknown) => error);
+  expect(isMcpClientError(refused) && refused.code).toBe('invalid_config');
+  expect((refused as Error).message).toMatch(/no 'mcp-tools' slot/);
+});
+
 test('a listChanged re-list updates the host registry', async () => {
-  const invoker = createInvoker({ registry: createRegistry() });
+  const invoker = createInvoker({ registry: createRegistry(), hooks: [createMcpToolsSlot()] });
   await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx')]), { agent: 'test', invoker });
   const changes: string[][] = [];
   invoker.registry.subscribe((change) => changes.push(change.added.filter((name) => name === 'fx__added')));

@@ -1,6 +1,7 @@
 import type { ProgressUpdate } from '@capnode/capabilities';
 import { createInvoker, createRegistry } from '@capnode/capabilities';
 import type { Progress } from '@modelcontextprotocol/client';
+import { createMcpToolsSlot } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { expect, test } from 'vitest';
 import { everythingServer } from '../support/mcpServers.js';
@@ -29,7 +30,7 @@ test('call takes onProgress: the request carries a progress token and every repo
 });
 
 test("the host forwards an imported tool's progress to its own MCP client", async () => {
-  const invoker = createInvoker({ registry: createRegistry() });
+  const invoker = createInvoker({ registry: createRegistry(), hooks: [createMcpToolsSlot()] });
   await using imported = await createMcpRuntime(grantAll([everythingServer()]), { agent: 'test', invoker, logger: memoryLogger() });
   expect(imported.diagnostics()[0]!.state).toBe('connected');
   await using client = await connectHostClient(invoker, 'progress-test');

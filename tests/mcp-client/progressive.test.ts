@@ -1,5 +1,5 @@
 import { createInvoker, createRegistry } from '@capnode/capabilities';
-import { isMcpClientError } from '@capnode/mcp-client';
+import { createMcpToolsSlot, isMcpClientError } from '@capnode/mcp-client';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
 import { describe, expect, test } from 'vitest';
 import { fixtureServer, grantAll, memoryLogger, realServer, textOf } from './helpers.js';
@@ -10,7 +10,7 @@ const HANG_SECS = 120;
 describe('progressive catalog: a broken server never stalls the agent', () => {
   test("a fast server's tools are registered and callable while a hanging server is still inside its connect timeout", async () => {
     const registry = createRegistry();
-    const invoker = createInvoker({ registry });
+    const invoker = createInvoker({ registry, hooks: [createMcpToolsSlot()] });
     const changes: string[][] = [];
     registry.subscribe(() => changes.push(registry.commands().map((command) => command.name)));
     const controller = new AbortController();
@@ -38,7 +38,7 @@ describe('progressive catalog: a broken server never stalls the agent', () => {
 
   test('waitForServers: false resolves at once; a real server is usable early, a late one adds its tools, a hung one becomes a diagnostic', async () => {
     const registry = createRegistry();
-    const invoker = createInvoker({ registry });
+    const invoker = createInvoker({ registry, hooks: [createMcpToolsSlot()] });
     const config = grantAll([
       fixtureServer('stuck', 'never-answer', { connect_timeout_secs: 5 }),
       fixtureServer('late', 'ok', { env: { FIXTURE_INIT_DELAY_MS: '2000' } }),
@@ -76,7 +76,7 @@ describe('progressive catalog: a broken server never stalls the agent', () => {
     const catalogs: string[][] = [];
     for (const slow of ['a', 'a_b'] as const) {
       const registry = createRegistry();
-      await using runtime = await createMcpRuntime(config(slow), { agent: 'test', invoker: createInvoker({ registry }), logger: memoryLogger() });
+      await using runtime = await createMcpRuntime(config(slow), { agent: 'test', invoker: createInvoker({ registry, hooks: [createMcpToolsSlot()] }), logger: memoryLogger() });
       const tools = await runtime.tools();
       expect(tools['a__b__echo']).toMatchObject({ server: 'a', tool: 'b__echo' });
       expect(tools['a_b__echo']).toMatchObject({ server: 'a_b', tool: 'echo' });

@@ -1,6 +1,6 @@
 import { createInvoker, createRegistry, type InvocationHook } from '@capnode/capabilities';
 import { createMcpRuntime } from '@capnode/mcp-client/node';
-import type { CallElicitor } from '@capnode/mcp-client';
+import { createMcpToolsSlot, type CallElicitor } from '@capnode/mcp-client';
 import { expect, test } from 'vitest';
 import { everythingServer } from '../support/mcpServers.js';
 import { pipelineCarriesElicit } from '../support/pipelineProbe.js';
@@ -92,7 +92,7 @@ function elicitingInvoker(elicit: CallElicitor | undefined, elicitOnRetry = fals
       if (elicit) Object.assign(invocation, { elicit, ...(elicitOnRetry ? { elicitOnRetry } : {}) });
     },
   };
-  return createInvoker({ registry: createRegistry(), hooks: [hook] });
+  return createInvoker({ registry: createRegistry(), hooks: [hook, createMcpToolsSlot()] });
 }
 
 test("forwardElicitation: a server's question during a call goes to that call's client, scrubbed and naming the server", async () => {
@@ -194,7 +194,7 @@ test("a hook's signal aborts when the runtime closes, and close() does not wait 
 });
 
 test.runIf(await pipelineCarriesElicit())("end to end: InvokeOptions.elicit of the host's caller answers the imported server's question", async () => {
-  const invoker = createInvoker({ registry: createRegistry() });
+  const invoker = createInvoker({ registry: createRegistry(), hooks: [createMcpToolsSlot()] });
   const server = fixtureServer('fx', 'features', { env: { SECRET_TOKEN: 'sk-live-0123456789abcdefSECRET' } });
   await using runtime = await createMcpRuntime(grantAll([server]), { agent: 'test', logger: memoryLogger(), invoker, forwardElicitation: true });
   expect(runtime.diagnostics()[0]!.state).toBe('connected');

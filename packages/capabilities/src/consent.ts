@@ -102,7 +102,7 @@ async function readSettings(store: ConsentStore, category: ConsentCategory, comm
  */
 export function createConsentHook(options: ConsentHookOptions): InvocationHook {
   const { store, broker } = options;
-  return {
+  const enforce = {
     async beforeInvoke(invocation: Invocation) {
       const categories = consentCategoriesOf(invocation);
       if (categories.length === 0) return;
@@ -132,6 +132,8 @@ export function createConsentHook(options: ConsentHookOptions): InvocationHook {
       if (decision === 'allow-always') for (const category of asking) await store.grant({ command: name, category });
     },
   };
+  // Most commands need no consent: decided at once, with no promise on their path.
+  return { beforeInvoke: (invocation) => (consentCategoriesOf(invocation).length === 0 ? undefined : enforce.beforeInvoke(invocation)) };
 }
 
 /** Every category one call needs: the command's own, then those its arguments add (each once). */

@@ -231,7 +231,7 @@ function refusal(verdict: Extract<ExecVerdict, { verdict: 'deny' }>, what: strin
 export function createExecApprovalHook(options: ExecApprovalHookOptions): InvocationHook {
   const { store, broker, resolveExecutable, resolveCwd, defaultCwd } = options;
   const matchOptions = options.platform === undefined ? {} : { platform: options.platform };
-  return {
+  const enforce = {
     async beforeInvoke(invocation: Invocation) {
       if (!isExecGated(invocation.command)) return;
       const name = invocation.command.name;
@@ -283,6 +283,8 @@ export function createExecApprovalHook(options: ExecApprovalHookOptions): Invoca
       markExecApproved(invocation.request, approved);
     },
   };
+  // Commands that run no program pass at once, with no promise on their path.
+  return { beforeInvoke: (invocation) => (isExecGated(invocation.command) ? enforce.beforeInvoke(invocation) : undefined) };
 }
 
 /** A suggested `system.execApprovals.set` argument that allows the program with any arguments. */

@@ -102,16 +102,32 @@ describe('createInvoker', () => {
         },
       ],
     });
-    const removeThird = invoker.use({ beforeInvoke: () => void order.push('third') });
     await invoker.invoke(request('demo.add', { a: 1, b: 2 }));
-    expect(order).toEqual(['first:{"a":1,"b":2}', 'second', 'third']);
-    removeThird();
+    expect(order).toEqual(['first:{"a":1,"b":2}', 'second']);
     order.length = 0;
     await invoker.invoke(request('demo.add', { a: 1 }));
     expect(order).toEqual(['first:{"a":1,"b":0}', 'second']);
     expect(after).toHaveLength(2);
     expect(after[0]?.[0]?.command.name).toBe('demo.Add');
     expect(after[0]?.[1].result).toEqual(json({ sum: 3 }));
+  });
+
+  it('keeps the hook slots fixed as composed: named, frozen, no way to add one later', async () => {
+    const { registry } = setup();
+    const order: string[] = [];
+    const slot = (name: string, wait = false) => ({
+      name,
+      beforeInvoke: wait ? async () => void order.push(`${name}:before`) : () => void order.push(`${name}:before`),
+      afterInvoke: () => void order.push(`${name}:after`),
+    });
+    const hooks = [slot('gate'), slot('approval', true), slot('audit')];
+    const invoker = createInvoker({ registry, hooks });
+    hooks.push(slot('late'));
+    expect(invoker.hooks.map((hook) => hook.name)).toEqual(['gate', 'approval', 'audit']);
+    expect(Object.isFrozen(invoker.hooks)).toBe(true);
+    expect('use' in invoker).toBe(false);
+    await invoker.invoke(request('demo.add', { a: 1, b: 2 }));
+    expect(order).toEqual(['gate:before', 'approval:before', 'audit:before', 'gate:after', 'approval:after', 'audit:after']);
   });
 
   it('does not run hooks for invalid arguments but still reports the outcome to afterInvoke', async () => {

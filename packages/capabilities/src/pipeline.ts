@@ -32,10 +32,17 @@ export interface InvocationOutcome {
 }
 
 /**
- * Policy, approval and audit seam. `beforeInvoke` hooks run in order after validation and before
- * execution; throwing (a {@link CapabilityError} with code `denied`, typically) refuses the call.
+ * Policy, approval and audit seam: one slot in the pipeline's hook order, which is fixed when the
+ * invoker is created ({@link InvokerOptions.hooks}). `beforeInvoke` hooks run in that order after
+ * validation and before execution; throwing (a {@link CapabilityError} with code `denied`, typically)
+ * refuses the call, and later hooks do not run. `afterInvoke` hooks run in the same order once the
+ * outcome is known, whatever it is. A part made after the pipeline (an MCP client runtime) fills a
+ * slot declared for it at composition rather than adding one.
  */
 export interface InvocationHook {
+  /** Names the slot (`availability`, `audit`, …) in {@link Invoker.hooks}, for status, docs and tests. */
+  readonly name?: string;
+  /** Returns nothing when it decides at once: the pipeline then goes on without waiting a turn. */
   beforeInvoke?(invocation: Invocation): void | Promise<void>;
   afterInvoke?(invocation: Invocation | undefined, request: InvocationRequest, outcome: InvocationOutcome): void;
 }
@@ -73,6 +80,7 @@ export interface InvokeOptions {
 
 export interface InvokerOptions {
   readonly registry: Registry;
+  /** The hook slots in the order they run; fixed for the invoker's life. */
   readonly hooks?: readonly InvocationHook[];
   /** Deadline for calls whose request sets none. Default 10 minutes. */
   readonly defaultTimeoutMs?: number;
@@ -84,8 +92,8 @@ export interface InvokerOptions {
 export interface Invoker {
   invoke(request: InvocationRequest, options?: InvokeOptions): Promise<InvocationOutcome>;
   readonly registry: Registry;
-  /** Adds a hook at the end of the chain; returns a function that removes it. */
-  use(hook: InvocationHook): () => void;
+  /** The hook slots in the order they run, as composed at creation (frozen). */
+  readonly hooks: readonly InvocationHook[];
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -135,6 +143,18 @@ class CallAbortState {
     }
     return this.#controller.signal;
   }
+}
+
+/**
+ * `work`'s outcome, or a `cancelled` rejection as soon as the call is aborted (the work is left to
+ * finish on its own). One promise per wait, instead of a race against a per-call abort promise.
+ */
+function untilAborted<T>(state: CallAbortState, work: PromiseLike<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (state.aborted) reject(new CapabilityError('cancelled', 'aborted'));
+    else state.onAbort = reject;
+    work.then(resolve, reject);
+  });
 }
 
 // The lazy `signal` getters live on these classes' prototypes: an object literal with a getter gets a
@@ -197,7 +217,7 @@ class LiveContext implements CommandContext {
  */
 export function createInvoker(options: InvokerOptions): Invoker {
   const { registry } = options;
-  const hooks: InvocationHook[] = [...(options.hooks ?? [])];
+  const hooks: readonly InvocationHook[] = Object.freeze([...(options.hooks ?? [])]);
   const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   async function run(request: InvocationRequest, invokeOptions: InvokeOptions, started: number): Promise<[Invocation | undefined, InvocationOutcome]> {
@@ -238,16 +258,12 @@ export function createInvoker(options: InvokerOptions): Invoker {
         ? fail('cancelled', `${command.name} was cancelled.`)
         : fail('timeout', `${command.name} timed out after ${timeoutMs} ms.`);
 
-    const aborted = new Promise<never>((_, reject) => {
-      if (state.aborted) reject(new CapabilityError('cancelled', 'aborted'));
-      else state.onAbort = reject;
-    });
-    aborted.catch(NOOP);
-
     try {
       for (const hook of hooks) {
         if (state.aborted) break;
-        if (hook.beforeInvoke) await Promise.race([hook.beforeInvoke(invocation), aborted]);
+        // A hook that decided at once returns nothing: no promise, no turn of the event loop.
+        const pending = hook.beforeInvoke?.(invocation);
+        if (pending !== undefined) await untilAborted(state, pending);
       }
       // Never start the command once the call is over, whichever way it ended.
       if (state.aborted) return [invocation, done(abortedResult(), command.name)];
@@ -257,7 +273,10 @@ export function createInvoker(options: InvokerOptions): Invoker {
         progress ?? NOOP,
         onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
       );
-      const output = await Promise.race([Promise.resolve().then(() => command.definition.execute(args, context)), aborted]);
+      const output = await untilAborted(
+        state,
+        Promise.resolve().then(() => command.definition.execute(args, context)),
+      );
       if (state.aborted) return [invocation, done(abortedResult(), command.name)];
       return [invocation, done(toCommandResult(output), command.name)];
     } catch (error) {
@@ -287,12 +306,6 @@ export function createInvoker(options: InvokerOptions): Invoker {
       }
       return outcome;
     },
-    use(hook) {
-      hooks.push(hook);
-      return () => {
-        const index = hooks.indexOf(hook);
-        if (index >= 0) hooks.splice(index, 1);
-      };
-    },
+    hooks,
   };
 }

@@ -32,6 +32,7 @@ describe('@capnode/mcp-client entries', () => {
       'McpClientError',
       'NAME_SEPARATOR',
       'assignToolNames',
+      'createMcpToolsSlot',
       'createPolicyHook',
       'createToolPolicy',
       'formatConfigIssues',

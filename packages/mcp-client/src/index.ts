@@ -35,6 +35,8 @@ export type { AgentGrant } from './grants.js';
 export { resolveAgentGrant } from './grants.js';
 export type { ToolPolicy, ToolPolicyOptions, ApprovalRequest, Approver, PolicyHookOptions } from './policy.js';
 export { createToolPolicy, createPolicyHook } from './policy.js';
+export type { McpToolsSlot } from './mcpToolsSlot.js';
+export { createMcpToolsSlot } from './mcpToolsSlot.js';
 export type { ImageMimeType, ModelTextContent, ImageAttachment, ModelToolResult, BinaryStore, ModelResultOptions } from './results.js';
 export {
   MAX_BINARY_ITEMS,

@@ -3,6 +3,7 @@ import type { Client, CreateMessageRequestParams, CreateMessageResult, ElicitReq
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
 import type { McpClientErrorCode } from './errors.js';
 import type { Approver } from './policy.js';
+import type { McpToolsSlot } from './mcpToolsSlot.js';
 import type { BinaryStore, ModelToolResult } from './results.js';
 
 // Contract types of the runtime: a leaf module, so the pool, catalog, connector and both faces can
@@ -122,7 +123,9 @@ export interface McpRuntimeOptions {
   /**
    * Run imported tools through this pipeline (the host's, so built-in capabilities and imported
    * tools share policy, approval and audit). The runtime registers its tools into `invoker.registry`
-   * and adds its policy hook. Default: a private registry and invoker.
+   * and binds its policy into the pipeline's {@link McpToolsSlot}, which the invoker must have been
+   * composed with (`createMcpToolsSlot()`; else `invalid_config`): the hook order stays as composed.
+   * Default: a private registry and invoker (the slot first, then `hooks`).
    */
   readonly invoker?: Invoker;
   /** Extra hooks (audit, approval) for the private invoker; ignored when `invoker` is given. */

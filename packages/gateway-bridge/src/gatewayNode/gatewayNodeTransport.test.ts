@@ -8,6 +8,7 @@ import {
   defineCommand,
   json,
   text,
+  type InvocationHook,
   type Invoker,
 } from '@capnode/capabilities';
 import { describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ function testNode(url: string, invoker: Invoker, identity: GatewayNodeTransportO
   return createGatewayNodeTransport({ url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' }, ...options });
 }
 
-function fixture() {
+function fixture(hooks: readonly InvocationHook[] = []) {
   let aborted = false;
   const registry = createRegistry([
     defineCapability({
@@ -47,7 +48,7 @@ function fixture() {
     }),
     defineCapability({ category: 'other', commands: [defineCommand({ name: 'other.one', description: 'one', execute: () => 'one' })] }),
   ]);
-  return { registry, invoker: createInvoker({ registry }), aborted: () => aborted };
+  return { registry, invoker: createInvoker({ registry, hooks }), aborted: () => aborted };
 }
 
 describe('node transport helpers', () => {
@@ -210,9 +211,8 @@ describe('node transport surface', () => {
     const registry = createRegistry([]);
     const declaredCap = defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.swap', description: 'declared', execute: () => 'declared' })] });
     registry.register(declaredCap);
-    const invoker = createInvoker({ registry });
     const piped: string[] = [];
-    invoker.use({ afterInvoke: (_invocation, request) => void piped.push(request.command) });
+    const invoker = createInvoker({ registry, hooks: [{ afterInvoke: (_invocation, request) => void piped.push(request.command) }] });
     await using surface = await startSurfaceNode(invoker);
     registry.unregister(declaredCap);
     registry.register(defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.swap', description: 'local', localOnly: true, execute: () => 'local' })] }));
@@ -221,9 +221,8 @@ describe('node transport surface', () => {
   });
 
   it('refuses an invoke of any command it did not declare before the pipeline, with the gateway’s code', async () => {
-    const { invoker, registry } = fixture();
     const piped: string[] = [];
-    invoker.use({ afterInvoke: (_invocation, request) => void piped.push(request.command) });
+    const { invoker, registry } = fixture([{ afterInvoke: (_invocation, request) => void piped.push(request.command) }]);
     await using surface = await startSurfaceNode(invoker);
     const { node, identity, invoke } = surface;
     registry.register(defineCapability({ category: 'late', commands: [defineCommand({ name: 'late.one', description: 'late', execute: () => 'late' })] }));

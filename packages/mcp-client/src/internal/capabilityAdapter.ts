@@ -13,6 +13,8 @@ import {
   type Registry,
 } from '@capnode/capabilities';
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { McpClientError } from '../errors.js';
+import { bindMcpToolsSlot, createMcpToolsSlot, findMcpToolsSlot, MCP_TOOLS_SLOT } from '../mcpToolsSlot.js';
 import { createPolicyHook, type Approver, type ToolPolicy } from '../policy.js';
 import { capText } from '../redact.js';
 import type { CallElicitor, Logger } from '../types.js';
@@ -31,7 +33,10 @@ export interface CapabilityAdapterOptions {
   readonly policy: ToolPolicy;
   readonly logger: Logger;
   readonly scrub: (text: string) => string;
-  /** The host's pipeline; without it a private registry and invoker are made. */
+  /**
+   * The host's pipeline, composed with a {@link McpToolsSlot} (`createMcpToolsSlot`) that the policy
+   * binds into; without it a private registry and invoker are made.
+   */
   readonly invoker?: Invoker;
   readonly hooks?: readonly InvocationHook[];
   readonly approve?: Approver;
@@ -48,7 +53,7 @@ export class CapabilityAdapter {
   /** True when the registry is a host's: its other commands reserve their names. */
   readonly attached: boolean;
   readonly #options: CapabilityAdapterOptions;
-  readonly #removeHook: () => void;
+  readonly #unbind: () => void;
   #capability: Capability | undefined;
   #closed = false;
   /**
@@ -62,26 +67,30 @@ export class CapabilityAdapter {
    * by request: the pipeline hands it to hooks, not to commands, so a hook picks it up.
    */
   readonly #elicitors = new WeakMap<InvocationRequest, CallElicitor>();
-  readonly #removeElicitHook: () => void;
 
   constructor(options: CapabilityAdapterOptions) {
     this.#options = options;
     this.attached = options.invoker !== undefined;
     this.registry = options.invoker?.registry ?? createRegistry();
-    const policyHook = createPolicyHook({
+    const slot = options.invoker ? findMcpToolsSlot(options.invoker.hooks) : createMcpToolsSlot();
+    if (!slot) {
+      throw new McpClientError(
+        'invalid_config',
+        `the invoker given to the MCP runtime has no '${MCP_TOOLS_SLOT}' slot for the imported tools' policy: compose it with createMcpToolsSlot() in createInvoker({ hooks })`,
+      );
+    }
+    const policy = createPolicyHook({
       policy: options.policy,
       lookup: (name) => options.catalog.lookup(name),
       ...(options.approve ? { approve: options.approve } : {}),
+    }).beforeInvoke!;
+    this.#unbind = bindMcpToolsSlot(slot, (invocation) => {
+      // Kept for the call's `tools/call`: the pipeline hands `elicit` to hooks, not to commands.
+      const elicit = elicitorOf(invocation);
+      if (elicit) this.#elicitors.set(invocation.request, elicit);
+      return policy(invocation);
     });
-    const elicitHook: InvocationHook = {
-      beforeInvoke: (invocation) => {
-        const elicit = elicitorOf(invocation);
-        if (elicit) this.#elicitors.set(invocation.request, elicit);
-      },
-    };
-    this.invoker = options.invoker ?? createInvoker({ registry: this.registry, hooks: [policyHook, elicitHook, ...(options.hooks ?? [])] });
-    this.#removeHook = options.invoker ? options.invoker.use(policyHook) : () => {};
-    this.#removeElicitHook = options.invoker ? options.invoker.use(elicitHook) : () => {};
+    this.invoker = options.invoker ?? createInvoker({ registry: this.registry, hooks: [slot, ...(options.hooks ?? [])] });
   }
 
   /** Names of the host's own commands, which imported tools must not take. */
@@ -129,11 +138,10 @@ export class CapabilityAdapter {
     }
   }
 
-  /** Removes the capability and the policy hook from the host's pipeline. */
+  /** Removes the capability from the registry and empties the pipeline's slot of this runtime's policy. */
   close(): void {
     this.#closed = true;
-    this.#removeHook();
-    this.#removeElicitHook();
+    this.#unbind();
     if (this.#capability) this.registry.unregister(this.#capability);
     this.#capability = undefined;
   }

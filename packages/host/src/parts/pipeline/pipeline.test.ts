@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineCapability, defineCommand } from '@capnode/capabilities';
+import { fileURLToPath } from 'node:url';
+import { defineCapability, defineCommand, type InvocationHook } from '@capnode/capabilities';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHost } from '../../host/host.js';
 import { MAX_LOG_LINE } from '../../context/hostLog.js';
@@ -102,5 +103,52 @@ describe('host log', () => {
     await host.close();
     expect(logs.join('\n')).toContain('test.crash failed internally');
     expect(logs.join('\n')).not.toContain(token);
+  });
+
+  it('runs its hook slots in the documented order, audit last, for real calls from the host: built-in and imported', async () => {
+    const fixture = fileURLToPath(new URL('../../../tests/mcp-client/fixtures/stdioServer.mjs', import.meta.url));
+    writeFileSync(
+      join(home, 'settings.json'),
+      JSON.stringify({ mcpClient: { reexport: true, servers: [{ name: 'fx', command: process.execPath, args: [fixture, 'ok'] }], risk_profiles: { capnode: { autonomy: 'full' } } } }),
+      { mode: 0o600 },
+    );
+    const probe = defineCapability({ category: 'probe', commands: [defineCommand({ name: 'probe.echo', description: 'echo', execute: () => 'probed' })] });
+    await using host = createHost({ home, port: 0, builtins: false, builtinPlugins: false, capabilities: [probe], onLog: () => {} });
+    const order = ['availability', 'consent', 'exec-approval', 'mcp-tools', 'audit'];
+    expect(host.invoker.hooks.map((hook) => hook.name)).toEqual(order);
+    // A probe in each slot: it records, then runs the slot's own hook.
+    const seen: string[] = [];
+    for (const hook of host.invoker.hooks as InvocationHook[]) {
+      const { beforeInvoke, afterInvoke } = hook;
+      Object.assign(hook, {
+        beforeInvoke: (invocation: Parameters<NonNullable<InvocationHook['beforeInvoke']>>[0]) => {
+          seen.push(`${hook.name}:before:${invocation.command.name}`);
+          return beforeInvoke?.call(hook, invocation);
+        },
+        afterInvoke: (...args: Parameters<NonNullable<InvocationHook['afterInvoke']>>) => {
+          seen.push(`${hook.name}:after:${args[1].command}`);
+          afterInvoke?.call(hook, ...args);
+        },
+      });
+    }
+    const status = await host.start();
+    await host.importsReady();
+    const token = readFileSync(join(home, 'mcp-token'), 'utf8').trim();
+    const call = async (name: string) => {
+      const response = await fetch(status.mcp.url!, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { text: 'hi' } } }),
+      });
+      return response.text();
+    };
+    for (const name of ['probe.echo', 'fx__echo']) {
+      seen.length = 0;
+      expect(await call(name)).toMatch(name === 'probe.echo' ? /probed/ : /"text":"hi"/);
+      expect(seen).toEqual([...order.map((slot) => `${slot}:before:${name}`), ...order.map((slot) => `${slot}:after:${name}`)]);
+    }
+    await host.close();
+    const audited = readFileSync(hostPaths(home).auditLog, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { command: string }).command);
+    expect(audited).toEqual(['probe.echo', 'fx__echo']);
   });
 });

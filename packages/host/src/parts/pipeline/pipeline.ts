@@ -7,11 +7,12 @@ import {
   formatArgsForDisplay,
   type ApprovalBroker,
   type Capability,
+  type InvocationHook,
   type Invoker,
   type Registry,
 } from '@capnode/capabilities';
 import { createBuiltinCapabilities, createNodeExecResolvers } from '@capnode/capabilities/node';
-import type { ApprovalRequest } from '@capnode/mcp-client';
+import { createMcpToolsSlot, type ApprovalRequest } from '@capnode/mcp-client';
 import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { createAuditLog, type AuditLog, type AuditLogOptions } from '../../audit/audit.js';
 import type { HostPaths } from '../../config/paths.js';
@@ -40,8 +41,11 @@ export interface HostPipelineOptions {
 
 /**
  * The one invocation pipeline of this machine: the registry, the approval broker, and the invoker
- * with the availability gate, the consent hook, the exec-approval hook and the audit hook (in that
- * order, so the audit sees the refusals' outcome). The host serves it on every transport; CLI commands that run calls in their own process
+ * whose hook slots are fixed here, in this order (`invoker.hooks` names them):
+ * `availability` (commands whose backend is missing fail before anyone is asked), `consent`,
+ * `exec-approval`, `mcp-tools` (the imported tools' risk profile and approvals, bound by the MCP
+ * client runtime given this invoker) and `audit` last, so it records every refusal's outcome. The
+ * host serves it on every transport; CLI commands that run calls in their own process
  * (`capnode mcp channel`, direct calls to imported MCP servers) build the same one.
  */
 export interface HostPipeline {
@@ -71,12 +75,14 @@ export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
   const audit = createAuditLog({ ...options.audit, path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
   const invoker = createInvoker({
     registry,
-    // Unavailable commands fail before anyone is asked; consent before exec approval; audit last, so it sees both.
+    // Unavailable commands fail before anyone is asked; consent before exec approval; the imported
+    // tools' policy is filled in by the MCP client runtime; audit last, so it sees every refusal.
     hooks: [
-      availability.hook,
-      createConsentHook({ store: settings.consent, broker: approvals }),
-      createExecApprovalHook({ store: settings.execApprovals, broker: approvals, ...createNodeExecResolvers() }),
-      audit.hook,
+      slot('availability', availability.hook),
+      slot('consent', createConsentHook({ store: settings.consent, broker: approvals })),
+      slot('exec-approval', createExecApprovalHook({ store: settings.execApprovals, broker: approvals, ...createNodeExecResolvers() })),
+      createMcpToolsSlot(),
+      slot('audit', audit.hook),
     ],
     onInternalError: (error, request) => log('error', `${request.command} failed internally: ${(error as Error)?.stack ?? String(error)}`),
   });
@@ -101,6 +107,11 @@ export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
     [Symbol.asyncDispose]: () => pipeline.close(),
   };
   return pipeline;
+}
+
+/** `hook` under a slot name (the hooks' methods do not use `this`). */
+function slot(name: string, hook: InvocationHook): InvocationHook {
+  return { ...hook, name };
 }
 
 /** Longest argument text an approval request for an imported tool shows. */
