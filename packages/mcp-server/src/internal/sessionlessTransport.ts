@@ -11,7 +11,7 @@ import type {
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import { AbortLatch, type AbortHook } from './abortLatch.js';
+import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { serializeResponse, type Exchange } from './exchange.js';
 
 interface ActiveRequest {
