@@ -3,7 +3,7 @@ import { isJsonContentType, type InboundHttpRequest, type JSONRPCNotification, t
 import type { CapnodeMcp, CapnodeMcpOptions, McpFetchOptions } from '../capnodeMcp.js';
 import { createToolsListCache } from '../tools.js';
 import { hookFromSignal, readWebBody, type AbortHook } from '@capnode/toolkit/http';
-import type { ServerWiring } from './buildServer.js';
+import { directToolCall, type ServerWiring } from './buildServer.js';
 import { BOUND_MODERN_REVISION, classifyPost } from './classify.js';
 import { createConnectionServers } from './connectionServers.js';
 import { Exchange } from './exchange.js';
@@ -141,6 +141,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const tracker = createCancellationTracker();
   const sessionless = new SessionlessTransport(tracker, resultJson);
   const sessionlessServer = multiplexedServer(wiring, sessionless, reportError, false);
+  sessionless.directCall = directToolCall(wiring, sessionlessServer);
 
   // Per-request (2026-07-28) tools/call and tools/list that need nothing of the SDK's per-request
   // entry but its checks are served by one long-lived instance bound to that revision, the way the
