@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/node.ts'],
+  entry: { index: 'src/index.ts', node: 'src/node.ts', http: 'src/http/index.ts' },
   format: ['esm'],
   // tsup's declaration build sets `baseUrl`, which TypeScript 6 deprecates.
   dts: { compilerOptions: { ignoreDeprecations: '6.0' } },

@@ -1,17 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { Invoker } from '@capnode/capabilities';
-import { SlotMap } from '@capnode/toolkit';
+import { createHttpKernel, listenOn, originOf, readBody, signalFromHook, textReply, type KernelRequest } from '@capnode/toolkit/http';
 import { isJsonContentType } from '@modelcontextprotocol/server';
-import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
-import { Admission } from './internal/admission.js';
-import { browserHeader, canonicalPath, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './internal/gates.js';
+import { browserHeader, canonicalPath, createBearerCheck, isAllowedHost, isLoopbackHost } from './internal/gates.js';
 import { createMcpCore, type McpCore } from './internal/mcpCore.js';
-import { writeAnswer } from './internal/nodeWrite.js';
-import { readBody } from './internal/readBody.js';
-import { jsonRpcErrorReply, textReply, type Reply } from './internal/responses.js';
+import { BAD_TARGET, BODY_UNREADABLE, PARSE_ERROR, REQUEST_TIMEOUT, UNSUPPORTED_MEDIA_TYPE, internalError, payloadTooLarge, type Reply } from './internal/jsonRpcReplies.js';
 import { createRouteListener } from './internal/routes.js';
-import { HttpSessions, type SessionRequest } from './internal/httpSessions.js';
+import { HttpSessions } from './internal/httpSessions.js';
 
 /** Severity of a server log line. */
 export type HttpLogLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -83,7 +78,6 @@ const DEFAULTS = {
   requestTimeoutMs: 6 * 60_000,
   drainTimeoutMs: 5000,
   admissionWaitMs: 50,
-  abortGraceMs: 1000,
   maxSessions: 64,
   sessionIdleTimeoutMs: 30 * 60_000,
 } as const;
@@ -95,61 +89,15 @@ const LEGACY_MESSAGE_PATH = '/message';
 const PROBE_TEXT = 'capnode MCP server: send JSON-RPC with POST to this URL (Content-Type: application/json).\n';
 const ADMIN_ROOT = '/_capnode';
 const ADMIN_PREFIX = '/_capnode/';
-const BAD_TARGET: Reply = jsonRpcErrorReply(
-  400,
-  -32600,
-  'Bad Request: the request target must be a plain path (origin-form, no percent-escapes, backslashes, empty or dot segments)',
-  undefined,
-  null,
-  { connection: 'close' },
-);
+/** What the kernel itself answers on the MCP listener. */
+const KERNEL_REPLIES = {
+  forbiddenPeer: textReply(403, 'Forbidden: only loopback peers are served.\n'),
+  shuttingDown: textReply(503, 'The server is shutting down.\n', { 'retry-after': '1', connection: 'close' }),
+  busy: textReply(503, 'Busy: too many requests in flight; retry shortly.\n', { 'retry-after': '1' }),
+  timeout: REQUEST_TIMEOUT,
+  internal: internalError(),
+} as const;
 const UNAUTHORIZED: Reply = { status: 401, headers: { 'www-authenticate': 'Bearer realm="capnode"' }, body: null };
-
-/** One admitted request: the abort source of the calls it starts, its deadline, and whether it was answered. */
-class LiveRequest extends AbortLatch implements SessionRequest {
-  readonly outgoing: ServerResponse;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  answered = false;
-  /** Whether it still holds a concurrency slot (a long-lived SSE stream gives it back). */
-  admitted = true;
-  #release: (() => void) | undefined;
-  #finish: Array<() => void> | undefined;
-
-  constructor(outgoing: ServerResponse, release: () => void) {
-    super();
-    this.outgoing = outgoing;
-    this.#release = release;
-  }
-
-  onFinish(listener: () => void): void {
-    (this.#finish ??= []).push(listener);
-  }
-
-  detach(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.releaseSlot();
-  }
-
-  releaseSlot(): void {
-    const release = this.#release;
-    this.#release = undefined;
-    this.admitted = false;
-    release?.();
-  }
-
-  finished(): void {
-    const listeners = this.#finish;
-    this.#finish = undefined;
-    if (listeners !== undefined) for (const listener of listeners) listener();
-  }
-}
-
-function timeoutError(message: string): Error {
-  const error = new Error(message);
-  error.name = 'TimeoutError';
-  return error;
-}
 
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
@@ -201,121 +149,6 @@ function settleOptions(options: HttpServerOptions) {
   return { host, port, maxConcurrency, maxBodyBytes, requestTimeoutMs, drainTimeoutMs, maxSessions, sessionIdleTimeoutMs };
 }
 
-/** The request body as text, or the 413 / 400 reply when it is over `maxBodyBytes` or cannot be read. */
-async function readBoundedBody(incoming: IncomingMessage, maxBodyBytes: number): Promise<string | Reply> {
-  const tooLarge = (): Reply =>
-    jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`, undefined, null, { connection: 'close' });
-  const declared = Number(incoming.headers['content-length']);
-  if (declared > maxBodyBytes) return tooLarge();
-  const read = await readBody(incoming, maxBodyBytes);
-  if (read.kind === 'too-large') return tooLarge();
-  if (read.kind === 'aborted') return jsonRpcErrorReply(400, -32700, 'Parse error: the body could not be read', undefined, null, { connection: 'close' });
-  return read.text;
-}
-
-interface RequestLifecycleOptions {
-  readonly admission: Admission;
-  readonly live: SlotMap<LiveRequest, true>;
-  readonly requestTimeoutMs: number;
-  readonly log: (level: HttpLogLevel, message: string) => void;
-  /** Gates and routing of an admitted request on its canonical `path`. */
-  readonly dispatch: (incoming: IncomingMessage, request: LiveRequest, path: string) => Reply | Promise<Reply | Response | void>;
-  readonly isClosing: () => boolean;
-}
-
-/**
- * The `node:http` request listener: the pre-admission gates (loopback peer, canonical target, shutdown),
- * the admission slot, the request deadline, the disconnect abort, and writing whatever `dispatch` answers.
- */
-function createRequestLifecycle(lifecycle: RequestLifecycleOptions): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
-  const log = lifecycle.log;
-  const answer = (request: LiveRequest, reply: Reply | Response | void): void => {
-    if (request.answered || reply === undefined) return;
-    request.answered = true;
-    const outgoing = request.outgoing;
-    if (outgoing.destroyed) return;
-    writeAnswer(outgoing, reply)?.catch((error: unknown) => {
-      log('error', `http: failed to write a response: ${String(error)}`);
-      outgoing.destroy();
-    });
-  };
-
-  const onDeadline = (request: LiveRequest): void => {
-    request.abort(timeoutError(`request exceeded ${lifecycle.requestTimeoutMs} ms`));
-    if (request.answered || request.outgoing.headersSent) request.outgoing.destroy();
-    else answer(request, jsonRpcErrorReply(408, -32000, 'Request Timeout: the request took too long', undefined, null, { connection: 'close' }));
-  };
-
-  const release = (): void => lifecycle.admission.release();
-  const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse, path: string): void => {
-    const request = new LiveRequest(outgoing, release);
-    lifecycle.live.set(request, true);
-    request.timer = setTimeout(onDeadline, lifecycle.requestTimeoutMs, request);
-    outgoing.once('close', () => {
-      clearTimeout(request.timer);
-      lifecycle.live.delete(request);
-      if (!outgoing.writableFinished) request.abort(new Error('client disconnected'));
-      request.releaseSlot();
-      request.finished();
-    });
-    let reply: Reply | Promise<Reply | Response | void>;
-    try {
-      reply = lifecycle.dispatch(incoming, request, path);
-    } catch (error) {
-      reply = Promise.reject(error);
-    }
-    if (!(reply instanceof Promise)) {
-      answer(request, reply);
-      return;
-    }
-    reply.then(
-      (value) => answer(request, value),
-      (error: unknown) => {
-        log('error', `http: unhandled ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
-        answer(request, jsonRpcErrorReply(500, -32603, 'Internal server error'));
-      },
-    );
-  };
-
-  const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
-    if (!isLoopbackAddress(incoming.socket.remoteAddress)) {
-      void writeAnswer(outgoing, textReply(403, 'Forbidden: only loopback peers are served.\n'));
-      return;
-    }
-    const path = canonicalPath(incoming.url);
-    if (path === undefined) {
-      void writeAnswer(outgoing, BAD_TARGET);
-      return;
-    }
-    if (lifecycle.isClosing()) {
-      void writeAnswer(outgoing, textReply(503, 'The server is shutting down.\n', { 'retry-after': '1', connection: 'close' }));
-      return;
-    }
-    if (lifecycle.admission.tryAcquire()) {
-      serveAdmitted(incoming, outgoing, path);
-      return;
-    }
-    void lifecycle.admission.acquire().then((admitted) => {
-      if (admitted) serveAdmitted(incoming, outgoing, path);
-      else void writeAnswer(outgoing, textReply(503, 'Busy: too many requests in flight; retry shortly.\n', { 'retry-after': '1' }));
-    });
-  };
-  return onRequest;
-}
-
-/** Listens on `host`:`port` and resolves with the bound address, or rejects with the listen error. */
-async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => reject(error);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  return server.address() as AddressInfo;
-}
-
 /** `onLog` behind a guard: a failing logger must not break serving. */
 function guardedLogger(onLog: HttpServerOptions['onLog']): (level: HttpLogLevel, message: string) => void {
   return (level, message) => {
@@ -365,21 +198,18 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
   let checkToken = typeof options.token === 'string' ? createBearerCheck(options.token) : undefined;
   const admin = options.admin;
   const checkAdmin = admin === undefined ? undefined : createBearerCheck(admin.token);
-  const admission = new Admission(maxConcurrency, DEFAULTS.admissionWaitMs);
-  // Not a Set: see SlotMap for why per-request entries stay out of long-lived hash tables.
-  const live = new SlotMap<LiveRequest, true>();
-  let closing = false;
   const sessions = maxSessions === 0 ? undefined : createSessions(maxSessions, sessionIdleTimeoutMs, core, log);
   let origin = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`;
 
-  const servePost = async (incoming: IncomingMessage, request: LiveRequest, path: string): Promise<Reply | Response> => {
-    const read = await readBoundedBody(incoming, maxBodyBytes);
-    if (typeof read !== 'string') return read;
+  const servePost = async (incoming: IncomingMessage, request: KernelRequest, path: string): Promise<Reply | Response> => {
+    const read = await readBody(incoming, maxBodyBytes);
+    if (read.kind === 'too-large') return payloadTooLarge(maxBodyBytes);
+    if (read.kind === 'aborted') return BODY_UNREADABLE;
     let body: unknown;
     try {
-      body = JSON.parse(read);
+      body = JSON.parse(read.text);
     } catch {
-      return jsonRpcErrorReply(400, -32700, 'Parse error: the body is not valid JSON');
+      return PARSE_ERROR;
     }
     const headers = incoming.headers;
     if (sessions !== undefined) {
@@ -393,7 +223,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     }
     return core.servePost({
       body,
-      rawBody: read,
+      rawBody: read.text,
       lifetime: request,
       header: (name) => headerText(headers[name]),
       webRequest: (withSignal) => {
@@ -415,7 +245,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
    * Gates after admission, then routing, both on `path` (the canonical target path); `request` aborts
    * the calls this request started.
    */
-  const dispatch = (incoming: IncomingMessage, request: LiveRequest, path: string): Reply | Promise<Reply | Response | void> => {
+  const dispatch = (incoming: IncomingMessage, request: KernelRequest, path: string): Reply | Promise<Reply | Response | void> => {
     const headers = incoming.headers;
     const browser = browserHeader(headers);
     if (browser !== undefined) return textReply(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
@@ -425,7 +255,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return UNAUTHORIZED;
     if (incoming.method === 'POST' && !isAdmin) {
       if (!isJsonContentType(headers['content-type'])) {
-        return jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+        return UNSUPPORTED_MEDIA_TYPE;
       }
       return servePost(incoming, request, path);
     }
@@ -442,29 +272,35 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     return isAdmin ? routes.admin(incoming, request.outgoing) : routes.surface(incoming, request.outgoing);
   };
 
-  const onRequest = createRequestLifecycle({
-    admission,
-    live,
+  const kernel = createHttpKernel<string>({
+    maxConcurrency,
+    admissionWaitMs: DEFAULTS.admissionWaitMs,
     requestTimeoutMs,
-    log,
-    dispatch,
-    isClosing: () => closing,
+    // The canonical target path, so gating and routing see one path.
+    admit: (incoming) => {
+      const path = canonicalPath(incoming.url);
+      return path === undefined ? { refuse: BAD_TARGET } : { route: path };
+    },
+    handle: dispatch,
+    replies: KERNEL_REPLIES,
+    onLog: log,
   });
 
   // Node would answer a missing Host with 400 itself; the Host gate answers it with 403 in its place in the order.
-  const server = createServer({ requestTimeout: 0, requireHostHeader: false }, onRequest);
+  const server = createServer({ requestTimeout: 0, requireHostHeader: false }, kernel.listener);
 
-  const address = await listen(server, port, host);
-  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  origin = `http://${urlHost}:${address.port}`;
+  const address = await listenOn(server, port, host);
+  origin = originOf(address);
   const url = `${origin}/`;
   log('info', `listening on ${url}`);
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closed ??= (async () => {
-      closing = true;
-      await drainAndClose({ server, admission, live, sessions, mcp: core.mcp, drainTimeoutMs, log });
+      // Admitted requests finish within `drainTimeoutMs` (then are aborted, with a grace); then the
+      // sessions close, what is left is aborted, every connection dropped, and the MCP core closed.
+      await kernel.drain(server, { drainTimeoutMs, ...(sessions === undefined ? {} : { beforeCut: () => sessions.close() }) });
+      await core.mcp.close();
       options.signal?.removeEventListener('abort', onSignal);
       log('info', 'closed');
     })();
@@ -479,7 +315,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     url,
     port: address.port,
     get inFlight() {
-      return admission.active;
+      return kernel.active;
     },
     get sessions() {
       return sessions?.size ?? 0;
@@ -503,35 +339,6 @@ function createSessions(maxSessions: number, idleTimeoutMs: number, core: McpCor
     onError: (error) => log('error', `mcp session: ${error instanceof Error ? error.message : String(error)}`),
     onLog: (message) => log('info', message),
   });
-}
-
-/**
- * Shutdown order: stop accepting, close idle connections, let admitted requests finish within
- * `drainTimeoutMs` (then abort them, with a grace), close the sessions, abort what is left, drop
- * every connection, then close the MCP core.
- */
-async function drainAndClose(parts: {
-  readonly server: ReturnType<typeof createServer>;
-  readonly admission: Admission;
-  readonly live: SlotMap<LiveRequest, true>;
-  readonly sessions: HttpSessions | undefined;
-  readonly mcp: { close(): Promise<void> };
-  readonly drainTimeoutMs: number;
-  readonly log: (level: 'warning', message: string) => void;
-}): Promise<void> {
-  const { server, admission, live, drainTimeoutMs } = parts;
-  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  if (!(await admission.idle(drainTimeoutMs))) {
-    parts.log('warning', `shutdown: aborting ${admission.active} request(s) still in flight after ${drainTimeoutMs} ms`);
-    for (const entry of live.keys()) if (entry.admitted) entry.abort(new Error('server shutting down'));
-    await admission.idle(DEFAULTS.abortGraceMs);
-  }
-  await parts.sessions?.close();
-  for (const entry of live.keys()) entry.abort(new Error('server shutting down'));
-  server.closeAllConnections();
-  await stopped;
-  await parts.mcp.close();
 }
 
 /** A cheap look at the method only: the SDK validates the message itself. */

@@ -5,7 +5,7 @@ const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/mcp-server entries', () => {
   it('the root entry is runtime-neutral: no Node built-ins, no HTTP stack, only the protocol and capabilities siblings', () => {
-    expectImports('index.ts', (specifier) => specifier === '@capnode/protocol' || specifier === '@capnode/capabilities' || specifier === '@modelcontextprotocol/server');
+    expectImports('index.ts', (specifier) => specifier === '@capnode/protocol' || specifier === '@capnode/capabilities' || specifier === '@capnode/toolkit' || specifier === '@capnode/toolkit/http' || specifier === '@modelcontextprotocol/server');
   });
 
   it('the /node entry never loads the client, host or gateway packages', () => {

@@ -38,6 +38,8 @@ describe('ProtocolError', () => {
       MethodNotFound: -32601,
       InvalidParams: -32602,
       InternalError: -32603,
+      ServerError: -32000,
+      SessionNotFound: -32001,
       ResourceNotFound: -32002,
       HeaderMismatch: -32020,
       MissingRequiredClientCapability: -32021,

@@ -42,6 +42,10 @@ export const JsonRpcErrorCode = {
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
+  /** JSON-RPC implementation-defined server error: capnode's HTTP refusals (size, media type, verb, timeout, capacity). */
+  ServerError: -32000,
+  /** MCP Streamable HTTP: the `Mcp-Session-Id` names no open session (HTTP 404). */
+  SessionNotFound: -32001,
   /** MCP: resource not found (received from older peers; current SDKs answer `InvalidParams`). */
   ResourceNotFound: -32002,
   /** MCP 2026-07-28: a header disagrees with the body (HTTP 400). */

@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
+import { JsonRpcErrorCode } from '@capnode/protocol';
 
 export interface BoundedFetchOptions {
   /** Most raw bytes of one response body (one event, for event streams). */
@@ -26,7 +27,7 @@ function requestIds(body: unknown): RequestId[] {
 }
 
 function errorMessage(id: RequestId, text: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: text } });
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code: JsonRpcErrorCode.InternalError, message: text } });
 }
 
 /** The `requestId`s of `notifications/cancelled` messages in a request body. */

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
+import { createHttpKernel, listenOn, type HttpReply } from '@capnode/toolkit/http';
 import { McpClientError } from '../errors.js';
 
 /** What the authorization server sent back to the loopback redirect. */
@@ -21,6 +21,10 @@ const CALLBACK_PATH = '/callback';
 const PAGE = (text: string) =>
   `<!doctype html><meta charset="utf-8"><title>capnode</title><body style="font-family:sans-serif"><p>${text}</p></body>`;
 
+function respond(status: number, text: string): HttpReply {
+  return { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' }, body: PAGE(text) };
+}
+
 interface Waiter {
   readonly state: string;
   resolve(callback: OAuthCallback): void;
@@ -30,15 +34,11 @@ interface Waiter {
 /** Starts the listener on 127.0.0.1 (`port` 0: a free port). Only `GET /callback` with the expected `state` is accepted. */
 export async function startOAuthCallbackListener(port = 0): Promise<OAuthCallbackListener> {
   let waiter: Waiter | undefined;
-  const respond = (res: ServerResponse, status: number, text: string) => {
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' });
-    res.end(PAGE(text));
-  };
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
+  const handle = (req: IncomingMessage): HttpReply => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) return respond(res, 404, 'Not found.');
+    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) return respond(404, 'Not found.');
     const params = url.searchParams;
-    if (!waiter || params.get('state') !== waiter.state) return respond(res, 400, 'This authorization response was not expected (unknown or missing state). Start again with capnode servers login.');
+    if (!waiter || params.get('state') !== waiter.state) return respond(400, 'This authorization response was not expected (unknown or missing state). Start again with capnode servers login.');
     const current = waiter;
     waiter = undefined;
     const error = params.get('error');
@@ -46,23 +46,28 @@ export async function startOAuthCallbackListener(port = 0): Promise<OAuthCallbac
     if (error !== null || !code) {
       // The error text comes from whoever sent the browser here: only a well-formed code is repeated.
       const safe = error !== null && /^[a-z_]{1,64}$/.test(error) ? error : 'no code';
-      respond(res, 400, 'Authorization failed. You can close this tab.');
       current.reject(new McpClientError('auth_failed', `the authorization server did not grant access (${safe})`));
-      return;
+      return respond(400, 'Authorization failed. You can close this tab.');
     }
-    respond(res, 200, 'Authorization complete. You can close this tab and return to capnode.');
     const iss = params.get('iss');
     current.resolve({ code, ...(iss === null ? {} : { iss }) });
+    return respond(200, 'Authorization complete. You can close this tab and return to capnode.');
   };
-  const server = createServer(handle);
-  server.keepAliveTimeout = 1_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new McpClientError('auth_failed', `cannot listen for the OAuth redirect on 127.0.0.1:${port}: ${error.code ?? error.message}`, { cause: error })),
-    );
-    server.listen(port, '127.0.0.1', () => resolve());
+  const internal = respond(500, 'Internal error.');
+  const kernel = createHttpKernel({
+    handle,
+    replies: { forbiddenPeer: respond(403, 'Forbidden.'), shuttingDown: respond(503, 'Closing.'), busy: internal, timeout: internal, internal },
+    onLog: () => {},
   });
-  const bound = (server.address() as AddressInfo).port;
+  const server = createServer(kernel.listener);
+  server.keepAliveTimeout = 1_000;
+  let bound: number;
+  try {
+    bound = (await listenOn(server, port, '127.0.0.1')).port;
+  } catch (error) {
+    const cause = error as NodeJS.ErrnoException;
+    throw new McpClientError('auth_failed', `cannot listen for the OAuth redirect on 127.0.0.1:${port}: ${cause.code ?? cause.message}`, { cause });
+  }
 
   return {
     redirectUrl: `http://127.0.0.1:${bound}${CALLBACK_PATH}`,
@@ -100,10 +105,7 @@ export async function startOAuthCallbackListener(port = 0): Promise<OAuthCallbac
     },
     close() {
       waiter?.reject(new McpClientError('auth_failed', 'the authorization listener closed'));
-      return new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      return kernel.drain(server, { drainTimeoutMs: 0, abortFirst: true });
     },
   };
 }

@@ -5,7 +5,7 @@ import { CONTENT_LIMITS, checkJson } from './contentLimits.js';
 
 // Server-initiated requests (sampling, elicitation, roots): which capabilities the client declares,
 // and the handlers that answer them. A capability is declared only when something can answer it;
-// an undeclared request has no handler, so the SDK refuses it with -32601 (method not found).
+// an undeclared request has no handler, so the SDK refuses it with JSON-RPC `MethodNotFound`.
 
 /** Longest elicitation message passed to a caller's client. */
 const MAX_ELICIT_MESSAGE = 2_000;

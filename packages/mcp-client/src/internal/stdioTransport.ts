@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { JsonRpcErrorCode } from '@capnode/protocol';
 import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { scrubAndCap } from '../redact.js';
@@ -351,7 +352,7 @@ export class ProcessStdioTransport implements Transport {
         // A known id with an invalid shape: fail that request now rather than at its timeout.
         const text = 'the server sent an invalid JSON-RPC response (neither a valid result nor an error)';
         this.#options.logger.warn(`mcp server '${this.#options.server}': ${text}`);
-        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message: text } } as JSONRPCMessage);
+        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: JsonRpcErrorCode.InternalError, message: text } } as JSONRPCMessage);
         return;
       }
       this.#options.logger.debug(`mcp server '${this.#options.server}' sent a line that is not JSON-RPC (skipped)`);
@@ -366,7 +367,7 @@ export class ProcessStdioTransport implements Transport {
     const id = findId(head, tail);
     this.#options.logger.warn(`mcp server '${this.#options.server}': a ${text}`);
     if (id !== undefined) {
-      this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message: text } } as JSONRPCMessage);
+      this.onmessage?.({ jsonrpc: '2.0', id, error: { code: JsonRpcErrorCode.InternalError, message: text } } as JSONRPCMessage);
       return;
     }
     this.onerror?.(new Error(`a message ${text}; closing the connection`));

@@ -194,3 +194,54 @@ export function requestEntry(server: Server): ((message: JSONRPCRequest, extra?:
   if (typeof entry !== 'function') return undefined;
   return (message, extra) => (entry as (message: JSONRPCRequest, extra?: MessageExtraInfo) => void).call(server, message, extra);
 }
+
+/** The facts of one sessionless `tools/call` the direct entry needs (see {@link directToolCall}). */
+export interface DirectCall {
+  readonly signal: CallScope['signal'];
+  readonly canStream: boolean;
+  readonly requestId: string;
+}
+
+/**
+ * `tools/call` of the initialize era on the long-lived sessionless `server`, without the SDK's request
+ * entry: for that era the entry only looks the method up, builds an AbortController and a context, and
+ * hands the handler's result back unchanged (the era's codec encodes a `tools/call` result as it is), and
+ * those per-call objects were the largest share of its cost. The call runs through the same
+ * `runToolCall` (pipeline, policy, audit, validation); progress and log notifications go out through the
+ * server related to the call, as the SDK's own context sends them (the log through the SDK's context).
+ * Only messages without reserved `io.modelcontextprotocol/` `_meta` keys take it: the SDK lifts those.
+ */
+export function directToolCall(wiring: ServerWiring, server: Server): (message: JSONRPCRequest, call: DirectCall) => Promise<Result> {
+  const buildContext = (server as unknown as { buildContext(ctx: BaseContext): ServerContext }).buildContext.bind(server);
+  return (message, call) => {
+    const id = message.id;
+    const notify = (notification: Parameters<Server['notification']>[0]): Promise<void> => server.notification(notification, { relatedRequestId: id });
+    const params = message.params as { _meta?: Record<string, unknown> } | undefined;
+    const base = {
+      sessionId: undefined,
+      mcpReq: {
+        id,
+        method: message.method,
+        _meta: params?._meta,
+        requestState: NO_REQUEST_STATE,
+        signal: call.signal as AbortSignal,
+        send: () => Promise.reject(new Error('a sessionless call cannot send requests to the client')),
+        notify,
+      },
+      http: undefined,
+    } as unknown as BaseContext;
+    const ctx = buildContext(base);
+    const scope: CallScope = { transport: 'mcp-http', signal: call.signal, canStream: call.canStream, caller: undefined, requestId: call.requestId };
+    return runToolCall(wiring.invoker, message.params, ctx, scope, wiring.onError) as Promise<Result>;
+  };
+}
+
+const NO_REQUEST_STATE = (): undefined => undefined;
+
+/** True when `params._meta` carries a reserved `io.modelcontextprotocol/` key (the SDK lifts those into an envelope). */
+export function hasReservedMeta(params: unknown): boolean {
+  const meta = (params as { _meta?: unknown } | undefined)?._meta;
+  if (typeof meta !== 'object' || meta === null) return false;
+  for (const key in meta) if (key.startsWith('io.modelcontextprotocol/')) return true;
+  return false;
+}

@@ -1,6 +1,6 @@
 import { CLIENT_INFO_META_KEY, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { CreateServerOptions } from '../capnodeMcp.js';
-import { AbortLatch, type AbortHook } from './abortLatch.js';
+import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { buildServer, type ServerWiring } from './buildServer.js';
 import type { CallScope } from './toolCall.js';
 

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { jsonReply, jsonRpcErrorReply, type Reply } from './responses.js';
+import { SHUTTING_DOWN, jsonReply, type Reply } from './jsonRpcReplies.js';
 
 /** A JSON-RPC response as the SDK hands it to a transport. */
 type ResponseMessage = { result: unknown } | { error: unknown };
@@ -92,7 +92,7 @@ export class Exchange {
     if (this.#closed) return;
     this.#closed = true;
     this.#endStream();
-    this.#answer(jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' }));
+    this.#answer(SHUTTING_DOWN);
   }
 
   #maybeFinish(): void {

@@ -1,15 +1,10 @@
 import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { isLoopbackPeer } from '@capnode/toolkit/http';
 
 /** True for an IPv4 address in 127.0.0.0/8, `::1`, or an IPv4-mapped loopback (`::ffff:127.x.x.x`). */
-export function isLoopbackAddress(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const lower = address.toLowerCase();
-  if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
-  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
+export const isLoopbackAddress: (address: string | undefined) => boolean = isLoopbackPeer;
 
 /** True for a hostname or address this server may listen on (loopback only). */
 export function isLoopbackHost(host: string): boolean {

@@ -1,8 +1,8 @@
 import { WebStandardStreamableHTTPServerTransport, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { generateToken } from '../token.js';
-import type { AbortHook } from './abortLatch.js';
+import type { AbortHook } from '@capnode/toolkit/http';
 import { LegacySseTransport } from './legacySse.js';
-import { jsonRpcErrorReply, type Reply } from './responses.js';
+import { LEGACY_NOT_JSON_RPC, LEGACY_ONE_MESSAGE, SESSION_NOT_FOUND, SHUTTING_DOWN, tooManySessions, type Reply } from './jsonRpcReplies.js';
 
 const KEEP_ALIVE_MS = 15_000;
 const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -57,7 +57,7 @@ function endStreamsOfCancelledRequests(transport: WebStandardStreamableHTTPServe
   };
 }
 
-const notFound = (): Reply => jsonRpcErrorReply(404, -32001, 'Session not found: it ended or expired; initialize a new one.');
+const notFound = (): Reply => SESSION_NOT_FOUND;
 
 /**
  * The HTTP sessions of the loopback server: Streamable HTTP sessions (2025-11-25 transport,
@@ -131,12 +131,12 @@ export class HttpSessions {
   async legacyPost(id: string, body: unknown, request: SessionRequest): Promise<Reply> {
     const session = this.#sessions.get(id);
     if (session === undefined || session.kind !== 'legacy-sse') return notFound();
-    if (Array.isArray(body)) return jsonRpcErrorReply(400, -32600, 'Invalid Request: the HTTP+SSE transport takes one message per POST');
+    if (Array.isArray(body)) return LEGACY_ONE_MESSAGE;
     this.#enter(session, request);
     try {
       await (session.transport as LegacySseTransport).deliver(body, request);
     } catch {
-      return jsonRpcErrorReply(400, -32600, 'Invalid Request: the body is not a JSON-RPC message');
+      return LEGACY_NOT_JSON_RPC;
     }
     return { status: 202, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Accepted' };
   }
@@ -169,7 +169,7 @@ export class HttpSessions {
 
   /** Refuses a new session when the cap is reached and no session is idle; else evicts the longest idle. */
   #makeRoom(): Reply | undefined {
-    if (this.#closed) return jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
+    if (this.#closed) return SHUTTING_DOWN;
     if (this.#sessions.size < this.#options.maxSessions) return undefined;
     let oldest: Session | undefined;
     for (const session of this.#sessions.values()) {
@@ -177,14 +177,7 @@ export class HttpSessions {
       if (oldest === undefined || session.idleSince < oldest.idleSince) oldest = session;
     }
     if (oldest === undefined) {
-      return jsonRpcErrorReply(
-        503,
-        -32000,
-        `Too many sessions: all ${this.#options.maxSessions} are in use; end one (DELETE) or retry later.`,
-        undefined,
-        null,
-        { 'retry-after': '1' },
-      );
+      return tooManySessions(this.#options.maxSessions);
     }
     void this.#end(oldest, 'evicted to make room for a new session');
     return undefined;

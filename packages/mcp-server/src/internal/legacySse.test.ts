@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { AbortLatch } from './abortLatch.js';
+import { AbortLatch } from '@capnode/toolkit/http';
 import { LegacySseTransport } from './legacySse.js';
 
 async function readText(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {

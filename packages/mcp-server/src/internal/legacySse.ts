@@ -8,7 +8,7 @@ import {
   type RequestId,
   type Transport,
 } from '@modelcontextprotocol/server';
-import type { AbortHook } from './abortLatch.js';
+import type { AbortHook } from '@capnode/toolkit/http';
 
 const ENCODER = new TextEncoder();
 

@@ -1,15 +1,15 @@
 import { createCancellationTracker } from '@capnode/protocol';
-import { isJsonContentType, readRequestBody, type InboundHttpRequest, type JSONRPCNotification, type JSONRPCRequest, type MessageClassification, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { isJsonContentType, type InboundHttpRequest, type JSONRPCNotification, type JSONRPCRequest, type MessageClassification, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { CapnodeMcp, CapnodeMcpOptions, McpFetchOptions } from '../capnodeMcp.js';
 import { createToolsListCache } from '../tools.js';
-import { hookFromSignal, type AbortHook } from './abortLatch.js';
-import type { ServerWiring } from './buildServer.js';
+import { hookFromSignal, readWebBody, type AbortHook } from '@capnode/toolkit/http';
+import { directToolCall, type ServerWiring } from './buildServer.js';
 import { BOUND_MODERN_REVISION, classifyPost } from './classify.js';
 import { createConnectionServers } from './connectionServers.js';
 import { Exchange } from './exchange.js';
 import { createModernEntry, multiplexedServer } from './modernEntry.js';
 import { acceptsEventStream, type PostInbound } from './postInbound.js';
-import { jsonRpcErrorReply, noSessionReply, toResponse, type Reply } from './responses.js';
+import { PARSE_ERROR, SHUTTING_DOWN, UNSUPPORTED_MEDIA_TYPE, batchTooLarge, errorReply, internalError, noSessionReply, payloadTooLarge, toResponse, unsupportedVersion, type Reply } from './jsonRpcReplies.js';
 import { SessionlessTransport } from './sessionlessTransport.js';
 import { supportedProtocolVersions } from './versions.js';
 
@@ -32,12 +32,6 @@ function echoId(body: unknown): string | number | null {
   return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : null;
 }
 
-/** The answer to a request naming a protocol version this server does not serve. */
-function unsupportedVersion(requested: string, body: unknown): Reply {
-  const message = `Unsupported protocol version: ${requested} (supported: ${supportedProtocolVersions.join(', ')})`;
-  return jsonRpcErrorReply(400, -32022, message, { supported: supportedProtocolVersions, requested }, echoId(body));
-}
-
 function isRequestMessage(message: unknown): message is JSONRPCRequest {
   return typeof message === 'object' && message !== null && 'method' in message && 'id' in message;
 }
@@ -52,15 +46,16 @@ async function readFetchPost(request: Request, fetchOptions: McpFetchOptions, ma
   let rawBody = fetchOptions.rawBody;
   if (body === undefined) {
     if (!isJsonContentType(request.headers.get('content-type'))) {
-      return { reply: jsonRpcErrorReply(415, -32000, 'Unsupported Media Type: Content-Type must be application/json') };
+      return { reply: UNSUPPORTED_MEDIA_TYPE };
     }
-    const read = await readRequestBody(request, maxBodyBytes);
-    if (read.tooLarge) return { reply: jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`) };
+    const read = await readWebBody(request, maxBodyBytes);
+    if (read.kind === 'too-large') return { reply: payloadTooLarge(maxBodyBytes, false) };
+    if (read.kind === 'aborted') return { reply: PARSE_ERROR };
     rawBody = read.text;
     try {
       body = JSON.parse(read.text);
     } catch {
-      return { reply: jsonRpcErrorReply(400, -32700, 'Parse error: the body is not valid JSON') };
+      return { reply: PARSE_ERROR };
     }
   }
   return {
@@ -80,7 +75,7 @@ function classificationOf(inbound: PostInbound): InboundHttpRequest | Reply {
   const classified: { -readonly [K in keyof InboundHttpRequest]: InboundHttpRequest[K] } = { httpMethod: 'POST', body };
   const versionHeader = inbound.header('mcp-protocol-version')?.trim();
   if (versionHeader !== undefined) {
-    if (!supportedProtocolVersions.includes(versionHeader)) return unsupportedVersion(versionHeader, body);
+    if (!supportedProtocolVersions.includes(versionHeader)) return unsupportedVersion(versionHeader, echoId(body));
     classified.protocolVersionHeader = versionHeader;
   }
   const methodHeader = inbound.header('mcp-method');
@@ -146,6 +141,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const tracker = createCancellationTracker();
   const sessionless = new SessionlessTransport(tracker, resultJson);
   const sessionlessServer = multiplexedServer(wiring, sessionless, reportError, false);
+  sessionless.directCall = directToolCall(wiring, sessionlessServer);
 
   // Per-request (2026-07-28) tools/call and tools/list that need nothing of the SDK's per-request
   // entry but its checks are served by one long-lived instance bound to that revision, the way the
@@ -206,14 +202,14 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const handlePost = (inbound: PostInbound): Reply | Promise<Reply | Response> => {
     const body = inbound.body;
     if (Array.isArray(body) && body.length > MAX_BATCH) {
-      return jsonRpcErrorReply(400, -32600, `Invalid Request: a batch may carry at most ${MAX_BATCH} messages`);
+      return batchTooLarge(MAX_BATCH);
     }
     const classified = classificationOf(inbound);
     if (!('httpMethod' in classified)) return classified;
     const outcome = classifyPost(classified);
     switch (outcome.kind) {
       case 'reject':
-        return jsonRpcErrorReply(outcome.httpStatus, outcome.code, outcome.message, outcome.data, echoId(body));
+        return errorReply(outcome.httpStatus, outcome.code, outcome.message, outcome.data, echoId(body));
       case 'modern-fast':
         return serveModernFast(inbound, outcome.method);
       case 'modern':
@@ -225,17 +221,17 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   };
 
   const servePost = async (inbound: PostInbound): Promise<Reply | Response> => {
-    if (closing !== undefined) return jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
+    if (closing !== undefined) return SHUTTING_DOWN;
     try {
       return await handlePost(inbound);
     } catch (error) {
       reportError(error);
-      return jsonRpcErrorReply(500, -32603, 'Internal server error', undefined, echoId(inbound.body));
+      return internalError(echoId(inbound.body));
     }
   };
 
   const fetchFace = async (request: Request, fetchOptions: McpFetchOptions): Promise<Reply | Response> => {
-    if (closing !== undefined) return jsonRpcErrorReply(503, -32603, 'The server is shutting down.', undefined, null, { 'retry-after': '1' });
+    if (closing !== undefined) return SHUTTING_DOWN;
     if (request.method !== 'POST') return noSessionReply();
     const read = await readFetchPost(request, fetchOptions, maxBodyBytes);
     return 'reply' in read ? read.reply : servePost(read.inbound);

@@ -1,5 +1,5 @@
 import { createMcpHandler, type McpRequestContext, type Server, type ServerContext } from '@modelcontextprotocol/server';
-import type { AbortHook } from './abortLatch.js';
+import type { AbortHook } from '@capnode/toolkit/http';
 import { buildServer, requestEntry, type ServerWiring } from './buildServer.js';
 import { clientNameOf } from './connectionServers.js';
 import { acceptsEventStream, type PostInbound } from './postInbound.js';

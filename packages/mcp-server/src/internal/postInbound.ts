@@ -1,4 +1,4 @@
-import type { AbortHook } from './abortLatch.js';
+import type { AbortHook } from '@capnode/toolkit/http';
 
 /**
  * One parsed JSON-RPC POST, as whichever HTTP layer received it describes it: the Node layer reads

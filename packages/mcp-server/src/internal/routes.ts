@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { jsonRpcErrorReply, noSessionReply, textReply, toResponse } from './responses.js';
+import { internalError, methodNotAllowed, noSessionReply, payloadTooLarge, sessionIdRequired, textReply, toResponse } from './jsonRpcReplies.js';
 
 export interface RouteOptions {
   /** Serves `/_capnode/*` (already authenticated with the admin token by the gates). */
@@ -34,31 +34,19 @@ export function createRouteListener(options: RouteOptions): RouteListeners {
   const listen = (app: Hono) => {
     app.onError((error) => {
       options.onError(error);
-      return toResponse(jsonRpcErrorReply(500, -32603, 'Internal server error'));
+      return toResponse(internalError());
     });
     return getRequestListener(app.fetch, { overrideGlobalObjects: false });
   };
-  const tooLarge = () =>
-    toResponse(jsonRpcErrorReply(413, -32000, `Payload Too Large: the body must not exceed ${options.maxBodyBytes} bytes`, undefined, null, { connection: 'close' }));
+  const tooLarge = () => toResponse(payloadTooLarge(options.maxBodyBytes));
   const adminApp = new Hono();
   const admin = options.admin;
   if (admin === undefined) adminApp.all('*', () => toResponse(textReply(404, 'Not found.\n')));
   else adminApp.all('*', bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), (c) => admin(c.req.raw));
 
-  const noSession = options.sessions
-    ? () =>
-        jsonRpcErrorReply(
-          405,
-          -32000,
-          'Method not allowed: a GET event stream or a DELETE needs the Mcp-Session-Id of a session (from initialize); legacy SSE clients open GET /sse.',
-          undefined,
-          null,
-          { allow: 'GET, POST, DELETE' },
-        )
-    : noSessionReply;
+  const noSession = options.sessions ? sessionIdRequired : noSessionReply;
   const surfaceApp = new Hono();
-  const notAllowed = (method: string) =>
-    toResponse(jsonRpcErrorReply(405, -32000, `Method not allowed: ${method}`, undefined, null, { allow: 'GET, POST, DELETE' }));
+  const notAllowed = (method: string) => toResponse(methodNotAllowed(method));
   // Hono serves HEAD with the GET handler; the spec allows only GET, POST and DELETE.
   surfaceApp.get('*', (c) => {
     if (c.req.method !== 'GET') return notAllowed(c.req.method);

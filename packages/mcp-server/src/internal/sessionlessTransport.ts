@@ -1,4 +1,4 @@
-import { findRequestIdToken, needsRawNumber, requestIdKeyFromMessage, type CancellationTracker } from '@capnode/protocol';
+import { JsonRpcErrorCode, findRequestIdToken, needsRawNumber, requestIdKeyFromMessage, type CancellationTracker } from '@capnode/protocol';
 import { SlotMap } from '@capnode/toolkit';
 import type { AbortSignalLike } from '@capnode/capabilities';
 import type {
@@ -11,8 +11,9 @@ import type {
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import { AbortLatch, type AbortHook } from './abortLatch.js';
+import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { serializeResponse, type Exchange } from './exchange.js';
+import { hasReservedMeta } from './buildServer.js';
 
 interface ActiveRequest {
   readonly exchange: Exchange;
@@ -87,6 +88,8 @@ export class SessionlessTransport implements Transport {
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   /** Delivers a request straight to the connected server's request handling; `onmessage` when unset. */
   deliverRequest: ((message: JSONRPCRequest, extra?: MessageExtraInfo) => void) | undefined = undefined;
+  /** Serves an unclassified `tools/call` without the SDK's request entry (see `directToolCall`); the entry when unset. */
+  directCall: ((message: JSONRPCRequest, call: SessionlessCall) => Promise<unknown>) | undefined = undefined;
 
   readonly #tracker: CancellationTracker | undefined;
   readonly #resultJson: (result: unknown) => string | undefined;
@@ -156,7 +159,8 @@ export class SessionlessTransport implements Transport {
     const internal: JSONRPCRequest =
       message.params === undefined ? { jsonrpc: '2.0', id, method: message.method } : { jsonrpc: '2.0', id, method: message.method, params: message.params };
     if (classification === undefined) {
-      this.#deliver(internal, undefined);
+      if (call !== undefined && this.directCall !== undefined && !hasReservedMeta(message.params)) this.#direct(this.directCall, internal, call);
+      else this.#deliver(internal, undefined);
       return true;
     }
     this.#delivering = id;
@@ -167,6 +171,14 @@ export class SessionlessTransport implements Transport {
       this.#delivering = 0;
     }
     return !this.#refused;
+  }
+
+  #direct(directCall: NonNullable<SessionlessTransport['directCall']>, message: JSONRPCRequest, call: SessionlessCall): void {
+    const id = message.id;
+    directCall(message, call).then(
+      (result) => this.send({ jsonrpc: '2.0', id, result: result as never }),
+      () => this.send({ jsonrpc: '2.0', id, error: { code: JsonRpcErrorCode.InternalError, message: 'Internal error' } }),
+    );
   }
 
   #deliver(message: JSONRPCRequest, extra: MessageExtraInfo | undefined): void {

@@ -1,3 +1,4 @@
+import { readWebBody } from '@capnode/toolkit/http';
 import { isHostError } from '../../errors.js';
 import type { SettingsPatchResult } from '../../config/settingsPatch.js';
 import { auditedSettingsPatch, auditedTokenRotation, type ControlAudit } from '../../audit/controlAudit.js';
@@ -85,8 +86,10 @@ function reply(status: number, body: unknown): Response {
 }
 
 async function readJson(request: Request): Promise<Record<string, unknown> | Response> {
-  const text = await request.text();
-  if (text.length > MAX_BODY) return reply(413, { error: 'request body too large' });
+  const read = await readWebBody(request, MAX_BODY);
+  if (read.kind === 'too-large') return reply(413, { error: 'request body too large' });
+  if (read.kind === 'aborted') throw new Error('the admin request body could not be read');
+  const text = read.text;
   try {
     const value: unknown = text.trim() === '' ? {} : JSON.parse(text);
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;

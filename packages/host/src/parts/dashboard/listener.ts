@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
+import { createServer } from 'node:http';
+import { createHttpKernel, isLoopbackPeer, jsonReply, listenOn, originOf, signalFromHook, textReply, toWebRequest, writeStreamedResponse } from '@capnode/toolkit/http';
+
+export { isLoopbackPeer };
 
 /** Sockets served at once. */
 const MAX_CONNECTIONS = 128;
@@ -32,64 +33,9 @@ export interface DashboardListener {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
-export function isLoopbackPeer(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const lower = address.toLowerCase();
-  if (lower === '::1') return true;
-  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
-
-function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(incoming.headers)) {
-    if (value === undefined || name === 'transfer-encoding' || name === 'connection') continue;
-    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  const method = incoming.method ?? 'GET';
-  const hasBody = method !== 'GET' && method !== 'HEAD';
-  let size = 0;
-  const body = hasBody
-    ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>).pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            size += chunk.byteLength;
-            if (size > DASHBOARD_MAX_BODY) controller.error(new RangeError('body too large'));
-            else controller.enqueue(chunk);
-          },
-        }),
-      )
-    : undefined;
-  // The target is taken as a path only: an absolute-form target cannot name another host.
-  const target = incoming.url?.startsWith('/') ? incoming.url : '/';
-  return new Request(origin + target, { method, headers, signal, ...(body ? { body, duplex: 'half' } : {}) } as RequestInit);
-}
-
-async function writeResponse(response: Response, outgoing: ServerResponse): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
-  response.headers.forEach((value, name) => {
-    if (name === 'set-cookie') return;
-    headers[name] = value;
-  });
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length) headers['set-cookie'] = cookies;
-  outgoing.writeHead(response.status, headers);
-  if (!response.body) {
-    outgoing.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  outgoing.once('close', () => void reader.cancel().catch(() => undefined));
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (outgoing.destroyed) return;
-    // Event streams flush each chunk at once (no buffering behind the next write).
-    outgoing.write(value);
-  }
-  outgoing.end();
-}
+const FORBIDDEN_PEER = textReply(403, 'Forbidden: only loopback peers are served.\n', { connection: 'close' });
+const SHUTTING_DOWN = textReply(503, 'The dashboard is shutting down.\n', { 'retry-after': '1', connection: 'close' });
+const INTERNAL = jsonReply('{"error":{"code":"internal","message":"internal error"}}', 500);
 
 /**
  * Starts the dashboard's own loopback listener on `node:http`: every request becomes a web `Request`
@@ -99,58 +45,33 @@ async function writeResponse(response: Response, outgoing: ServerResponse): Prom
 export async function startDashboardListener(options: DashboardListenerOptions): Promise<DashboardListener> {
   const host = options.host ?? '127.0.0.1';
   const drainTimeoutMs = options.drainTimeoutMs ?? 2000;
-  const closing = new AbortController();
-  const inFlight = new Set<Promise<void>>();
   let origin = '';
-  const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
-    // Bound to loopback already; a peer from elsewhere is refused all the same.
-    if (!isLoopbackPeer(incoming.socket.remoteAddress)) {
-      outgoing.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end('Forbidden: only loopback peers are served.\n');
-      return;
-    }
-    const local = new AbortController();
-    const signal = AbortSignal.any([local.signal, closing.signal]);
-    outgoing.once('close', () => local.abort());
-    const work = (async () => {
+  // No request deadline and no concurrency cap (event streams stay open); a bounded number of sockets instead.
+  const kernel = createHttpKernel({
+    handle: async (incoming, request) => {
+      const signal = signalFromHook(request);
       try {
-        const response = await options.handle(toRequest(incoming, origin, signal), { signal, remoteAddress: incoming.socket.remoteAddress });
-        await writeResponse(response, outgoing);
+        const response = await options.handle(toWebRequest(incoming, origin, signal, DASHBOARD_MAX_BODY), { signal, remoteAddress: incoming.socket.remoteAddress });
+        request.answered = true;
+        await writeStreamedResponse(request.outgoing, response);
       } catch (error) {
         options.onError?.(error);
-        if (!outgoing.headersSent) outgoing.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"code":"internal","message":"internal error"}}');
-        else outgoing.destroy();
+        if (request.outgoing.headersSent) request.outgoing.destroy();
+        else return INTERNAL;
       }
-    })();
-    inFlight.add(work);
-    void work.finally(() => inFlight.delete(work));
-  };
-  // No request deadline (event streams stay open); a bounded number of sockets, one browser's worth and more.
-  const server = createServer({ requestTimeout: 0 }, onRequest);
-  server.maxConnections = MAX_CONNECTIONS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+    },
+    replies: { forbiddenPeer: FORBIDDEN_PEER, shuttingDown: SHUTTING_DOWN, busy: SHUTTING_DOWN, timeout: INTERNAL, internal: INTERNAL },
+    onLog: (level, message) => {
+      if (level === 'error') options.onError?.(new Error(message));
+    },
   });
-  const address = server.address() as AddressInfo;
-  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const hostHeader = `${urlHost}:${address.port}`;
-  origin = `http://${hostHeader}`;
+  const server = createServer({ requestTimeout: 0 }, kernel.listener);
+  server.maxConnections = MAX_CONNECTIONS;
+  const address = await listenOn(server, options.port, host);
+  origin = originOf(address);
+  const hostHeader = origin.slice('http://'.length);
   let closed: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closed ??= (async () => {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      closing.abort();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, drainTimeoutMs)))]);
-      clearTimeout(timer);
-      server.closeAllConnections();
-      await stopped;
-    })();
-    return closed;
-  };
+  // Event streams end first (every request is aborted), then in-flight requests get `drainTimeoutMs`.
+  const close = (): Promise<void> => (closed ??= kernel.drain(server, { drainTimeoutMs, abortFirst: true }));
   return { origin, hostHeader, port: address.port, close, [Symbol.asyncDispose]: close };
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { isResponse, type Reply } from './responses.js';
+import { isResponse, type HttpReply } from './reply.js';
 
 function isEventStream(contentType: string | null | undefined): boolean {
   return contentType?.toLowerCase().startsWith('text/event-stream') ?? false;
@@ -29,7 +29,7 @@ async function pipeStream(body: ReadableStream<Uint8Array>, outgoing: ServerResp
 }
 
 /** Writes a plain reply (the hot path: one `writeHead` and one `end`) or a streaming one. */
-function writeReply(outgoing: ServerResponse, reply: Reply): Promise<void> | undefined {
+function writeReply(outgoing: ServerResponse, reply: HttpReply): Promise<void> | undefined {
   const { status, headers, body } = reply;
   const raw: string[] = [];
   if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string);
@@ -72,6 +72,35 @@ async function writeWebResponse(outgoing: ServerResponse, response: Response): P
 }
 
 /** Writes either kind of answer to a Node response. */
-export function writeAnswer(outgoing: ServerResponse, answer: Reply | Response): Promise<void> | undefined {
+export function writeAnswer(outgoing: ServerResponse, answer: HttpReply | Response): Promise<void> | undefined {
   return isResponse(answer) ? writeWebResponse(outgoing, answer) : writeReply(outgoing, answer);
+}
+
+/**
+ * Writes a web `Response` as it streams, every header kept (`Set-Cookie` lines each on their own):
+ * for a listener whose handler answers pages, assets and event streams alike.
+ */
+export async function writeStreamedResponse(outgoing: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    if (name === 'set-cookie') return;
+    headers[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) headers['set-cookie'] = cookies;
+  outgoing.writeHead(response.status, headers);
+  if (!response.body) {
+    outgoing.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  outgoing.once('close', () => void reader.cancel().catch(() => undefined));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (outgoing.destroyed) return;
+    // Event streams flush each chunk at once (no buffering behind the next write).
+    outgoing.write(value);
+  }
+  outgoing.end();
 }

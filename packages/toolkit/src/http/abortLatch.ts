@@ -1,4 +1,10 @@
-import type { AbortSignalLike } from '@capnode/capabilities';
+/** The part of `AbortSignal` the invocation pipeline calls (structurally the capabilities package's `AbortSignalLike`). */
+interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
 
 /**
  * A one-shot abort source for per-request hot paths, where creating an AbortController per request

@@ -1,0 +1,10 @@
+export type { HttpReply } from './reply.js';
+export { jsonReply, jsonRpcErrorReply, textReply, isResponse, toResponse } from './reply.js';
+export type { BodyRead } from './body.js';
+export { readBody, readWebBody, toWebRequest } from './body.js';
+export { writeAnswer, writeStreamedResponse } from './write.js';
+export { Admission } from './admission.js';
+export type { AbortHook } from './abortLatch.js';
+export { AbortLatch, hookFromSignal, signalFromHook } from './abortLatch.js';
+export type { KernelAnswer, KernelReplies, HttpKernelOptions, DrainOptions, HttpKernel } from './kernel.js';
+export { KernelRequest, createHttpKernel, isLoopbackPeer, listenOn, originOf } from './kernel.js';
