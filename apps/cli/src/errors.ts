@@ -43,10 +43,19 @@ export function isCliError(value: unknown): value is CliError {
 }
 
 /**
+ * A `HostError` thrown by a host entry that does not export the guard (`/setup`, `/settings`: the
+ * guard is the root entry's, which loads the whole host): the same check as `isHostError`.
+ */
+function isHostErrorLike(value: unknown): value is Error {
+  return value instanceof Error && value.name === 'HostError' && typeof (value as { code?: unknown }).code === 'string';
+}
+
+/**
  * Rethrows a host failure (a bad settings file, a listener or gateway configuration that cannot work)
  * as a CLI error carrying the host's message, which names the file, key or fix; anything else as is.
  */
-export function hostFailure(error: unknown, host: { isHostError(value: unknown): value is Error }, code: CliErrorCode = 'failure'): never {
-  if (host.isHostError(error)) throw new CliError(code, error.message, { cause: error });
+export function hostFailure(error: unknown, host: object, code: CliErrorCode = 'failure'): never {
+  const isHostError = (host as { isHostError?: (value: unknown) => value is Error }).isHostError ?? isHostErrorLike;
+  if (isHostError(error)) throw new CliError(code, error.message, { cause: error });
   throw error;
 }
