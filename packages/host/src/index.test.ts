@@ -8,8 +8,8 @@ describe('@capnode/host entries', () => {
     expectImports('index.ts', (specifier) => !specifier.includes('/internal') && !specifier.startsWith('capnode'));
   });
 
-  it('the /setup entry loads no sibling but @capnode/protocol/node, @capnode/toolkit/node, the secret scrubber of @capnode/mcp-client and the plugin types of @capnode/capabilities', () => {
-    expectImports('setup.ts', (specifier) => specifier.startsWith('node:') || ['@capnode/protocol/node', '@capnode/toolkit/node', '@capnode/mcp-client/redact', '@capnode/capabilities'].includes(specifier));
+  it('the /setup entry never loads the server, the gateway, the Node capabilities, the client runtime or zod', () => {
+    expectImports('setup.ts', (specifier) => !/^(?:@capnode\/(?:mcp-server|gateway-bridge)(?:\/|$)|@capnode\/capabilities\/|@capnode\/mcp-client\/node$|zod$)/.test(specifier));
   });
 
   it('the /settings entry never loads the server, gateway or Node capability packages', () => {
