@@ -10,14 +10,18 @@ export interface DeadlineOptions {
   readonly unref?: boolean;
 }
 
+/** The handle of {@link armDeadline}: the timer and the listener on the parent signal. */
+export interface DeadlineTimer extends Disposable {
+  /** True once the timer (not the parent signal) ended the deadline. */
+  readonly timedOut: boolean;
+  /** Clears the timer and detaches from the parent signal; idempotent. */
+  clear(): void;
+}
+
 /** A deadline backed by a real timer; see {@link createDeadline}. */
-export interface Deadline extends Disposable {
+export interface Deadline extends DeadlineTimer {
   /** Aborted at the deadline or when the parent signal aborts, whichever comes first. */
   readonly signal: AbortSignal;
-  /** True once the timer (not the parent signal) aborted {@link signal}. */
-  readonly timedOut: boolean;
-  /** Clears the timer and detaches from the parent signal; idempotent. {@link signal} stays as it is. */
-  clear(): void;
 }
 
 /** The largest delay `setTimeout` honours; longer ones fire at once, so every timer delay is capped at it. */
@@ -25,6 +29,57 @@ export const MAX_TIMER_MS = 2_147_483_647;
 
 function timeoutError(timeoutMs: number): unknown {
   return new DOMException(`The operation timed out after ${timeoutMs} ms.`, 'TimeoutError');
+}
+
+function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
+  (timer as { unref?: () => void }).unref?.();
+}
+
+/**
+ * Calls `onEnd` once: at `timeoutMs` (`timedOut` true, `reason` from `timeoutReason`) or when
+ * `signal` aborts (its reason), whichever comes first; at once, before returning, when `signal` is
+ * already aborted. The primitive under {@link createDeadline}, for owners that keep their own abort
+ * state and must not pay for an `AbortController` per call (the invoker's hot path). Call
+ * {@link DeadlineTimer.clear} (or `using`) when the work ends.
+ *
+ * @example
+ * using timer = armDeadline({ timeoutMs, signal }, (reason, timedOut) => stop(timedOut ? 'timeout' : 'cancelled', reason));
+ */
+export function armDeadline(options: DeadlineOptions, onEnd: (reason: unknown, timedOut: boolean) => void): DeadlineTimer {
+  const parent = options.signal;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  const onParentAbort = (): void => {
+    clear();
+    onEnd(parent!.reason, false);
+  };
+  const clear = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    parent?.removeEventListener('abort', onParentAbort);
+  };
+  if (parent?.aborted) onEnd(parent.reason, false);
+  else {
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
+    parent?.addEventListener('abort', onParentAbort, { once: true });
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        timer = undefined;
+        timedOut = true;
+        parent?.removeEventListener('abort', onParentAbort);
+        onEnd(options.timeoutReason ? options.timeoutReason() : timeoutError(timeoutMs), true);
+      }, Math.min(timeoutMs, MAX_TIMER_MS));
+      if (options.unref) unrefTimer(timer);
+    }
+  }
+  return {
+    get timedOut() {
+      return timedOut;
+    },
+    clear,
+    [Symbol.dispose]: clear,
+  };
 }
 
 /**
@@ -40,41 +95,42 @@ function timeoutError(timeoutMs: number): unknown {
  */
 export function createDeadline(options: DeadlineOptions = {}): Deadline {
   const controller = new AbortController();
-  const parent = options.signal;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let timedOut = false;
-  const onParentAbort = (): void => {
-    clear();
-    controller.abort(parent!.reason);
-  };
-  const clear = (): void => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-    parent?.removeEventListener('abort', onParentAbort);
-  };
-  if (parent?.aborted) controller.abort(parent.reason);
-  else {
-    parent?.addEventListener('abort', onParentAbort, { once: true });
-    const { timeoutMs } = options;
-    if (timeoutMs !== undefined) {
-      if (!(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
-      timer = setTimeout(() => {
-        timer = undefined;
-        timedOut = true;
-        parent?.removeEventListener('abort', onParentAbort);
-        controller.abort(options.timeoutReason ? options.timeoutReason() : timeoutError(timeoutMs));
-      }, Math.min(timeoutMs, MAX_TIMER_MS));
-      if (options.unref) (timer as { unref?: () => void }).unref?.();
-    }
-  }
+  const timer = armDeadline(options, (reason) => controller.abort(reason));
   return {
     signal: controller.signal,
     get timedOut() {
-      return timedOut;
+      return timer.timedOut;
     },
-    clear,
-    [Symbol.dispose]: clear,
+    clear: timer.clear,
+    [Symbol.dispose]: timer.clear,
   };
+}
+
+/** Options of {@link delay}. */
+export interface DelayOptions {
+  /** Aborting it ends the delay at once: the promise rejects with its reason. */
+  readonly signal?: AbortSignal;
+  /** The timer alone does not keep the process alive. Default false. */
+  readonly unref?: boolean;
+}
+
+/**
+ * Resolves after `ms` milliseconds (capped at {@link MAX_TIMER_MS}); rejects with the signal's
+ * reason as soon as `signal` aborts (at once when it already has), clearing the timer. The one
+ * abortable sleep: retry back-off, reconnect pauses, settling time.
+ *
+ * @example
+ * await delay(backoffMs, { signal }).catch(() => {}); // a pause that ends early on shutdown
+ */
+export function delay(ms: number, options: DelayOptions = {}): Promise<void> {
+  const { signal } = options;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    armDeadline({ timeoutMs: Math.max(0, ms), signal, unref: options.unref, timeoutReason: () => undefined }, (reason, timedOut) => {
+      if (timedOut) resolve();
+      else reject(reason);
+    });
+  });
 }
 
 /**
