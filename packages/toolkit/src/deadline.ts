@@ -126,7 +126,7 @@ export function delay(ms: number, options: DelayOptions = {}): Promise<void> {
   const { signal } = options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<void>((resolve, reject) => {
-    armDeadline({ timeoutMs: Math.max(0, ms), signal, unref: options.unref, timeoutReason: () => undefined }, (reason, timedOut) => {
+    armDeadline({ ...options, timeoutMs: Math.max(0, ms), timeoutReason: () => undefined }, (reason, timedOut) => {
       if (timedOut) resolve();
       else reject(reason);
     });
