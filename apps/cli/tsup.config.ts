@@ -12,9 +12,10 @@ const shared: Options = {
   target: 'node20',
   sourcemap: false,
   define: { __CAPNODE_VERSION__: JSON.stringify(version) },
-  // The dependency-free paths module is bundled in; the host, the MCP server and the SDK stay
-  // external and load only for serve / mcp / token and the other lazily imported commands.
-  noExternal: ['@capnode/host/paths', '@capnode/protocol/node'],
+  // The dependency-free paths module and the toolkit (ESM-only, and the CommonJS fast path cannot
+  // require it on every Node 20) are bundled in; the host, the MCP server and the SDK stay external
+  // and load only for serve / mcp / token and the other lazily imported commands.
+  noExternal: ['@capnode/host/paths', '@capnode/protocol/node', /^@capnode\/toolkit(?:\/|$)/],
 };
 
 export default defineConfig([
