@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import type { IncomingMessage } from 'node:http';
 import { escapeForDisplay, type PendingApproval } from '@capnode/capabilities';
 import { readServerSentEvents } from '@capnode/host/events';
+import { delay } from '@capnode/toolkit';
 import type { Context } from '../context.js';
 import { isCliError } from '../errors.js';
 import { send, type Endpoint } from '../http.js';
@@ -104,7 +105,7 @@ export async function watchApprovals(context: Context, endpoints: readonly Endpo
           return;
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+      await delay(RECONNECT_MS);
     }
   };
 
@@ -188,5 +189,5 @@ async function readInput(answer: (choice: string) => Promise<void>, signal: Abor
     if (signal.aborted) break;
   }
   // Let the answers' own events print before the watch ends.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await delay(200);
 }
