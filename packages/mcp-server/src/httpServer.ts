@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Invoker } from '@capnode/capabilities';
-import { SlotMap } from '@capnode/toolkit';
+import { isLoopbackAddress, isLoopbackHost, isLoopbackHostHeader, SlotMap } from '@capnode/toolkit';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
 import { Admission } from './internal/admission.js';
-import { browserHeader, canonicalPath, createBearerCheck, isAllowedHost, isLoopbackAddress, isLoopbackHost } from './internal/gates.js';
+import { browserHeader, canonicalPath, createBearerCheck } from './internal/gates.js';
 import { createMcpCore, type McpCore } from './internal/mcpCore.js';
 import { writeAnswer } from './internal/nodeWrite.js';
 import { readBody } from './internal/readBody.js';
@@ -419,7 +419,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     const headers = incoming.headers;
     const browser = browserHeader(headers);
     if (browser !== undefined) return textReply(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
-    if (!isAllowedHost(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
+    if (!isLoopbackHostHeader(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
     const isAdmin = path === ADMIN_ROOT || path.startsWith(ADMIN_PREFIX);
     const check = isAdmin ? checkAdmin : checkToken;
     if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return UNAUTHORIZED;

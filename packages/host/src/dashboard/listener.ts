@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { isLoopbackAddress } from '@capnode/toolkit';
 
 /** Sockets served at once. */
 const MAX_CONNECTIONS = 128;
@@ -30,15 +31,6 @@ export interface DashboardListener {
   /** Stops accepting, ends event streams, drains in-flight requests, then cuts what is left. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
-}
-
-/** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
-export function isLoopbackPeer(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const lower = address.toLowerCase();
-  if (lower === '::1') return true;
-  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
 function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): Request {
@@ -104,7 +96,7 @@ export async function startDashboardListener(options: DashboardListenerOptions):
   let origin = '';
   const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
     // Bound to loopback already; a peer from elsewhere is refused all the same.
-    if (!isLoopbackPeer(incoming.socket.remoteAddress)) {
+    if (!isLoopbackAddress(incoming.socket.remoteAddress)) {
       outgoing.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end('Forbidden: only loopback peers are served.\n');
       return;
     }
