@@ -36,7 +36,7 @@ export interface PluginManagerOptions {
   readonly home: string;
   /** `pluginSettings` of settings.json, read when each plugin loads. */
   readonly pluginSettings: () => Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-  readonly log: (level: 'debug' | 'info' | 'warning' | 'error', message: string) => void;
+  readonly log: (level: LogLevel, message: string) => void;
   /** Loaded first, in order (the pack); a promise when they are imported lazily. */
   readonly builtins?: readonly BuiltinPluginEntry[] | Promise<readonly BuiltinPluginEntry[]>;
   /** settings.json `plugins`: absolute paths or package names. */

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Invoker } from '@capnode/capabilities';
 import { isLoopbackAddress, isLoopbackHost, isLoopbackHostHeader, SlotMap } from '@capnode/toolkit';
 import { isJsonContentType } from '@modelcontextprotocol/server';
+import type { LogLevel } from '@capnode/toolkit';
 import { AbortLatch, signalFromHook } from './internal/abortLatch.js';
 import { Admission } from './internal/admission.js';
 import { browserHeader, canonicalPath, createBearerCheck } from './internal/gates.js';
@@ -14,7 +15,8 @@ import { createRouteListener } from './internal/routes.js';
 import { HttpSessions, type SessionRequest } from './internal/httpSessions.js';
 
 /** Severity of a server log line. */
-export type HttpLogLevel = 'debug' | 'info' | 'warning' | 'error';
+/** Severity of the server's log lines: the toolkit's one {@link LogLevel}. */
+export type HttpLogLevel = LogLevel;
 
 /** Host-provided handler for `/_capnode/*` paths (approvals and other local administration). */
 export interface AdminHandler {
