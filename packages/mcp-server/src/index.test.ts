@@ -4,8 +4,8 @@ import { entrySurface } from '../../../tests/support/entrySurface.js';
 const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/mcp-server entries', () => {
-  it('the root entry is runtime-neutral: no Node built-ins, no HTTP stack, only the protocol and capabilities siblings', () => {
-    expectImports('index.ts', (specifier) => specifier === '@capnode/protocol' || specifier === '@capnode/capabilities' || specifier === '@modelcontextprotocol/server');
+  it('the root entry is runtime-neutral: no Node built-ins, no HTTP stack, only the toolkit root, protocol and capabilities siblings', () => {
+    expectImports('index.ts', (specifier) => specifier === '@capnode/toolkit' || specifier === '@capnode/protocol' || specifier === '@capnode/capabilities' || specifier === '@modelcontextprotocol/server');
   });
 
   it('the /node entry never loads the client, host or gateway packages', () => {
