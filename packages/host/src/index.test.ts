@@ -8,8 +8,8 @@ describe('@capnode/host entries', () => {
     expectImports('index.ts', (specifier) => !specifier.includes('/internal') && !specifier.startsWith('capnode'));
   });
 
-  it('the /paths entry loads no sibling but @capnode/protocol/node', () => {
-    expectImports('paths.ts', (specifier) => specifier.startsWith('node:') || specifier === '@capnode/protocol/node');
+  it('the /paths entry loads no sibling but the toolkit', () => {
+    expectImports('paths.ts', (specifier) => specifier.startsWith('node:') || specifier === '@capnode/toolkit' || specifier === '@capnode/toolkit/node');
   });
 
   it('the /settings entry never loads the server, gateway or Node capability packages', () => {
@@ -117,18 +117,18 @@ describe('@capnode/host entries', () => {
       'resolveHome',
     ]));
 
-  it('the /service entry loads only node:path and exports exactly the login-service generators and the error they throw', async () => {
-    expectImports('service.ts', (specifier) => specifier === 'node:path');
+  it('the /service entry loads only node:path and the toolkit root, and exports exactly the login-service generators and the error they throw', async () => {
+    expectImports('service.ts', (specifier) => specifier === 'node:path' || specifier === '@capnode/toolkit');
     await expectExports('service.ts', ['HostError', 'LAUNCHD_LABEL', 'SYSTEMD_UNIT_NAME', 'WINDOWS_TASK_NAME', 'isHostError', 'launchdPlist', 'serviceFile', 'servicePath', 'systemdQuote', 'systemdUnit', 'windowsLogonTask', 'windowsQuoteArg', 'xmlEscape']);
   });
 
-  it('the /browser entry loads only node:child_process and exports exactly the browser opener', async () => {
-    expectImports('browser.ts', (specifier) => specifier === 'node:child_process');
+  it('the /browser entry loads only node:child_process and the toolkit root, and exports exactly the browser opener', async () => {
+    expectImports('browser.ts', (specifier) => specifier === 'node:child_process' || specifier === '@capnode/toolkit');
     await expectExports('browser.ts', ['BROWSER_OPENER_FAILS_WITHIN_MS', 'browserOpener', 'openBrowser']);
   });
 
-  it('the /events entry loads nothing and exports exactly the server-sent event reader', async () => {
-    expectImports('serverSentEvents.ts', () => false);
+  it('the /events entry loads nothing but the toolkit root (HostError) and exports exactly the server-sent event reader', async () => {
+    expectImports('serverSentEvents.ts', (specifier) => specifier === '@capnode/toolkit');
     await expectExports('serverSentEvents.ts', ['MAX_SERVER_SENT_EVENT_LENGTH', 'readServerSentEvents']);
   });
 
