@@ -12,9 +12,10 @@ const shared: Options = {
   target: 'node20',
   sourcemap: false,
   define: { __CAPNODE_VERSION__: JSON.stringify(version) },
-  // The dependency-free setup entry (paths) is bundled in; the host, the MCP server and the SDK stay
-  // external and load only for serve / mcp / token and the other lazily imported commands.
-  noExternal: ['@capnode/host/setup', '@capnode/protocol/node'],
+  // The dependency-free setup entry (paths) and the toolkit (ESM-only, and the CommonJS fast path cannot
+  // require it on every Node 20) are bundled in; the host, the MCP server and the SDK stay external and
+  // load only for serve / mcp / token and the other lazily imported commands.
+  noExternal: ['@capnode/host/setup', '@capnode/protocol/node', /^@capnode\/toolkit(?:\/|$)/],
 };
 
 export default defineConfig([

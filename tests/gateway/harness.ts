@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { isPlainObject } from '@capnode/toolkit';
 import { freePort } from '../support/net.js';
 import type { PollOptions } from '../support/poll.js';
 
@@ -42,10 +43,6 @@ export interface GatewayOptions {
   readonly allowCommands?: readonly string[];
   /** More gateway config, deep-merged over the harness's own (plain objects merge; anything else replaces). */
   readonly config?: Readonly<Record<string, unknown>>;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function mergeConfig(base: Record<string, unknown>, extra: Readonly<Record<string, unknown>>): Record<string, unknown> {

@@ -1,3 +1,5 @@
+import { defineErrorClass } from '@capnode/toolkit';
+
 /** Process exit codes; stable so scripts can branch on them. */
 export const ExitCode = {
   ok: 0,
@@ -13,33 +15,23 @@ export const ExitCode = {
   interrupted: 130,
 } as const;
 
-export type CliErrorCode = keyof typeof ExitCode;
-
-const brand = Symbol.for('capnode.CliError');
-
 /** The one local error class of the CLI: `message` is printed as is and should name the fix. */
-export class CliError extends Error {
-  override readonly name = 'CliError';
-  readonly code: CliErrorCode;
-  readonly [brand] = true;
-
-  constructor(code: CliErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-  }
-
+export class CliError extends defineErrorClass('CliError', ['ok', 'failure', 'usage', 'unreachable', 'unauthorized', 'interrupted']) {
   get exitCode(): number {
     return ExitCode[this.code];
   }
 }
 
+/** Why a CLI command failed; each code is a process exit code ({@link ExitCode}). */
+export type CliErrorCode = CliError['code'];
+
 /**
  * True for a CliError from any copy of this module. The fast path (dist/bin.js) and the lazily
  * imported commands (dist/commands/*.mjs) are separate bundles, each with its own copy of the class,
- * so `instanceof` cannot tell; the registered symbol can.
+ * so `instanceof` cannot tell; the registered brand can.
  */
 export function isCliError(value: unknown): value is CliError {
-  return typeof value === 'object' && value !== null && brand in value;
+  return CliError.is(value);
 }
 
 /**

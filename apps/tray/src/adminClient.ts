@@ -1,4 +1,5 @@
 import { listRuntimeStates, readTokenFile, type HostPaths } from '@capnode/host/setup';
+import { createDeadline } from '@capnode/toolkit';
 import { TrayError } from './errors.js';
 
 /** Deadline of one admin request (not of the approval event stream). */
@@ -47,8 +48,8 @@ function errorText(body: unknown): string | undefined {
  * with the host's message).
  */
 export async function adminRequest<T>(target: AdminTarget, route: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
-  const deadline = AbortSignal.timeout(ADMIN_REQUEST_TIMEOUT_MS);
-  const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+  using deadline = createDeadline(init.signal ? { timeoutMs: ADMIN_REQUEST_TIMEOUT_MS, signal: init.signal } : { timeoutMs: ADMIN_REQUEST_TIMEOUT_MS });
+  const { signal } = deadline;
   const url = new URL(route, target.url).href;
   let response: Response;
   try {
@@ -62,7 +63,7 @@ export async function adminRequest<T>(target: AdminTarget, route: string, init: 
       signal,
     });
   } catch (error) {
-    const why = deadline.aborted ? `no answer within ${ADMIN_REQUEST_TIMEOUT_MS / 1000} s` : (error as Error).message;
+    const why = deadline.timedOut ? `no answer within ${ADMIN_REQUEST_TIMEOUT_MS / 1000} s` : (error as Error).message;
     throw new TrayError('host_unreachable', `the capnode host at ${target.url} is not reachable (${why})`, { cause: error });
   }
   const text = await response.text().catch(() => '');

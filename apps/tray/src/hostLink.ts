@@ -2,6 +2,7 @@ import type { PendingApproval } from '@capnode/capabilities';
 import type { Host, HostOptions } from '@capnode/host';
 import { readServerSentEvents } from '@capnode/host/setup';
 import { readTokenFile, type HostPaths } from '@capnode/host/setup';
+import { delay } from '@capnode/toolkit';
 import { adminRequest, discoverAdminTarget, type AdminTarget } from './adminClient.js';
 import { TrayError } from './errors.js';
 import type { TrayHostStatus } from './menu.js';
@@ -28,10 +29,6 @@ export interface TrayHostLink {
 
 /** Delay before the approval event stream reconnects, growing to 10 s. */
 const RECONNECT_MS = [500, 1_000, 2_000, 5_000, 10_000] as const;
-
-function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
-  (timer as { unref?: () => void }).unref?.();
-}
 
 function readMcpToken(paths: HostPaths): string | undefined {
   try {
@@ -90,15 +87,9 @@ export function followApprovalEvents(target: () => AdminTarget | undefined, onCh
         pending.clear();
         onChange([]);
       }
-      const delay = RECONNECT_MS[Math.min(failures++, RECONNECT_MS.length - 1)]!;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        unrefTimer(timer);
-        controller.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        }, { once: true });
-      });
+      const pause = RECONNECT_MS[Math.min(failures++, RECONNECT_MS.length - 1)]!;
+      // Ends early on stop; the loop then sees the aborted signal.
+      await delay(pause, { signal: controller.signal, unref: true }).catch(() => undefined);
     }
   };
   void run();

@@ -1,4 +1,5 @@
 import type { PendingApproval } from '@capnode/capabilities';
+import type { LogLevel } from '@capnode/toolkit';
 import { runTrayAction, type TrayDesktop } from './actions.js';
 import { notifyApproval, openInBrowser, writeClipboard } from './desktop.js';
 import { isTrayError } from './errors.js';
@@ -8,7 +9,7 @@ import { loadTrayIcons } from './icons.js';
 import { buildTrayMenu, trayActionFor, type TrayItemKey, type TrayState } from './menu.js';
 import { startTrayHelper, type TrayHelper, type TrayIconImages } from './trayHelper.js';
 
-export type TrayLogLevel = 'info' | 'warning';
+export type TrayLogLevel = LogLevel;
 
 export interface TrayOptions {
   /** The host the tray shows and drives (see `createInProcessLink`, `createAttachedLink`). Closed with the tray. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
+import { armDeadline, type DeadlineTimer } from '@capnode/toolkit';
 import { TrayError } from './errors.js';
 import { TRAY_ITEM_KEYS, type TrayIconState, type TrayItemKey, type TrayMenu, type TrayMenuItem } from './menu.js';
 
@@ -76,27 +77,32 @@ function startFailure(stderr: string, detail: string, env: NodeJS.ProcessEnv): T
 
 function waitForReady(child: ChildProcess, lines: Interface, options: TrayHelperOptions, stderr: () => string): Promise<void> {
   const env = options.env ?? process.env;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
   return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => finish(startFailure(stderr(), `the helper did not report ready within ${(options.readyTimeoutMs ?? 10_000) / 1000} s`, env)), options.readyTimeoutMs ?? 10_000);
+    let deadline: DeadlineTimer | undefined;
     const onLine = (line: string) => {
       if (parseLine(line)?.type === 'ready') finish();
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => finish(startFailure(stderr(), `the helper exited (${signal ?? `code ${code}`}) before it was ready`, env));
     const onError = (error: Error) => finish(new TrayError('helper_unavailable', `the tray helper ${options.file} cannot run: ${error.message}`, { cause: error }));
-    const onAbort = () => finish(new TrayError('helper_failed', 'aborted before the tray helper was ready'));
     function finish(error?: TrayError) {
-      clearTimeout(timer);
+      deadline?.clear();
       lines.off('line', onLine);
       child.off('exit', onExit).off('error', onError);
-      options.signal?.removeEventListener('abort', onAbort);
       if (error) reject(error);
       else resolve();
     }
     lines.on('line', onLine);
     child.once('exit', onExit).once('error', onError);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    // Aborted before the helper started (a quit during start-up): no 'abort' event comes.
-    if (options.signal?.aborted) onAbort();
+    // Also ends at once when aborted before the helper started (a quit during start-up).
+    const { signal } = options;
+    deadline = armDeadline(signal === undefined ? { timeoutMs: readyTimeoutMs } : { timeoutMs: readyTimeoutMs, signal }, (_reason, timedOut) =>
+      finish(
+        timedOut
+          ? startFailure(stderr(), `the helper did not report ready within ${readyTimeoutMs / 1000} s`, env)
+          : new TrayError('helper_failed', 'aborted before the tray helper was ready'),
+      ),
+    );
   });
 }
 

@@ -1,5 +1,5 @@
 import type { Transport } from './contract.js';
-import { MAX_TIMER_MS } from './internal/timers.js';
+import { MAX_TIMER_MS } from '@capnode/toolkit';
 
 /** The user's answer to an approval request. `allow-always` also adds an allowlist pattern. */
 export type ApprovalDecision = 'allow-once' | 'allow-always' | 'deny';

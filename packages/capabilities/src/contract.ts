@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { LogLevel } from '@capnode/toolkit';
 import type { CommandOutput } from './content.js';
 
 /** Hints for clients and policy; they describe, they do not enforce. */
@@ -44,7 +45,7 @@ export interface ElicitationResult {
  */
 export type Elicitor = (request: ElicitationRequest, options: { readonly signal: AbortSignal }) => Promise<ElicitationResult>;
 
-export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error';
+export type { LogLevel } from '@capnode/toolkit';
 
 /** Which way a call arrived; recorded in audit and visible to hooks. */
 export type Transport = 'mcp-http' | 'mcp-stdio' | 'gateway' | 'cli' | 'internal';

@@ -1,19 +1,4 @@
-/** Machine-readable reasons an invocation can fail; stable across transports. */
-export type CapabilityErrorCode =
-  | 'unknown_command'
-  | 'invalid_arguments'
-  | 'denied'
-  | 'approval_timeout'
-  | 'approval_pending'
-  | 'timeout'
-  | 'cancelled'
-  | 'unsupported'
-  | 'unavailable'
-  | 'consent_required'
-  | 'payload_too_large'
-  | 'busy'
-  | 'failed'
-  | 'internal';
+import { defineErrorClass } from '@capnode/toolkit';
 
 /**
  * The one local error class of `@capnode/capabilities`.
@@ -22,19 +7,34 @@ export type CapabilityErrorCode =
  * is shown to the caller. Any other thrown value is reported as `internal` with a generic message, so
  * internal details never reach a remote caller.
  */
-export class CapabilityError extends Error {
-  override readonly name = 'CapabilityError';
-  readonly code: CapabilityErrorCode;
+export class CapabilityError extends defineErrorClass('CapabilityError', [
+  'unknown_command',
+  'invalid_arguments',
+  'denied',
+  'approval_timeout',
+  'approval_pending',
+  'timeout',
+  'cancelled',
+  'unsupported',
+  'unavailable',
+  'consent_required',
+  'payload_too_large',
+  'busy',
+  'failed',
+  'internal',
+]) {
   readonly data: Record<string, unknown> | undefined;
 
   constructor(code: CapabilityErrorCode, message: string, options?: { cause?: unknown; data?: Record<string, unknown> }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options);
     this.data = options?.data;
   }
 }
 
-/** True when `value` is a {@link CapabilityError}, across package copies. */
+/** Machine-readable reasons an invocation can fail; stable across transports. */
+export type CapabilityErrorCode = CapabilityError['code'];
+
+/** True when `value` is a {@link CapabilityError}, across package copies and bundles. */
 export function isCapabilityError(value: unknown): value is CapabilityError {
-  return value instanceof CapabilityError || (value instanceof Error && value.name === 'CapabilityError' && typeof (value as { code?: unknown }).code === 'string');
+  return CapabilityError.is(value);
 }

@@ -4,12 +4,12 @@ import { entrySurface } from '../../../tests/support/entrySurface.js';
 const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/capabilities entries', () => {
-  it('the root entry is runtime-neutral: zod only, no Node built-ins, no sibling packages', () => {
-    expectImports('index.ts', (specifier) => specifier === 'zod');
+  it('the root entry is runtime-neutral: zod and the toolkit root only, no Node built-ins, no other sibling package', () => {
+    expectImports('index.ts', (specifier) => specifier === 'zod' || specifier === '@capnode/toolkit');
   });
 
-  it('the /node entry loads no sibling packages', () => {
-    expectImports('node.ts', (specifier) => specifier === 'zod' || specifier.startsWith('node:'));
+  it('the /node entry loads no sibling package but the toolkit', () => {
+    expectImports('node.ts', (specifier) => specifier === 'zod' || specifier.startsWith('node:') || specifier === '@capnode/toolkit');
   });
 
   it('the /display entry has no dependencies', () => {

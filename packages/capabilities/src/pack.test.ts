@@ -9,8 +9,8 @@ const sourceDirectory = dirname(fileURLToPath(import.meta.url));
 const staticGraph = (entry: string): Set<string> => new Set([...staticImportGraph(join(sourceDirectory, entry))].map((file) => relative(sourceDirectory, file)));
 
 describe('@capnode/capabilities/pack', () => {
-  it('loads no sibling packages: zod and Node built-ins only', () => {
-    expectEntryImports(join(sourceDirectory, 'pack.ts'), (specifier) => specifier === 'zod' || specifier.startsWith('node:'));
+  it('loads no sibling package but the toolkit: zod, Node built-ins and @capnode/toolkit only', () => {
+    expectEntryImports(join(sourceDirectory, 'pack.ts'), (specifier) => specifier === 'zod' || specifier.startsWith('node:') || specifier === '@capnode/toolkit');
   });
 
   it('loads the screen, camera and voice backends lazily (X11 client, PNG encoder, pixels, platform backends, speech, clipboard, locator)', () => {

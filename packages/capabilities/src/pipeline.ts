@@ -1,3 +1,4 @@
+import { armDeadline, isPlainObject, type AbortSignalLike } from '@capnode/toolkit';
 import { z } from 'zod';
 import type { CommandContext, Elicitor, InvocationRequest, LogLevel, ProgressUpdate } from './contract.js';
 import { fail, toCommandResult, type CommandResult } from './content.js';
@@ -48,16 +49,11 @@ export interface InvocationHook {
 }
 
 /**
- * The part of an AbortSignal the pipeline reads. Any AbortSignal fits; a transport that tracks
- * cancellation itself can pass its own object instead of creating a signal per call (creating one
- * costs microseconds in Node 20, and its garbage outlives young-generation collections).
+ * The part of an AbortSignal the pipeline reads (the toolkit's). Any AbortSignal fits; a transport
+ * that tracks cancellation itself can pass its own object instead of creating a signal per call
+ * (creating one costs microseconds in Node 20, and its garbage outlives young-generation collections).
  */
-export interface AbortSignalLike {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  addEventListener(type: 'abort', listener: () => void, options?: { readonly once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-}
+export type { AbortSignalLike } from '@capnode/toolkit';
 
 export interface InvokeOptions {
   /** Aborts the call: the command's own signal aborts and the outcome is `cancelled`. */
@@ -113,9 +109,6 @@ function summarizeIssues(error: z.ZodError): string {
     .join('; ');
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * One call's abort state. AbortSignals are costly to create in Node and most commands never look at
@@ -241,12 +234,9 @@ export function createInvoker(options: InvokerOptions): Invoker {
 
     const timeoutMs = clampTimeout(request.timeoutMs ?? defaultTimeoutMs);
     const state = new CallAbortState();
-    const deadline = setTimeout(() => state.abort(new DOMException(`${command.name} timed out after ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs);
-    (deadline as { unref?: () => void }).unref?.();
-    const outer = invokeOptions.signal;
-    const onOuterAbort = () => state.abort(outer?.reason);
-    if (outer?.aborted) onOuterAbort();
-    else outer?.addEventListener('abort', onOuterAbort, { once: true });
+    const timeoutReason = () => new DOMException(`${command.name} timed out after ${timeoutMs} ms.`, 'TimeoutError');
+    const { signal } = invokeOptions;
+    const deadline = armDeadline(signal === undefined ? { timeoutMs, unref: true, timeoutReason } : { timeoutMs, unref: true, timeoutReason, signal }, (reason) => state.abort(reason));
     // Progress and log lines after the outcome would reach the caller after its response; drop them.
     let settled = false;
     const { onProgress, onLog, elicit, elicitOnRetry } = invokeOptions;
@@ -287,8 +277,7 @@ export function createInvoker(options: InvokerOptions): Invoker {
     } finally {
       settled = true;
       state.onAbort = undefined;
-      clearTimeout(deadline);
-      outer?.removeEventListener('abort', onOuterAbort);
+      deadline.clear();
     }
   }
 

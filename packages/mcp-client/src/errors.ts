@@ -1,20 +1,4 @@
-/** Why an MCP client operation failed. */
-export type McpClientErrorCode =
-  /** The configuration (or an imported file) does not validate; `issues` lists every problem. */
-  | 'invalid_config'
-  /** The runtime was closed; every call after `close()` fails with this at once. */
-  | 'closed'
-  /** Startup was aborted through the caller's signal. */
-  | 'aborted'
-  /**
-   * An HTTP server needs OAuth authorization that cannot happen here (no valid or refreshable
-   * token, and no browser step available); the message names `capnode servers login <name>`.
-   */
-  | 'auth_required'
-  /** An OAuth flow failed: discovery, registration, the browser step, the token exchange, or the token store. */
-  | 'auth_failed'
-  /** A path to write through is a symlink or not what it must be (an `uploads/` that is a symlink); nothing was written. */
-  | 'unsafe_path';
+import { defineErrorClass } from '@capnode/toolkit';
 
 /** One problem in a configuration: where (`path`, e.g. `servers[1].tool_timeout_secs`) and why. */
 export interface ConfigIssue {
@@ -23,20 +7,36 @@ export interface ConfigIssue {
 }
 
 /** The one local error class of `@capnode/mcp-client`; `message` is meant for the user and names the fix. */
-export class McpClientError extends Error {
-  override readonly name = 'McpClientError';
-  readonly code: McpClientErrorCode;
+export class McpClientError extends defineErrorClass('McpClientError', [
+  /** The configuration (or an imported file) does not validate; `issues` lists every problem. */
+  'invalid_config',
+  /** The runtime was closed; every call after `close()` fails with this at once. */
+  'closed',
+  /** Startup was aborted through the caller's signal. */
+  'aborted',
+  /**
+   * An HTTP server needs OAuth authorization that cannot happen here (no valid or refreshable
+   * token, and no browser step available); the message names `capnode servers login <name>`.
+   */
+  'auth_required',
+  /** An OAuth flow failed: discovery, registration, the browser step, the token exchange, or the token store. */
+  'auth_failed',
+  /** A path to write through is a symlink or not what it must be (an `uploads/` that is a symlink); nothing was written. */
+  'unsafe_path',
+]) {
   /** For `invalid_config`: every problem found, never just the first. */
   readonly issues: readonly ConfigIssue[];
 
   constructor(code: McpClientErrorCode, message: string, options?: { cause?: unknown; issues?: readonly ConfigIssue[] }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options);
     this.issues = options?.issues ?? [];
   }
 }
 
-/** True when `value` is a {@link McpClientError}, across package copies. */
+/** Why an MCP client operation failed. */
+export type McpClientErrorCode = McpClientError['code'];
+
+/** True when `value` is a {@link McpClientError}, across package copies and bundles. */
 export function isMcpClientError(value: unknown): value is McpClientError {
-  return value instanceof McpClientError || (value instanceof Error && value.name === 'McpClientError' && typeof (value as { code?: unknown }).code === 'string');
+  return McpClientError.is(value);
 }

@@ -1,3 +1,4 @@
+import { isPlainObject } from '@capnode/toolkit';
 import type { ConfigIssue } from './errors.js';
 import { formatConfigPath } from './config.js';
 import { expandEnvReferences } from './internal/envReferences.js';
@@ -45,10 +46,6 @@ const IGNORED_WITH_REASON: Record<string, string> = {
   description: 'not used',
 };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Reads the MCP server list of Claude Desktop (`claude_desktop_config.json`), Claude Code (`.mcp.json`),
  * Cursor (`mcp.json`) or VS Code (`.vscode/mcp.json`) into this package's server entries.
@@ -66,12 +63,12 @@ export function importMcpServers(input: unknown, options: ImportOptions = {}): I
   const issues: ConfigIssue[] = [];
   const servers: ImportedServer[] = [];
   const format = options.format ?? 'auto';
-  if (!isRecord(input)) return { servers, warnings, issues: [{ path: '(root)', message: 'must be a JSON object' }] };
+  if (!isPlainObject(input)) return { servers, warnings, issues: [{ path: '(root)', message: 'must be a JSON object' }] };
 
   const key = format === 'vscode' ? 'servers' : format === 'auto' && !('mcpServers' in input) && 'servers' in input ? 'servers' : 'mcpServers';
   const table = input[key];
   if (table === undefined) return { servers, warnings, issues: [{ path: key, message: 'is missing: no MCP servers in this file' }] };
-  if (!isRecord(table)) return { servers, warnings, issues: [{ path: key, message: 'must be an object keyed by server name' }] };
+  if (!isPlainObject(table)) return { servers, warnings, issues: [{ path: key, message: 'must be an object keyed by server name' }] };
 
   /** `literal`: the result goes into `env` or `headers`, where capnode expands `${…}` again, so a `${` in a variable's value is escaped. */
   const expand = (value: string, path: string, literal: boolean): string =>
@@ -98,13 +95,13 @@ export function importMcpServers(input: unknown, options: ImportOptions = {}): I
   const expandDeep = (value: unknown, path: readonly PropertyKey[]): unknown => {
     if (typeof value === 'string') return expand(value, formatConfigPath(path), path[2] === 'env' || path[2] === 'headers');
     if (Array.isArray(value)) return value.map((item, index) => expandDeep(item, [...path, index]));
-    if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandDeep(v, [...path, k])]));
+    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandDeep(v, [...path, k])]));
     return value;
   };
 
   for (const [name, entry] of Object.entries(table)) {
     const at = (...rest: PropertyKey[]) => formatConfigPath([key, name, ...rest]);
-    if (!isRecord(entry)) {
+    if (!isPlainObject(entry)) {
       issues.push({ path: at(), message: 'must be an object' });
       continue;
     }

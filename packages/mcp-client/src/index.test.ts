@@ -5,7 +5,7 @@ const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/mcp-client entries', () => {
   it('the root entry is runtime-neutral: no Node built-ins, no undici, no stdio transport, never the server, host or gateway packages', () => {
-    expectImports('index.ts', (specifier) => ['zod', '@capnode/protocol', '@capnode/capabilities', '@modelcontextprotocol/client'].includes(specifier));
+    expectImports('index.ts', (specifier) => ['zod', '@capnode/toolkit', '@capnode/protocol', '@capnode/capabilities', '@modelcontextprotocol/client'].includes(specifier));
   });
 
   it('the /node entry never loads the server, host or gateway packages', () => {
@@ -13,7 +13,7 @@ describe('@capnode/mcp-client entries', () => {
   });
 
   it('the /redact entry needs neither Node nor the MCP SDK', () => {
-    expectImports('redact.ts', (specifier) => specifier === 'zod' || specifier === '@capnode/capabilities');
+    expectImports('redact.ts', (specifier) => specifier === 'zod' || specifier === '@capnode/toolkit' || specifier === '@capnode/capabilities');
   });
 
   it('the root entry exports exactly the documented runtime API', () =>

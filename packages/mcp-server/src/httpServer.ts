@@ -1,15 +1,17 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Invoker } from '@capnode/capabilities';
 import { createHttpKernel, listenOn, originOf, readBody, signalFromHook, textReply, type KernelRequest } from '@capnode/toolkit/http';
+import { isLoopbackHost, isLoopbackHostHeader, type LogLevel } from '@capnode/toolkit';
 import { isJsonContentType } from '@modelcontextprotocol/server';
-import { browserHeader, canonicalPath, createBearerCheck, isAllowedHost, isLoopbackHost } from './internal/gates.js';
+import { browserHeader, canonicalPath, createBearerCheck } from './internal/gates.js';
 import { createMcpCore, type McpCore } from './internal/mcpCore.js';
 import { BAD_TARGET, BODY_UNREADABLE, PARSE_ERROR, REQUEST_TIMEOUT, UNSUPPORTED_MEDIA_TYPE, internalError, payloadTooLarge, type Reply } from './internal/jsonRpcReplies.js';
 import { createRouteListener } from './internal/routes.js';
 import { HttpSessions } from './internal/httpSessions.js';
 
 /** Severity of a server log line. */
-export type HttpLogLevel = 'debug' | 'info' | 'warning' | 'error';
+/** Severity of the server's log lines: the toolkit's one {@link LogLevel}. */
+export type HttpLogLevel = LogLevel;
 
 /** Host-provided handler for `/_capnode/*` paths (approvals and other local administration). */
 export interface AdminHandler {
@@ -249,7 +251,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     const headers = incoming.headers;
     const browser = browserHeader(headers);
     if (browser !== undefined) return textReply(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
-    if (!isAllowedHost(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
+    if (!isLoopbackHostHeader(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
     const isAdmin = path === ADMIN_ROOT || path.startsWith(ADMIN_PREFIX);
     const check = isAdmin ? checkAdmin : checkToken;
     if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return UNAUTHORIZED;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { defineErrorClass } from '@capnode/toolkit';
 import { readPrivateFileSync, type PrivateFileProblem } from '@capnode/toolkit/node';
 
 const FILE_MODE = 0o600;
@@ -15,21 +16,27 @@ export function generateToken(): string {
  * Thrown by {@link loadOrCreateToken} for a token file that must not be used: a symlink, not a
  * regular file, another user's, or readable by group or others. `message` names the file and the fix.
  */
-export interface InsecureTokenFileError extends Error {
-  readonly code: 'insecure_file';
+export class InsecureTokenFileError extends defineErrorClass('InsecureTokenFileError', ['insecure_file']) {
+  /** Why the file is refused. */
   readonly problem: PrivateFileProblem;
   readonly path: string;
+
+  constructor(message: string, problem: PrivateFileProblem, path: string) {
+    super('insecure_file', message);
+    this.problem = problem;
+    this.path = path;
+  }
 }
 
-/** True for the error {@link loadOrCreateToken} throws for an insecure token file. */
+/** True for the error {@link loadOrCreateToken} throws for an insecure token file, across package copies and bundles. */
 export function isInsecureTokenFileError(value: unknown): value is InsecureTokenFileError {
-  return value instanceof Error && (value as { code?: unknown }).code === 'insecure_file';
+  return InsecureTokenFileError.is(value);
 }
 
 async function readToken(path: string): Promise<string | undefined> {
   const check = readPrivateFileSync(path, { label: 'the token file', exposed: 'refuse' });
   if (check.state === 'missing') return undefined;
-  if (check.state === 'insecure') throw Object.assign(new Error(check.message), { code: 'insecure_file' as const, problem: check.problem, path });
+  if (check.state === 'insecure') throw new InsecureTokenFileError(check.message, check.problem, path);
   const text = check.text.trim();
   return text.length > 0 ? text : undefined;
 }

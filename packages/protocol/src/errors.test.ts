@@ -1,3 +1,4 @@
+import { defineBrandedErrorClass, defineErrorClass } from '@capnode/toolkit';
 import { describe, expect, it } from 'vitest';
 import { isProtocolError, isProtocolFormatError, JsonRpcErrorCode, ProtocolError, ProtocolFormatError } from './errors.js';
 
@@ -50,9 +51,10 @@ describe('ProtocolError', () => {
 
   it('is recognised across package copies, but not an unrelated error of the same name', () => {
     expect(isProtocolError(new ProtocolError(-32601, 'Method not found'))).toBe(true);
-    const copy = Object.assign(new Error('x'), { name: 'ProtocolError', code: -32601, toJsonRpcError: () => ({ code: -32601, message: 'x' }) });
-    expect(isProtocolError(copy)).toBe(true);
-    const sdkLike = Object.assign(new Error('x'), { name: 'ProtocolError', code: -32601 });
+    // Another copy of this package (a second bundle) brands its class the same way.
+    const Copy = defineBrandedErrorClass('ProtocolError');
+    expect(isProtocolError(new Copy('x'))).toBe(true);
+    const sdkLike = Object.assign(new Error('x'), { name: 'ProtocolError', code: -32601, toJsonRpcError: () => ({ code: -32601, message: 'x' }) });
     expect(isProtocolError(sdkLike)).toBe(false);
     expect(isProtocolError({ name: 'ProtocolError', code: -32601 })).toBe(false);
     expect(isProtocolError(new Error('x'))).toBe(false);
@@ -67,7 +69,8 @@ describe('ProtocolFormatError', () => {
     expect(error.code).toBe('cyclic_value');
     expect(error.cause).toBe(cause);
     expect(isProtocolFormatError(error)).toBe(true);
-    expect(isProtocolFormatError(Object.assign(new Error('x'), { name: 'ProtocolFormatError', code: 'too_deep' }))).toBe(true);
+    expect(isProtocolFormatError(new (defineErrorClass('ProtocolFormatError', ['too_deep']))('too_deep', 'x'))).toBe(true);
+    expect(isProtocolFormatError(Object.assign(new Error('x'), { name: 'ProtocolFormatError', code: 'too_deep' }))).toBe(false);
     expect(isProtocolFormatError(new ProtocolError(-32600, 'x'))).toBe(false);
   });
 });

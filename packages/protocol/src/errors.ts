@@ -1,10 +1,4 @@
-/** Machine-readable reasons a value cannot be turned into one of this package's wire formats. */
-export type ProtocolFormatErrorCode =
-  | 'invalid_number_lexeme'
-  | 'invalid_request_id'
-  | 'unserializable_value'
-  | 'cyclic_value'
-  | 'too_deep';
+import { defineBrandedErrorClass, defineErrorClass } from '@capnode/toolkit';
 
 /**
  * The one local error class of `@capnode/protocol`: a caller handed in a value that has no wire form
@@ -12,22 +6,20 @@ export type ProtocolFormatErrorCode =
  *
  * It never crosses a wire; map it to a {@link ProtocolError} (usually `InvalidParams`) at the boundary.
  */
-export class ProtocolFormatError extends Error {
-  override readonly name = 'ProtocolFormatError';
-  readonly code: ProtocolFormatErrorCode;
+export class ProtocolFormatError extends defineErrorClass('ProtocolFormatError', [
+  'invalid_number_lexeme',
+  'invalid_request_id',
+  'unserializable_value',
+  'cyclic_value',
+  'too_deep',
+]) {}
 
-  constructor(code: ProtocolFormatErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-  }
-}
+/** Machine-readable reasons a value cannot be turned into one of this package's wire formats. */
+export type ProtocolFormatErrorCode = ProtocolFormatError['code'];
 
-/** True when `value` is a {@link ProtocolFormatError}, across package copies. */
+/** True when `value` is a {@link ProtocolFormatError}, across package copies and bundles. */
 export function isProtocolFormatError(value: unknown): value is ProtocolFormatError {
-  return (
-    value instanceof ProtocolFormatError ||
-    (value instanceof Error && value.name === 'ProtocolFormatError' && typeof (value as { code?: unknown }).code === 'string')
-  );
+  return ProtocolFormatError.is(value);
 }
 
 /**
@@ -81,14 +73,13 @@ export interface JsonRpcErrorObject {
  *   requested: '2099-01-01',
  * });
  */
-export class ProtocolError extends Error {
-  override readonly name = 'ProtocolError';
+export class ProtocolError extends defineBrandedErrorClass('ProtocolError') {
   readonly code: number;
   readonly data: unknown;
 
   constructor(code: number, message: string, data?: unknown, options?: { cause?: unknown }) {
     if (!Number.isSafeInteger(code)) throw new TypeError(`ProtocolError code must be an integer, got ${String(code)}`);
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(message, options);
     this.code = code;
     this.data = data;
   }
@@ -99,10 +90,7 @@ export class ProtocolError extends Error {
   }
 }
 
-/** True when `value` is a {@link ProtocolError}, across copies of this package (the MCP SDK's own `ProtocolError` is not one). */
+/** True when `value` is a {@link ProtocolError}, across copies and bundles of this package (the MCP SDK's own `ProtocolError` is not one). */
 export function isProtocolError(value: unknown): value is ProtocolError {
-  if (value instanceof ProtocolError) return true;
-  if (!(value instanceof Error) || value.name !== 'ProtocolError') return false;
-  const candidate = value as { code?: unknown; toJsonRpcError?: unknown };
-  return Number.isSafeInteger(candidate.code) && typeof candidate.toJsonRpcError === 'function';
+  return ProtocolError.is(value);
 }

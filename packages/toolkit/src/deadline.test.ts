@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDeadline, isTimeoutError, waitFor } from './deadline.js';
+import { armDeadline, createDeadline, delay, isTimeoutError, waitFor } from './deadline.js';
 
 describe('createDeadline', () => {
   it('aborts at the deadline with a TimeoutError, and reports it', async () => {
@@ -58,5 +58,51 @@ describe('waitFor', () => {
     const deadline = createDeadline({ timeoutMs: 20, unref: true });
     await new Promise((resolve) => deadline.signal.addEventListener('abort', resolve, { once: true }));
     expect(deadline.timedOut).toBe(true);
+  });
+});
+
+describe('armDeadline', () => {
+  it('calls back once at the deadline with the timeout reason, or with the signal reason', async () => {
+    const ends: [unknown, boolean][] = [];
+    const timer = armDeadline({ timeoutMs: 10, timeoutReason: () => 'late' }, (reason, timedOut) => ends.push([reason, timedOut]));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(ends).toEqual([['late', true]]);
+    expect(timer.timedOut).toBe(true);
+
+    const parent = new AbortController();
+    const cancelled: [unknown, boolean][] = [];
+    const second = armDeadline({ timeoutMs: 60_000, signal: parent.signal }, (reason, timedOut) => cancelled.push([reason, timedOut]));
+    parent.abort('stop');
+    parent.abort('again');
+    expect(cancelled).toEqual([['stop', false]]);
+    expect(second.timedOut).toBe(false);
+  });
+
+  it('calls back at once under an aborted signal, and never after clear', async () => {
+    const ends: unknown[] = [];
+    armDeadline({ timeoutMs: 10, signal: AbortSignal.abort('early') }, (reason) => ends.push(reason));
+    expect(ends).toEqual(['early']);
+    const parent = new AbortController();
+    const timer = armDeadline({ timeoutMs: 5, signal: parent.signal }, (reason) => ends.push(reason));
+    timer.clear();
+    parent.abort('late');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ends).toEqual(['early']);
+  });
+});
+
+describe('delay', () => {
+  it('resolves after the time', async () => {
+    const started = performance.now();
+    await delay(15);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(10);
+  });
+
+  it('rejects with the signal reason when aborted, at once when already aborted', async () => {
+    await expect(delay(10, { signal: AbortSignal.abort('before') })).rejects.toBe('before');
+    const controller = new AbortController();
+    const waiting = delay(60_000, { signal: controller.signal, unref: true });
+    controller.abort('stop');
+    await expect(waiting).rejects.toBe('stop');
   });
 });

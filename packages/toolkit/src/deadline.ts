@@ -1,23 +1,38 @@
-/** Options of {@link createDeadline} and {@link waitFor}. */
+/**
+ * The part of an `AbortSignal` a deadline reads. Any `AbortSignal` fits; an owner that tracks
+ * cancellation itself can pass its own object instead of creating a signal per call.
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { readonly once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** Options of {@link createDeadline}, {@link armDeadline} and {@link waitFor}. */
 export interface DeadlineOptions {
   /** Milliseconds until the deadline fires; `undefined` means only `signal` ends the wait. Capped at the largest timer delay. */
   readonly timeoutMs?: number;
   /** Aborting it ends the wait at once, with its reason. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignalLike;
   /** The abort reason at the deadline. Default: a `TimeoutError` DOMException, as `AbortSignal.timeout` gives. */
   readonly timeoutReason?: () => unknown;
   /** The timer alone does not keep the process alive (`timer.unref()`), for waits a live connection or socket already holds open. Default false. */
   readonly unref?: boolean;
 }
 
+/** The handle of {@link armDeadline}: the timer and the listener on the parent signal. */
+export interface DeadlineTimer extends Disposable {
+  /** True once the timer (not the parent signal) ended the deadline. */
+  readonly timedOut: boolean;
+  /** Clears the timer and detaches from the parent signal; idempotent. */
+  clear(): void;
+}
+
 /** A deadline backed by a real timer; see {@link createDeadline}. */
-export interface Deadline extends Disposable {
+export interface Deadline extends DeadlineTimer {
   /** Aborted at the deadline or when the parent signal aborts, whichever comes first. */
   readonly signal: AbortSignal;
-  /** True once the timer (not the parent signal) aborted {@link signal}. */
-  readonly timedOut: boolean;
-  /** Clears the timer and detaches from the parent signal; idempotent. {@link signal} stays as it is. */
-  clear(): void;
 }
 
 /** The largest delay `setTimeout` honours; longer ones fire at once, so every timer delay is capped at it. */
@@ -25,6 +40,93 @@ export const MAX_TIMER_MS = 2_147_483_647;
 
 function timeoutError(timeoutMs: number): unknown {
   return new DOMException(`The operation timed out after ${timeoutMs} ms.`, 'TimeoutError');
+}
+
+function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
+  (timer as { unref?: () => void }).unref?.();
+}
+
+/**
+ * The timer and parent listener of {@link armDeadline}. A class, not an object literal: a literal
+ * with a getter gets a hidden class of its own per evaluation, which keeps the closure alive until a
+ * full GC (the invoker arms one per call).
+ */
+class ArmedDeadline implements DeadlineTimer {
+  timedOut = false;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  readonly #parent: AbortSignalLike | undefined;
+  readonly #onEnd: (reason: unknown, timedOut: boolean) => void;
+  readonly #onParentAbort = (): void => {
+    this.clear();
+    this.#onEnd(this.#parent!.reason, false);
+  };
+
+  constructor(options: DeadlineOptions, onEnd: (reason: unknown, timedOut: boolean) => void) {
+    const parent = options.signal;
+    this.#parent = parent;
+    this.#onEnd = onEnd;
+    if (parent?.aborted) {
+      onEnd(parent.reason, false);
+      return;
+    }
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
+    parent?.addEventListener('abort', this.#onParentAbort, { once: true });
+    if (timeoutMs === undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.timedOut = true;
+      parent?.removeEventListener('abort', this.#onParentAbort);
+      onEnd(options.timeoutReason ? options.timeoutReason() : timeoutError(timeoutMs), true);
+    }, Math.min(timeoutMs, MAX_TIMER_MS));
+    if (options.unref) unrefTimer(this.#timer);
+  }
+
+  clear(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#parent?.removeEventListener('abort', this.#onParentAbort);
+  }
+
+  [Symbol.dispose](): void {
+    this.clear();
+  }
+}
+
+/**
+ * Calls `onEnd` once: at `timeoutMs` (`timedOut` true, `reason` from `timeoutReason`) or when
+ * `signal` aborts (its reason), whichever comes first; at once, before returning, when `signal` is
+ * already aborted. The primitive under {@link createDeadline}, for owners that keep their own abort
+ * state and must not pay for an `AbortController` per call (the invoker's hot path). Call
+ * {@link DeadlineTimer.clear} (or `using`) when the work ends.
+ *
+ * @example
+ * using timer = armDeadline({ timeoutMs, signal }, (reason, timedOut) => stop(timedOut ? 'timeout' : 'cancelled', reason));
+ */
+export function armDeadline(options: DeadlineOptions, onEnd: (reason: unknown, timedOut: boolean) => void): DeadlineTimer {
+  return new ArmedDeadline(options, onEnd);
+}
+
+class SignalDeadline implements Deadline {
+  readonly #controller = new AbortController();
+  readonly #timer: ArmedDeadline;
+  readonly clear = (): void => this.#timer.clear();
+
+  constructor(options: DeadlineOptions) {
+    this.#timer = new ArmedDeadline(options, (reason) => this.#controller.abort(reason));
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get timedOut(): boolean {
+    return this.#timer.timedOut;
+  }
+
+  [Symbol.dispose](): void {
+    this.#timer.clear();
+  }
 }
 
 /**
@@ -39,42 +141,34 @@ function timeoutError(timeoutMs: number): unknown {
  * await client.connect(transport, { signal: deadline.signal });
  */
 export function createDeadline(options: DeadlineOptions = {}): Deadline {
-  const controller = new AbortController();
-  const parent = options.signal;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let timedOut = false;
-  const onParentAbort = (): void => {
-    clear();
-    controller.abort(parent!.reason);
-  };
-  const clear = (): void => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-    parent?.removeEventListener('abort', onParentAbort);
-  };
-  if (parent?.aborted) controller.abort(parent.reason);
-  else {
-    parent?.addEventListener('abort', onParentAbort, { once: true });
-    const { timeoutMs } = options;
-    if (timeoutMs !== undefined) {
-      if (!(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
-      timer = setTimeout(() => {
-        timer = undefined;
-        timedOut = true;
-        parent?.removeEventListener('abort', onParentAbort);
-        controller.abort(options.timeoutReason ? options.timeoutReason() : timeoutError(timeoutMs));
-      }, Math.min(timeoutMs, MAX_TIMER_MS));
-      if (options.unref) (timer as { unref?: () => void }).unref?.();
-    }
-  }
-  return {
-    signal: controller.signal,
-    get timedOut() {
-      return timedOut;
-    },
-    clear,
-    [Symbol.dispose]: clear,
-  };
+  return new SignalDeadline(options);
+}
+
+/** Options of {@link delay}. */
+export interface DelayOptions {
+  /** Aborting it ends the delay at once: the promise rejects with its reason. */
+  readonly signal?: AbortSignalLike;
+  /** The timer alone does not keep the process alive. Default false. */
+  readonly unref?: boolean;
+}
+
+/**
+ * Resolves after `ms` milliseconds (capped at {@link MAX_TIMER_MS}); rejects with the signal's
+ * reason as soon as `signal` aborts (at once when it already has), clearing the timer. The one
+ * abortable sleep: retry back-off, reconnect pauses, settling time.
+ *
+ * @example
+ * await delay(backoffMs, { signal }).catch(() => {}); // a pause that ends early on shutdown
+ */
+export function delay(ms: number, options: DelayOptions = {}): Promise<void> {
+  const { signal } = options;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    armDeadline({ ...options, timeoutMs: Math.max(0, ms), timeoutReason: () => undefined }, (reason, timedOut) => {
+      if (timedOut) resolve();
+      else reject(reason);
+    });
+  });
 }
 
 /**

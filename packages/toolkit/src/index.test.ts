@@ -31,6 +31,22 @@ describe('@capnode/toolkit root entry', () => {
   });
 
   it('exports exactly the documented runtime API', () => {
-    expect(Object.keys(toolkit).sort()).toEqual(['MAX_TIMER_MS', 'SlotMap', 'createDeadline', 'isTimeoutError', 'waitFor']);
+    expect(Object.keys(toolkit).sort()).toEqual([
+      'MAX_TIMER_MS',
+      'SlotMap',
+      'armDeadline',
+      'createDeadline',
+      'defineBrandedErrorClass',
+      'defineErrorClass',
+      'delay',
+      'errorBrandOf',
+      'hasErrorBrand',
+      'isLoopbackAddress',
+      'isLoopbackHost',
+      'isLoopbackHostHeader',
+      'isPlainObject',
+      'isTimeoutError',
+      'waitFor',
+    ]);
   });
 });

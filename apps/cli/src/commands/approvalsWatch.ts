@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { PendingApproval } from '@capnode/capabilities';
 import { escapeForDisplay } from '@capnode/capabilities/display';
 import { readServerSentEvents } from '@capnode/host/setup';
+import { delay } from '@capnode/toolkit';
 import type { Context } from '../context.js';
 import { isCliError } from '../errors.js';
 import { send, type Endpoint } from '../http.js';
@@ -105,7 +106,7 @@ export async function watchApprovals(context: Context, endpoints: readonly Endpo
           return;
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+      await delay(RECONNECT_MS);
     }
   };
 
@@ -189,5 +190,5 @@ async function readInput(answer: (choice: string) => Promise<void>, signal: Abor
     if (signal.aborted) break;
   }
   // Let the answers' own events print before the watch ends.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await delay(200);
 }

@@ -12,7 +12,7 @@ import { buildChildEnv } from '../internal/childEnv.js';
 import { runProcess } from '../internal/runProcess.js';
 import { findExecutable } from '../internal/which.js';
 import type { BuiltinOptions } from './options.js';
-import { MAX_TIMER_MS } from '../internal/timers.js';
+import { MAX_TIMER_MS } from '@capnode/toolkit';
 
 /** Default deadline of one `system.run` call. */
 export const DEFAULT_RUN_TIMEOUT_MS = 120_000;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { CapabilityError } from '../errors.js';
-import { MAX_TIMER_MS } from './timers.js';
+import { armDeadline } from '@capnode/toolkit';
 
 /** Steers a running child from an output hook. */
 export interface ChildControl {
@@ -159,20 +159,16 @@ export function runChild(options: ChildRunOptions): Promise<ChildRunResult> {
       kill,
       interrupt,
     };
-    const deadline = setTimeout(() => {
-      timedOut = true;
+    const deadline = armDeadline(options.signal === undefined ? { timeoutMs: options.timeoutMs } : { timeoutMs: options.timeoutMs, signal: options.signal }, (_reason, expired) => {
+      if (expired) timedOut = true;
+      else cancelled = true;
       kill();
-    }, Math.min(options.timeoutMs, MAX_TIMER_MS));
-    const onAbort = () => {
-      cancelled = true;
-      kill();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
 
     const cleanup = () => {
       finished = true;
-      for (const timer of [deadline, drainTimer, killTimer, graceTimer, interruptTimer]) clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      deadline.clear();
+      for (const timer of [drainTimer, killTimer, graceTimer, interruptTimer]) clearTimeout(timer);
     };
     function finish() {
       if (finished) return;

@@ -1,4 +1,5 @@
 import type { GatewayEventFrame, HelloOk } from '@capnode/protocol/gateway';
+import { isPlainObject } from '@capnode/toolkit';
 import { createGatewayClient } from '../connection/client.js';
 import type { GatewayLogLevel } from '../connection/clientContract.js';
 import type { ChannelBridge, ChannelBridgeOptions, ChannelConversation, ChannelNotification } from './channelContract.js';
@@ -20,7 +21,7 @@ function str(value: unknown): string | undefined {
 }
 
 function record(value: unknown): Record<string, any> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, any>) : undefined;
+  return isPlainObject(value) ? value : undefined;
 }
 
 function clampInt(value: unknown, fallback: number, min: number, max: number): number {

@@ -1,11 +1,7 @@
+import { isLoopbackHost } from '@capnode/toolkit';
 import { GatewayError } from '../errors.js';
 import { ConnectionLoop } from '../internal/connectionLoop.js';
 import type { GatewayClient, GatewayClientOptions } from './clientContract.js';
-
-function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
-}
 
 /** Validates the gateway URL: `ws:` or `wss:`, no credentials in it. */
 function parseGatewayUrl(url: string): URL {

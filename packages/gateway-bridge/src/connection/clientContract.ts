@@ -1,4 +1,5 @@
 import type { GatewayClientId, GatewayClientMode, GatewayEventFrame, GatewayRole, HelloOk } from '@capnode/protocol/gateway';
+import type { LogLevel } from '@capnode/toolkit';
 import type { BackoffOptions } from './backoff.js';
 import type { DeviceIdentity, DeviceTokenStore } from './identity.js';
 import type { GatewaySocketFactory } from './socket.js';
@@ -22,7 +23,7 @@ export interface GatewayDeclaration {
   readonly permissions?: Readonly<Record<string, boolean>>;
 }
 
-export type GatewayLogLevel = 'debug' | 'info' | 'warning' | 'error';
+export type GatewayLogLevel = LogLevel;
 
 /** Where the connection is: `waiting` is the pause before a reconnect, `failed` a stop that needs the user. */
 export type GatewayConnectionState = 'connecting' | 'connected' | 'waiting' | 'failed' | 'closed';

@@ -1,5 +1,6 @@
 import { execPolicyForMode, type ExecAllowlistEntry, type ExecApprovalMode, type ExecApprovalPolicy, type InvocationOutcome } from '@capnode/capabilities';
 import { argumentsHash } from '@capnode/protocol';
+import { defineErrorClass, isPlainObject } from '@capnode/toolkit';
 
 /**
  * The exec approvals route of OpenClaw gateways (`exec.approvals.node.get|set`, CLI `openclaw
@@ -31,8 +32,10 @@ function defaultsForMode(mode: ExecApprovalMode): SnapshotDefaults {
 }
 
 /** Thrown for a `set` capnode cannot apply as asked; answered as `INVALID_REQUEST`. */
-export class SnapshotRequestError extends Error {
-  readonly code = 'INVALID_REQUEST';
+export class SnapshotRequestError extends defineErrorClass('SnapshotRequestError', ['INVALID_REQUEST']) {
+  constructor(message: string) {
+    super('INVALID_REQUEST', message);
+  }
 }
 
 async function entryId(entry: ExecAllowlistEntry): Promise<string> {
@@ -66,7 +69,7 @@ export async function toExecApprovalsSnapshot(policy: ExecApprovalPolicy): Promi
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return isPlainObject(value) ? value : undefined;
 }
 
 function modeFor(security: unknown, ask: unknown, current: SnapshotDefaults): ExecApprovalMode {
@@ -162,7 +165,7 @@ export async function serveExecApprovalsRoute(command: 'system.execApprovals.get
   try {
     args = await fromExecApprovalsSetParams(params, current);
   } catch (error) {
-    if (!(error instanceof SnapshotRequestError)) throw error;
+    if (!SnapshotRequestError.is(error)) throw error;
     return { result: { ok: false, error: { code: 'invalid_arguments', message: error.message, data: { code: 'INVALID_REQUEST' } } }, command, durationMs: Date.now() - started };
   }
   const next = readPolicy(await invoke('system.execApprovals.set', args));

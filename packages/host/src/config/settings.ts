@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { z } from 'zod';
 import { addConsentGrant, consentSettingsSchema, execApprovalPolicySchema, type ConsentStore, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
+import { isLoopbackHost } from '@capnode/toolkit';
 import { HostError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomicWrite.js';
 import { acquireSettingsLock } from '../locks/settingsLock.js';
@@ -22,7 +23,6 @@ export {
 } from './mcpClientSettings.js';
 
 const GATEWAY_URL = /^wss?:\/\/[^\s/]+/i;
-const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
 
 /** zod schema of `settings.json`; every field has a default, unknown keys are errors (typos show). */
 export const settingsSchema = z.strictObject({
@@ -32,7 +32,7 @@ export const settingsSchema = z.strictObject({
       /** Run the local MCP HTTP listener. */
       enabled: z.boolean().default(true),
       /** Loopback address to bind; the listener never serves other interfaces. */
-      host: z.string().regex(LOOPBACK, 'must be a loopback address (127.0.0.1, ::1 or localhost)').default(DEFAULT_MCP_HOST),
+      host: z.string().refine(isLoopbackHost, 'must be a loopback address (127.0.0.1, ::1 or localhost)').default(DEFAULT_MCP_HOST),
       port: z.int().min(0).max(65535).default(DEFAULT_MCP_PORT),
       /** Requests handled at once; more get 503 with Retry-After. */
       maxConcurrency: z.int().min(1).max(1024).default(16),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPlainObject } from '@capnode/toolkit';
 import { isHostError } from '../errors.js';
 import type { Settings, SettingsStore } from './settings.js';
 
@@ -28,10 +29,6 @@ export type SettingsPatchResult =
       readonly failed?: readonly FieldError[];
     }
   | { readonly ok: false; readonly message: string; readonly fields: readonly FieldError[] };
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const SECRET_KEY = /token|secret|password|passwd|api[_-]?key/i;
 

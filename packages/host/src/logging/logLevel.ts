@@ -1,2 +1,3 @@
+import type { LogLevel } from '@capnode/toolkit';
 /** Severity of a host log line (`debug` only with `CAPNODE_DEBUG` set, by default). */
-export type HostLogLevel = 'debug' | 'info' | 'warning' | 'error';
+export type HostLogLevel = LogLevel;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { armDeadline } from '@capnode/toolkit';
 
 /** The program that opens a URL in the user's browser and its arguments for one URL. */
 export interface BrowserOpener {
@@ -57,19 +58,25 @@ export function openBrowser(url: string, options: OpenBrowserOptions = {}): Prom
       resolve({ opened: false, command, reason: 'not_started', detail: (error as Error).message });
       return;
     }
-    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
     const settle = (result: OpenBrowserResult | { readonly aborted: unknown }) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      deadline.clear();
+      if (settled) return;
+      settled = true;
       child.unref();
       if ('aborted' in result) reject(result.aborted);
       else resolve(result);
     };
-    const onAbort = () => settle({ aborted: signal?.reason });
-    signal?.addEventListener('abort', onAbort, { once: true });
+    // The caller's signal from the start; the failure window from the moment the opener runs.
+    const arm = (timeoutMs?: number) =>
+      armDeadline({ ...(signal === undefined ? {} : { signal }), ...(timeoutMs === undefined ? {} : { timeoutMs }) }, (reason, timedOut) =>
+        settle(timedOut ? { opened: true, command } : { aborted: reason }),
+      );
+    let deadline = arm();
     child.once('error', (error) => settle({ opened: false, command, reason: 'not_started', detail: error.message }));
     child.once('spawn', () => {
-      timer = setTimeout(() => settle({ opened: true, command }), BROWSER_OPENER_FAILS_WITHIN_MS);
+      deadline.clear();
+      if (!settled) deadline = arm(BROWSER_OPENER_FAILS_WITHIN_MS);
       child.once('exit', (code, exitSignal) =>
         settle(code === 0 && exitSignal === null ? { opened: true, command } : { opened: false, command, reason: 'failed', detail: exitSignal ? `killed by ${exitSignal}` : `exit code ${code}` }),
       );

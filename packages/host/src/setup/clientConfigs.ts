@@ -2,6 +2,7 @@ import { copyFile, readFile, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createSecretScrubber } from '@capnode/mcp-client/redact';
+import { isPlainObject } from '@capnode/toolkit';
 import { CLIENT_IDS, type ClientId, type ClientTarget } from './clientTarget.js';
 import { HostError } from '../errors.js';
 
@@ -60,7 +61,6 @@ export interface ClientSnippet {
   /** A command that configures the client instead (Claude Code: `claude mcp add …`), as argv. */
   readonly command?: readonly string[];
 }
-
 
 /** A client config file found on this machine and its MCP entries. */
 export interface ClientConfigFile {
@@ -241,10 +241,6 @@ export function clientSnippet(id: ClientId, options: ClientConfigOptions): Clien
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Parses a config file's text; `{}` for an empty file. A HostError `invalid_config` names the file and leaves it alone. */
 function parseConfig(text: string, path: string): Record<string, unknown> {
   if (text.trim() === '') return {};
@@ -258,7 +254,7 @@ function parseConfig(text: string, path: string): Record<string, unknown> {
       { cause: error },
     );
   }
-  if (!isObject(value)) throw new HostError('invalid_config', `${path} does not hold a JSON object — fix the file, or add the entry by hand; it was not changed`);
+  if (!isPlainObject(value)) throw new HostError('invalid_config', `${path} does not hold a JSON object — fix the file, or add the entry by hand; it was not changed`);
   return value;
 }
 
@@ -277,14 +273,14 @@ export function mergeClientConfig(id: ClientId, text: string, options: ClientCon
   const name = serverName(options);
   const key = id === 'vscode' ? 'servers' : 'mcpServers';
   const section = config[key];
-  if (section !== undefined && !isObject(section)) throw new HostError('invalid_config', `"${key}" in ${options.path ?? 'the file'} is not an object — fix the file; it was not changed`);
+  if (section !== undefined && !isPlainObject(section)) throw new HostError('invalid_config', `"${key}" in ${options.path ?? 'the file'} is not an object — fix the file; it was not changed`);
   const merged: Record<string, unknown> = { ...config, [key]: { ...section, [name]: entryFor(id, options) } };
   if (id === 'vscode') {
     const inputs = config.inputs;
     if (inputs !== undefined && !Array.isArray(inputs)) throw new HostError('invalid_config', `"inputs" in ${options.path ?? 'the file'} is not an array — fix the file; it was not changed`);
     const input = vscodeInput(name);
     const list = (inputs ?? []) as unknown[];
-    merged.inputs = list.some((item) => isObject(item) && item.id === input.id) ? list : [...list, input];
+    merged.inputs = list.some((item) => isPlainObject(item) && item.id === input.id) ? list : [...list, input];
   }
   const after = `${JSON.stringify(merged, null, indentOf(text))}\n`;
   // Unchanged content stays byte for byte (no rewrite just to reformat).
@@ -382,9 +378,9 @@ function sameEndpoint(a: string, b: string): boolean {
 }
 
 function pointsHere(entry: unknown, url: string | undefined, token: string | undefined): Omit<ClientConfigEntry, 'name'> {
-  if (!isObject(entry)) return { pointsHere: false };
+  if (!isPlainObject(entry)) return { pointsHere: false };
   if (typeof entry.url === 'string') {
-    const headers = isObject(entry.headers) ? entry.headers : {};
+    const headers = isPlainObject(entry.headers) ? entry.headers : {};
     const authorization = Object.entries(headers).find(([key]) => key.toLowerCase() === 'authorization')?.[1];
     const checkable = token !== undefined && typeof authorization === 'string' && !authorization.includes('${');
     return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url, ...(checkable ? { tokenCurrent: authorization === `Bearer ${token}` } : {}) };
@@ -396,7 +392,7 @@ function pointsHere(entry: unknown, url: string | undefined, token: string | und
 }
 
 function entriesOf(id: ClientId, path: string, config: Record<string, unknown>): unknown {
-  if (id === 'vscode') return basename(path) === 'settings.json' ? (isObject(config.mcp) ? config.mcp.servers : undefined) : config.servers;
+  if (id === 'vscode') return basename(path) === 'settings.json' ? (isPlainObject(config.mcp) ? config.mcp.servers : undefined) : config.servers;
   return config.mcpServers;
 }
 
@@ -421,7 +417,7 @@ export async function findClientConfigs(options: ClientPlatformOptions & { url?:
       if (text === undefined) continue;
       try {
         const servers = entriesOf(id, path, parseConfig(text, path));
-        const entries = isObject(servers) ? Object.entries(servers).map(([name, entry]) => ({ name, ...pointsHere(entry, options.url, options.token) })) : [];
+        const entries = isPlainObject(servers) ? Object.entries(servers).map(([name, entry]) => ({ name, ...pointsHere(entry, options.url, options.token) })) : [];
         files.push({ id, path, state: 'ok', entries });
       } catch (error) {
         files.push({ id, path, state: 'unreadable', error: (error as Error).message, entries: [] });

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Capability, PluginContext, PluginExport } from '@capnode/capabilities';
+import { defineErrorClass } from '@capnode/toolkit';
 
 /** Where `capnode plugins add <package>` installs packages: `<config dir>/plugins` (an npm prefix). */
 export function pluginsDirectory(home: string): string {
@@ -33,8 +34,29 @@ export interface ResolvedPlugin {
 }
 
 /** Why a plugin did not load; its message is the diagnostic `capnode status` shows. */
-export class PluginLoadError extends Error {
-  override readonly name = 'PluginLoadError';
+export class PluginLoadError extends defineErrorClass('PluginLoadError', [
+  /** The path does not exist, the package is not installed, or its entry file is missing. */
+  'not_found',
+  /** A `plugins` entry that is neither an absolute path nor a package name. */
+  'invalid_source',
+  /** The package's `package.json` cannot be read, or its entry lies outside the package. */
+  'invalid_package',
+  /** The module has no default export, or it does not describe capabilities. */
+  'invalid_export',
+  /** The import and the plugin's function did not finish within the load timeout. */
+  'timeout',
+  /** The plugin defines a command twice, or one another plugin or a built-in already has. */
+  'duplicate_command',
+  /** The registry refused the plugin's capabilities. */
+  'register_failed',
+]) {}
+
+/** Why a plugin did not load, as a code. */
+export type PluginLoadErrorCode = PluginLoadError['code'];
+
+/** True when `value` is a {@link PluginLoadError}, across package copies and bundles. */
+export function isPluginLoadError(value: unknown): value is PluginLoadError {
+  return PluginLoadError.is(value);
 }
 
 type Exports = string | null | { readonly [key: string]: Exports } | readonly Exports[];
@@ -68,16 +90,16 @@ export function packageEntry(directory: string): { readonly name: string; readon
   try {
     manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as typeof manifest;
   } catch (error) {
-    throw new PluginLoadError(`cannot read ${manifestPath}: ${(error as Error).message}`);
+    throw new PluginLoadError('invalid_package', `cannot read ${manifestPath}: ${(error as Error).message}`);
   }
   const target = exportTarget(manifest.exports) ?? (typeof manifest.main === 'string' ? manifest.main : undefined) ?? 'index.js';
   const file = resolve(directory, target);
   const inside = relative(directory, file);
-  if (inside.startsWith('..') || isAbsolute(inside)) throw new PluginLoadError(`the entry ${target} of ${manifestPath} is outside the package`);
-  if (!existsSync(file)) throw new PluginLoadError(`the entry ${target} of ${manifestPath} does not exist`);
+  if (inside.startsWith('..') || isAbsolute(inside)) throw new PluginLoadError('invalid_package', `the entry ${target} of ${manifestPath} is outside the package`);
+  if (!existsSync(file)) throw new PluginLoadError('not_found', `the entry ${target} of ${manifestPath} does not exist`);
   // Symlinks resolved: an entry that links out of the (real) package folder is outside it too.
   const real = relative(realpathSync(directory), realpathSync(file));
-  if (real.startsWith('..') || isAbsolute(real)) throw new PluginLoadError(`the entry ${target} of ${manifestPath} is outside the package (a symlink out of it)`);
+  if (real.startsWith('..') || isAbsolute(real)) throw new PluginLoadError('invalid_package', `the entry ${target} of ${manifestPath} is outside the package (a symlink out of it)`);
   return { name: typeof manifest.name === 'string' && manifest.name ? manifest.name : basename(directory), file };
 }
 
@@ -92,15 +114,15 @@ export function resolvePluginSource(source: string, pluginsDir: string): Resolve
     try {
       isDirectory = statSync(source).isDirectory();
     } catch {
-      throw new PluginLoadError(`${source} does not exist`);
+      throw new PluginLoadError('not_found', `${source} does not exist`);
     }
     if (isDirectory) return { kind: 'file', ...packageEntry(source) };
     return { name: basename(source, extname(source)), kind: 'file', file: source };
   }
-  if (!isPackageName(source)) throw new PluginLoadError(`'${source}' is neither an absolute path nor a package name`);
+  if (!isPackageName(source)) throw new PluginLoadError('invalid_source', `'${source}' is neither an absolute path nor a package name`);
   const directory = join(pluginsDir, 'node_modules', ...source.split('/'));
   if (!existsSync(join(directory, 'package.json'))) {
-    throw new PluginLoadError(`package ${source} is not installed in ${pluginsDir}${sep}node_modules: install it with capnode plugins add ${source}`);
+    throw new PluginLoadError('not_found', `package ${source} is not installed in ${pluginsDir}${sep}node_modules: install it with capnode plugins add ${source}`);
   }
   const entry = packageEntry(directory);
   return { name: source, kind: 'package', file: entry.file };
@@ -111,7 +133,7 @@ export async function importPluginModule(file: string, version?: number): Promis
   const url = pathToFileURL(file);
   if (version !== undefined) url.search = `capnode-reload=${version}`;
   const module = (await import(url.href)) as { default?: unknown };
-  if (!('default' in module) || module.default === undefined) throw new PluginLoadError(`${file} has no default export (export default definePlugin(...))`);
+  if (!('default' in module) || module.default === undefined) throw new PluginLoadError('invalid_export', `${file} has no default export (export default definePlugin(...))`);
   return module.default;
 }
 
@@ -138,7 +160,7 @@ export function toCapabilities(value: unknown, what: string): readonly Capabilit
   const list = Array.isArray(value) ? value : [value];
   for (const [index, entry] of list.entries()) {
     const problem = capabilityProblem(entry, Array.isArray(value) ? `entry ${index} of ${what}` : what);
-    if (problem) throw new PluginLoadError(`${problem}; a plugin exports a capability, an array of capabilities, or a function returning them`);
+    if (problem) throw new PluginLoadError('invalid_export', `${problem}; a plugin exports a capability, an array of capabilities, or a function returning them`);
   }
   return list as Capability[];
 }
@@ -147,7 +169,7 @@ export function toCapabilities(value: unknown, what: string): readonly Capabilit
 function deadline(ms: number, message: string): { readonly promise: Promise<never>; clear(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const promise = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new PluginLoadError(message)), ms);
+    timer = setTimeout(() => reject(new PluginLoadError('timeout', message)), ms);
     (timer as { unref?: () => void }).unref?.();
   });
   promise.catch(() => undefined);
@@ -172,7 +194,7 @@ export async function instantiatePlugin(
     const value = typeof exported === 'function' ? await Promise.race([Promise.resolve().then(() => (exported as (context: PluginContext) => unknown)(context)), timer.promise]) : exported;
     return toCapabilities(value, typeof exported === 'function' ? `the value returned by ${what}` : `the default export of ${what}`);
   } catch (error) {
-    if (error instanceof PluginLoadError && /did not load within/.test(error.message)) onTimeout();
+    if (isPluginLoadError(error) && error.code === 'timeout') onTimeout();
     throw error;
   } finally {
     timer.clear();

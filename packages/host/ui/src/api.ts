@@ -1,6 +1,7 @@
 // The dashboard's HTTP API (same origin, session cookie). State-changing requests carry the CSRF
 // token from GET /api/session; the browser adds the Origin header the server checks. Paths are
 // under the dashboard's base path.
+import { defineBrandedErrorClass } from '@capnode/toolkit';
 import { underBase } from './base.js';
 import type { SessionView } from './types.js';
 
@@ -11,7 +12,7 @@ export interface FieldError {
 }
 
 /** A refused API request: the host's error code and message, and per-field problems when it sent them. */
-export class ApiError extends Error {
+export class ApiError extends defineBrandedErrorClass('ApiError') {
   constructor(
     readonly status: number,
     readonly code: string,
@@ -19,7 +20,6 @@ export class ApiError extends Error {
     readonly fields: readonly FieldError[] = [],
   ) {
     super(message);
-    this.name = 'ApiError';
   }
 }
 

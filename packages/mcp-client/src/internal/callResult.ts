@@ -1,8 +1,8 @@
 import type { CommandResult, Content } from '@capnode/capabilities';
 import type { StandardSchemaV1 } from '@modelcontextprotocol/client';
+import { isPlainObject } from '@capnode/toolkit';
 import { capText } from '../redact.js';
 import { boundToolContent } from './contentLimits.js';
-import { isRecord } from './util.js';
 
 // Result shaping: what a server's `tools/call` answer becomes inside the invocation pipeline, and
 // how its annotations are read. The model-facing shaping (binary items, limits) is `results.ts`.
@@ -28,7 +28,7 @@ export const callResultSchema: StandardSchemaV1<unknown, CallResult> = {
     version: 1,
     vendor: 'capnode',
     validate(value) {
-      if (!isRecord(value)) return { issues: [{ message: `Invalid input: expected object, received ${describeType(value)}` }] };
+      if (!isPlainObject(value)) return { issues: [{ message: `Invalid input: expected object, received ${describeType(value)}` }] };
       if (value.content !== undefined && !Array.isArray(value.content)) return { issues: [{ message: `Invalid input: expected array, received ${describeType(value.content)}`, path: ['content'] }] };
       if (value.isError !== undefined && typeof value.isError !== 'boolean') return { issues: [{ message: `Invalid input: expected boolean, received ${describeType(value.isError)}`, path: ['isError'] }] };
       return { value: value as CallResult };
@@ -41,7 +41,7 @@ export function toCommandResult(result: CallResult, scrub: (text: string) => str
   const bounded = boundToolContent(result.content ?? [], result.structuredContent);
   const content = bounded.content as Content[];
   if (result.isError) {
-    const texts = content.filter((item) => isRecord(item) && item.type === 'text' && typeof item.text === 'string').map((item) => (item as { text: string }).text);
+    const texts = content.filter((item) => isPlainObject(item) && item.type === 'text' && typeof item.text === 'string').map((item) => (item as { text: string }).text);
     const omitted = content.length - texts.length;
     const message = `${texts.join('\n') || 'The tool reported an error.'}${omitted > 0 ? ` [${omitted} non-text item(s) omitted]` : ''}`;
     return { ok: false, error: { code: 'failed', message: capText(scrub(message)) } };

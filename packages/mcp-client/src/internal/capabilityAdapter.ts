@@ -13,6 +13,7 @@ import {
   type Registry,
 } from '@capnode/capabilities';
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { isPlainObject } from '@capnode/toolkit';
 import { McpClientError } from '../errors.js';
 import { bindMcpToolsSlot, createMcpToolsSlot, findMcpToolsSlot, MCP_TOOLS_SLOT } from '../mcpToolsSlot.js';
 import { createPolicyHook, type Approver, type ToolPolicy } from '../policy.js';
@@ -24,7 +25,7 @@ import { forwardProgress, withProgress } from './progress.js';
 import { httpStatusOf } from './sdkSeam.js';
 import type { ServerPool } from './serverPool.js';
 import type { ServerSession } from './serverSession.js';
-import { errorText, isRecord } from './util.js';
+import { errorText } from './util.js';
 
 /** What the host face is built from. */
 export interface CapabilityAdapterOptions {
@@ -216,7 +217,7 @@ export class CapabilityAdapter {
       const result = await session.settleOnClose(
         withProgress(connection.client, this.#progressOf(context), (meta) =>
           connection.client.request(
-            { method: 'tools/call', params: { name: toolName, arguments: isRecord(args) ? args : {}, ...(meta ? { _meta: meta } : {}) } },
+            { method: 'tools/call', params: { name: toolName, arguments: isPlainObject(args) ? args : {}, ...(meta ? { _meta: meta } : {}) } },
             callResultSchema,
             signal ? { signal, timeout: timeoutMs } : { timeout: timeoutMs },
           ),

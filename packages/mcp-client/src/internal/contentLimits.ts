@@ -1,3 +1,4 @@
+import { isPlainObject } from '@capnode/toolkit';
 /**
  * Depth and size limits on everything an MCP server sends that reaches a model or the host's own
  * clients. Every function here walks untrusted values iteratively (an explicit stack, never
@@ -158,10 +159,6 @@ export function boundJson<T>(value: T, limit: JsonLimit): { readonly value: T | 
 
 type Item = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Item {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Fields of a content item bounded separately from {@link CONTENT_LIMITS}`.contentFields`. */
 const OWN_BUDGET = new Set(['type', 'text', 'data', 'annotations', '_meta', 'resource']);
 
@@ -185,7 +182,7 @@ function boundExtras(item: Item): Item {
     }
   }
   if (dropped.length === 0) return out;
-  return { ...out, _meta: { ...(isRecord(out._meta) ? out._meta : {}), [DROPPED_META_KEY]: `removed by capnode: ${dropped.join('; ')}` } };
+  return { ...out, _meta: { ...(isPlainObject(out._meta) ? out._meta : {}), [DROPPED_META_KEY]: `removed by capnode: ${dropped.join('; ')}` } };
 }
 
 /** Checks every field of an item that has no budget of its own (names, URIs, titles). */
@@ -219,7 +216,7 @@ export function boundToolContent(content: readonly unknown[], structuredContent:
   };
   for (let index = 0; index < content.length; index += 1) {
     const raw = content[index];
-    if (!isRecord(raw)) {
+    if (!isPlainObject(raw)) {
       out[index] = raw;
       continue;
     }
@@ -235,7 +232,7 @@ export function boundToolContent(content: readonly unknown[], structuredContent:
       if (text !== item.text) item = { ...item, text };
     }
     if (item.resource !== undefined) {
-      const resource = isRecord(item.resource) ? item.resource : undefined;
+      const resource = isPlainObject(item.resource) ? item.resource : undefined;
       const resourceFields = resource ? otherFieldsCheck(resource, new Set(['text', 'blob', '_meta'])) : { ok: false as const, reason: 'not an object' };
       if (!resource || !resourceFields.ok) {
         out[index] = { type: 'text', text: `[capnode: embedded resource omitted: ${resourceFields.ok ? 'not an object' : resourceFields.reason}]` };
@@ -252,7 +249,7 @@ export function boundToolContent(content: readonly unknown[], structuredContent:
     if (item !== raw) changed = true;
     out[index] = item;
   }
-  let structured = isRecord(structuredContent) ? structuredContent : undefined;
+  let structured = isPlainObject(structuredContent) ? structuredContent : undefined;
   if (structured !== undefined) {
     const check = checkJson(structured, CONTENT_LIMITS.structuredContent);
     if (!check.ok) {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { createHttpKernel, listenOn, type HttpReply } from '@capnode/toolkit/http';
+import { armDeadline, type DeadlineTimer } from '@capnode/toolkit';
 import { McpClientError } from '../errors.js';
 
 /** What the authorization server sent back to the loopback redirect. */
@@ -73,20 +74,14 @@ export async function startOAuthCallbackListener(port = 0): Promise<OAuthCallbac
     redirectUrl: `http://127.0.0.1:${bound}${CALLBACK_PATH}`,
     waitFor(state, { signal, timeoutMs }) {
       waiter?.reject(new McpClientError('auth_failed', 'a newer authorization request replaced this one'));
+      const cancelled = (reason: unknown) => new McpClientError('auth_failed', 'the authorization was cancelled', { cause: reason });
+      if (signal?.aborted) return Promise.reject(cancelled(signal.reason));
       return new Promise<OAuthCallback>((resolve, reject) => {
+        let deadline: DeadlineTimer | undefined;
         const cleanup = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
+          deadline?.clear();
           if (waiter === entry) waiter = undefined;
         };
-        const onAbort = () => {
-          cleanup();
-          reject(new McpClientError('auth_failed', 'the authorization was cancelled', { cause: signal?.reason }));
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(new McpClientError('auth_failed', `no authorization response within ${Math.round(timeoutMs / 1000)} s`));
-        }, timeoutMs);
         const entry: Waiter = {
           state,
           resolve: (value) => {
@@ -98,8 +93,10 @@ export async function startOAuthCallbackListener(port = 0): Promise<OAuthCallbac
             reject(error);
           },
         };
-        if (signal?.aborted) return onAbort();
-        signal?.addEventListener('abort', onAbort, { once: true });
+        deadline = armDeadline(signal === undefined ? { timeoutMs } : { timeoutMs, signal }, (reason, timedOut) => {
+          cleanup();
+          reject(timedOut ? new McpClientError('auth_failed', `no authorization response within ${Math.round(timeoutMs / 1000)} s`) : cancelled(reason));
+        });
         waiter = entry;
       });
     },

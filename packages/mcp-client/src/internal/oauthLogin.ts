@@ -1,6 +1,7 @@
 import { Client, type Implementation } from '@modelcontextprotocol/client';
+import { createDeadline } from '@capnode/toolkit';
 import type { McpServerConfig } from '../config.js';
-import { McpClientError } from '../errors.js';
+import { McpClientError, isMcpClientError } from '../errors.js';
 import { collectSecrets, createSecretScrubber } from '../redact.js';
 import type { Logger } from '../types.js';
 import { createNodeConnector } from './connect.js';
@@ -51,29 +52,25 @@ export async function loginMcpServer(server: McpServerConfig, options: LoginMcpS
   await store.write(kept);
 
   const timeoutMs = options.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new McpClientError('auth_failed', `login did not finish within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
-  const onAbort = () => controller.abort(options.signal?.reason);
-  if (options.signal?.aborted) onAbort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const timeoutReason = () => new McpClientError('auth_failed', `login did not finish within ${Math.round(timeoutMs / 1000)} s`);
+  const deadline = createDeadline(options.signal === undefined ? { timeoutMs, timeoutReason } : { timeoutMs, timeoutReason, signal: options.signal });
   const connector = createNodeConnector({ oauth: { ...options, callbackTimeoutMs: options.callbackTimeoutMs ?? timeoutMs } });
   const clientInfo = options.clientInfo ?? { name: 'capnode', version: '0.1.0' };
   try {
     const connection = await connector({
       server: { ...server, auth: settings },
       createClient: () => new Client(clientInfo, { capabilities: {} }),
-      signal: controller.signal,
+      signal: deadline.signal,
       timeoutMs,
       logger: options.logger ?? silent,
       scrub: createSecretScrubber(collectSecrets([server])),
     });
     await connection.close();
   } catch (error) {
-    if (controller.signal.aborted && controller.signal.reason instanceof McpClientError) throw controller.signal.reason;
+    if (deadline.signal.aborted && isMcpClientError(deadline.signal.reason)) throw deadline.signal.reason;
     throw error;
   } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
+    deadline.clear();
   }
   const tokens = (await store.read()).tokens;
   return {

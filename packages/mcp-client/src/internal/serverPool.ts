@@ -1,5 +1,5 @@
 import { CapabilityError } from '@capnode/capabilities';
-import { createDeadline, waitFor } from '@capnode/toolkit';
+import { createDeadline, isPlainObject, waitFor } from '@capnode/toolkit';
 import { SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
@@ -7,7 +7,7 @@ import type { Logger, McpConnector, McpRuntimeEvent, PinnedResource, ServerDiagn
 import { readResource, type ServerAccess } from './serverTools.js';
 import type { ServerRequestHooks } from './serverRequests.js';
 import { ServerSession, type SessionHost } from './serverSession.js';
-import { errorText, isRecord } from './util.js';
+import { errorText } from './util.js';
 
 /** Longest `close()` waits for work a connector does not end on abort. */
 export const CLOSE_WAIT_MS = 10_000;
@@ -198,6 +198,6 @@ function sessionAccess(session: ServerSession, part: string, scrub: (text: strin
 /** Stable JSON of a server entry, to tell whether a reload changed it. */
 function sameEntry(a: McpServerConfig, b: McpServerConfig): boolean {
   const stable = (value: unknown): unknown =>
-    Array.isArray(value) ? value.map(stable) : isRecord(value) ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, stable(value[key])])) : value;
+    Array.isArray(value) ? value.map(stable) : isPlainObject(value) ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, stable(value[key])])) : value;
   return JSON.stringify(stable(a)) === JSON.stringify(stable(b));
 }

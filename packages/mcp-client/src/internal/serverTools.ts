@@ -1,6 +1,7 @@
 import { CapabilityError, type CommandDefinition, type CommandResult, type Content, type InputJsonSchema } from '@capnode/capabilities';
 import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
+import { isPlainObject } from '@capnode/toolkit';
 import { NAME_SEPARATOR } from '../naming.js';
 import { wrapUntrusted } from '../provenance.js';
 import { boundToolContent } from './contentLimits.js';
@@ -60,10 +61,6 @@ const promptsInput: InputJsonSchema = {
   required: ['action'],
 };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 const text = (value: unknown, max = 500) => capText(typeof value === 'string' ? value : '', max);
 /** Server text for the model: scrubbed first, then cut, so no part of a secret survives a cut. */
 const clean = (server: ServerAccess, value: unknown, max = 500) => scrubAndCap(typeof value === 'string' ? value : '', server.scrub, max);
@@ -102,7 +99,7 @@ export async function readResource(server: ServerAccess, uri: string, signal: Ab
   const content: Content[] = [];
   const texts: string[] = [];
   for (const item of result.contents) {
-    if (!isRecord(item)) continue;
+    if (!isPlainObject(item)) continue;
     if (typeof item.text === 'string') texts.push(item.text);
     else if (typeof item.blob === 'string') {
       const mimeType = typeof item.mimeType === 'string' ? text(item.mimeType, 100) : undefined;
@@ -117,11 +114,11 @@ function renderMessages(server: ServerAccess, name: string, description: string 
   const binary: Content[] = [];
   if (description) lines.push(`description: ${clean(server, description, 1_000)}`);
   for (const message of messages) {
-    if (!isRecord(message)) continue;
+    if (!isPlainObject(message)) continue;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
-    const item = isRecord(message.content) ? message.content : {};
+    const item = isPlainObject(message.content) ? message.content : {};
     if (item.type === 'text' && typeof item.text === 'string') lines.push(`[${role}] ${item.text}`);
-    else if (item.type === 'resource' && isRecord(item.resource) && typeof item.resource.text === 'string') lines.push(`[${role}] ${item.resource.text}`);
+    else if (item.type === 'resource' && isPlainObject(item.resource) && typeof item.resource.text === 'string') lines.push(`[${role}] ${item.resource.text}`);
     else {
       lines.push(`[${role}] (${text(item.type, 40) || 'unknown'} content)`);
       if (item.type === 'image' || item.type === 'audio' || item.type === 'resource') binary.push(item as unknown as Content);
@@ -163,7 +160,7 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
         };
         const page = cursor === undefined ? await throughCache(server, 'resources', load) : await load();
         for (const raw of page.resources.slice(0, 500)) {
-          if (!isRecord(raw) || typeof raw.uri !== 'string') continue;
+          if (!isPlainObject(raw) || typeof raw.uri !== 'string') continue;
           listed.push({
             uri: `${server.part}${NAME_SEPARATOR}${capText(raw.uri, 1_000)}`,
             name: clean(server, raw.name, 200),
@@ -189,7 +186,7 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
       if (args.action === 'get') {
         const [server, name] = resolvePrefixed(all, args.name, 'name');
         requireSupport(server, 'prompts');
-        const promptArgs = isRecord(args.arguments) ? Object.fromEntries(Object.entries(args.arguments).map(([k, v]) => [k, String(v)])) : undefined;
+        const promptArgs = isPlainObject(args.arguments) ? Object.fromEntries(Object.entries(args.arguments).map(([k, v]) => [k, String(v)])) : undefined;
         const client = await server.connect(context.signal);
         const result = await client.request(
           { method: 'prompts/get', params: { name, ...(promptArgs ? { arguments: promptArgs } : {}) } },
@@ -208,9 +205,9 @@ export function createServerToolCommands(servers: () => readonly ServerAccess[])
           return client.request({ method: 'prompts/list', params: {} }, listPromptsSchema, { signal: context.signal, timeout: server.timeoutMs });
         });
         for (const raw of page.prompts.slice(0, 500)) {
-          if (!isRecord(raw) || typeof raw.name !== 'string') continue;
+          if (!isPlainObject(raw) || typeof raw.name !== 'string') continue;
           const parameters = Array.isArray(raw.arguments)
-            ? raw.arguments.filter(isRecord).slice(0, 100).map((a) => ({ name: text(a.name, 100), required: a.required === true, ...(typeof a.description === 'string' ? { description: clean(server, a.description, 200) } : {}) }))
+            ? raw.arguments.filter(isPlainObject).slice(0, 100).map((a) => ({ name: text(a.name, 100), required: a.required === true, ...(typeof a.description === 'string' ? { description: clean(server, a.description, 200) } : {}) }))
             : [];
           listed.push({ name: `${server.part}${NAME_SEPARATOR}${capText(raw.name, 200)}`, ...(typeof raw.description === 'string' ? { description: clean(server, raw.description) } : {}), arguments: parameters });
         }

@@ -1,9 +1,9 @@
 import type { InputJsonSchema } from '@capnode/capabilities';
 import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
+import { isPlainObject } from '@capnode/toolkit';
 import { capText } from '../redact.js';
 import { boundListedTool, CONTENT_LIMITS } from './contentLimits.js';
-import { isRecord } from './util.js';
 
 // Reading one server's `tools/list`: pages, validation, duplicates. No state; the session decides
 // what a failure means for its catalog.
@@ -25,13 +25,13 @@ export interface ListedTool {
 
 /** Validates one listed tool; returns a reason when it must be skipped. */
 function readTool(raw: unknown): ListedTool | string {
-  if (!isRecord(raw)) return 'not an object';
+  if (!isPlainObject(raw)) return 'not an object';
   const { name, description, inputSchema, annotations } = raw;
   if (typeof name !== 'string' || name.length === 0) return 'missing name';
   if (name.length > 256) return `name longer than 256 characters`;
-  if (!isRecord(inputSchema) || inputSchema.type !== 'object') return `'${capText(name, 80)}' has no object inputSchema`;
+  if (!isPlainObject(inputSchema) || inputSchema.type !== 'object') return `'${capText(name, 80)}' has no object inputSchema`;
   const text = capText(typeof description === 'string' ? description : '', MAX_DESCRIPTION);
-  return { name, ...boundListedTool(text, inputSchema, isRecord(annotations) ? annotations : undefined) } as ListedTool;
+  return { name, ...boundListedTool(text, inputSchema, isPlainObject(annotations) ? annotations : undefined) } as ListedTool;
 }
 
 /** What one listing found. `error` is set when a page failed; `pages` tells which. */

@@ -1,5 +1,5 @@
 import type { CommandDefinition, InvocationRequest } from '@capnode/capabilities';
-import { MAX_TIMER_MS } from '@capnode/toolkit';
+import { isPlainObject, MAX_TIMER_MS } from '@capnode/toolkit';
 import { capText } from '../redact.js';
 import { toModelResult, type BinaryStore, type ModelToolResult } from '../results.js';
 import type { McpCallOptions, McpTool } from '../types.js';
@@ -7,7 +7,6 @@ import type { CapabilityAdapter } from './capabilityAdapter.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { ServerPool } from './serverPool.js';
 import { SEARCH_DESCRIPTION, SEARCH_INPUT, SEARCH_RESULTS, SEARCH_TOOL, searchCatalog } from './toolSearch.js';
-import { isRecord } from './util.js';
 
 /** Added to a tool's own timeout for the pipeline's deadline, so the SDK's timeout answers first. */
 const CALL_GRACE_MS = 5_000;
@@ -110,7 +109,7 @@ export class ToolMap {
       execute: async (args, callOptions) => {
         if (closed()) return closedResult();
         await ensureCatalog(callOptions?.signal);
-        const input = isRecord(args) ? args : {};
+        const input = isPlainObject(args) ? args : {};
         const query = typeof input.query === 'string' ? input.query.trim() : '';
         const limit = typeof input.max_results === 'number' && input.max_results > 0 ? Math.min(50, Math.floor(input.max_results)) : SEARCH_RESULTS;
         const found = searchCatalog(catalog.entries, (name) => catalog.get(name), query, limit);

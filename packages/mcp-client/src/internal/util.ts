@@ -1,9 +1,5 @@
 // Small helpers shared by the runtime's modules.
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export function errorText(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

@@ -1,11 +1,8 @@
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, classifyInboundRequest, type InboundClassificationOutcome, type InboundHttpRequest } from '@modelcontextprotocol/server';
+import { isPlainObject } from '@capnode/toolkit';
 
 const FIRST_MODERN_VERSION = '2026-07-28';
 const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The SDK's per-request (2026-07-28) entry classifies and answers this POST itself. */
 export interface ModernEntryRoute {

@@ -1,16 +1,6 @@
 import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isLoopbackPeer } from '@capnode/toolkit/http';
-
-/** True for an IPv4 address in 127.0.0.0/8, `::1`, or an IPv4-mapped loopback (`::ffff:127.x.x.x`). */
-export const isLoopbackAddress: (address: string | undefined) => boolean = isLoopbackPeer;
-
-/** True for a hostname or address this server may listen on (loopback only). */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return bare.toLowerCase() === 'localhost' || isLoopbackAddress(bare);
-}
 
 const BROWSER_HEADERS = ['origin', 'sec-fetch-site', 'referer', 'sec-fetch-dest', 'sec-fetch-user'] as const;
 
@@ -28,13 +18,6 @@ export function browserHeader(headers: IncomingHttpHeaders): string | undefined 
   const mode = headers['sec-fetch-mode'];
   if (mode !== undefined && mode !== 'cors') return 'sec-fetch-mode';
   return undefined;
-}
-
-const ALLOWED_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/i;
-
-/** True when the Host header names this machine's loopback: 127.0.0.1, localhost or [::1], any port. */
-export function isAllowedHost(host: string | undefined): boolean {
-  return host !== undefined && ALLOWED_HOST.test(host);
 }
 
 type OneShotHash = (algorithm: string, data: string, outputEncoding: 'buffer') => Buffer;

@@ -1,6 +1,7 @@
 import type { AbortSignalLike, ElicitationRequest, ElicitationResult, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
 import { MAX_ARGUMENTS_DEPTH, exceedsJsonDepth } from '@capnode/protocol';
 import { CLIENT_CAPABILITIES_META_KEY, inputRequired, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import { isPlainObject } from '@capnode/toolkit';
 import { toCallToolResult, toolError } from '../tools.js';
 
 /** What the serving transport knows about one `tools/call` beyond its params. */
@@ -37,10 +38,6 @@ function elicitThrough(ctx: ServerContext): NonNullable<InvokeOptions['elicit']>
 
 const NOOP = (): void => {};
 const PROGRESS_FLUSH_MS = 5;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
   const meta = params._meta;

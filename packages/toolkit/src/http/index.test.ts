@@ -25,7 +25,6 @@ describe('@capnode/toolkit/http entry', () => {
       'KernelRequest',
       'createHttpKernel',
       'hookFromSignal',
-      'isLoopbackPeer',
       'isResponse',
       'jsonReply',
       'jsonRpcErrorReply',

@@ -7,4 +7,4 @@ export { Admission } from './admission.js';
 export type { AbortHook } from './abortLatch.js';
 export { AbortLatch, hookFromSignal, signalFromHook } from './abortLatch.js';
 export type { KernelAnswer, KernelReplies, HttpKernelOptions, DrainOptions, HttpKernel } from './kernel.js';
-export { KernelRequest, createHttpKernel, isLoopbackPeer, listenOn, originOf } from './kernel.js';
+export { KernelRequest, createHttpKernel, listenOn, originOf } from './kernel.js';

@@ -5,6 +5,7 @@ import { AbortLatch } from './abortLatch.js';
 import { Admission } from './admission.js';
 import type { HttpReply } from './reply.js';
 import { writeAnswer } from './write.js';
+import { isLoopbackAddress } from '../loopback.js';
 
 /** What a handler answers: a reply or web `Response` the kernel writes, or nothing when it wrote the response itself. */
 export type KernelAnswer = HttpReply | Response | void;
@@ -117,15 +118,6 @@ function timeoutError(message: string): Error {
   return error;
 }
 
-/** True for 127.0.0.0/8, `::1` (either spelling) and IPv4-mapped loopback. */
-export function isLoopbackPeer(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const lower = address.toLowerCase();
-  if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
-  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
-
 /** Builds the kernel of one listener. */
 export function createHttpKernel<Route>(options: HttpKernelOptions<Route>): HttpKernel {
   const { replies, onLog } = options;
@@ -186,7 +178,7 @@ export function createHttpKernel<Route>(options: HttpKernelOptions<Route>): Http
   };
 
   const listener = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
-    if (!isLoopbackPeer(incoming.socket.remoteAddress)) {
+    if (!isLoopbackAddress(incoming.socket.remoteAddress)) {
       void writeAnswer(outgoing, replies.forbiddenPeer);
       return;
     }

@@ -1,5 +1,6 @@
 import type { CommandSuccess, Content } from '../../content.js';
 import { CapabilityError } from '../../errors.js';
+import { delay as abortableDelay } from '@capnode/toolkit';
 
 /**
  * Largest base64 media payload a command returns: OpenClaw's linux gateway node cap, which keeps a
@@ -58,16 +59,7 @@ export function videoResult(fields: Record<string, unknown> & { base64: string }
 
 /** Waits `ms` milliseconds, or rejects `cancelled` when `signal` aborts first. */
 export function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new CapabilityError('cancelled', 'The command was cancelled.'));
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new CapabilityError('cancelled', 'The command was cancelled.'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+  return abortableDelay(ms, { signal }).catch(() => {
+    throw new CapabilityError('cancelled', 'The command was cancelled.');
   });
 }

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { CapabilityError } from '../../errors.js';
+import { armDeadline } from '@capnode/toolkit';
 
 /**
  * The byte stream of one X11 connection: frames the setup reply and then 32-byte packets (replies
@@ -98,24 +99,21 @@ export function openX11Wire(socket: net.Socket, display: string, timeoutMs: numb
   const bounded = (answer: Promise<Buffer>, what: string, signal: AbortSignal | undefined): Promise<Buffer> => {
     if (signal?.aborted) return Promise.reject(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
     return new Promise<Buffer>((resolve, reject) => {
-      const stop = (error: CapabilityError) => {
-        reject(error);
+      const deadline = armDeadline(signal === undefined ? { timeoutMs } : { timeoutMs, signal }, (_reason, timedOut) => {
+        reject(
+          timedOut
+            ? new CapabilityError('timeout', `The X display ${display} did not answer ${what} within ${timeoutMs / 1000} s.`)
+            : new CapabilityError('cancelled', 'The screenshot was cancelled.'),
+        );
         socket.destroy();
-      };
-      const timer = setTimeout(() => stop(new CapabilityError('timeout', `The X display ${display} did not answer ${what} within ${timeoutMs / 1000} s.`)), timeoutMs);
-      const onAbort = () => stop(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const settle = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
+      });
       answer.then(
         (value) => {
-          settle();
+          deadline.clear();
           resolve(value);
         },
         (error: unknown) => {
-          settle();
+          deadline.clear();
           reject(error);
         },
       );

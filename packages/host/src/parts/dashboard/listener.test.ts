@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DASHBOARD_MAX_BODY, isLoopbackPeer, startDashboardListener } from './listener.js';
+import { isLoopbackAddress as isLoopbackPeer } from '@capnode/toolkit';
+import { DASHBOARD_MAX_BODY, startDashboardListener } from './listener.js';
 
 describe('dashboard listener', () => {
   it('serves on loopback with its origin and Host, and hands the body over', async () => {

@@ -1,7 +1,6 @@
 import { createServer } from 'node:http';
-import { createHttpKernel, isLoopbackPeer, jsonReply, listenOn, originOf, signalFromHook, textReply, toWebRequest, writeStreamedResponse } from '@capnode/toolkit/http';
+import { createHttpKernel, jsonReply, listenOn, originOf, signalFromHook, textReply, toWebRequest, writeStreamedResponse } from '@capnode/toolkit/http';
 
-export { isLoopbackPeer };
 
 /** Sockets served at once. */
 const MAX_CONNECTIONS = 128;

@@ -1,4 +1,5 @@
 import type { ApprovalBroker } from '@capnode/capabilities';
+import type { LogLevel } from '@capnode/toolkit';
 import type { ControlAudit } from '../../audit/controlAudit.js';
 import type { HostPaths } from '../../config/paths.js';
 import type { DashboardStatusView } from './apiTypes.js';
@@ -27,7 +28,7 @@ export interface DashboardHostView {
   readonly firstRun: boolean;
   /** Aborted when the host closes: ends event streams. */
   readonly signal: AbortSignal;
-  log(level: 'debug' | 'info' | 'warning' | 'error', message: string): void;
+  log(level: LogLevel, message: string): void;
   /** Adds a control record to `audit.log` (transport `dashboard`): a settings change, a token rotation, a sign-in. */
   audit: ControlAudit;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Invoker, Registry } from '@capnode/capabilities';
 import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodeStatus } from '@capnode/gateway-bridge';
+import type { LogLevel } from '@capnode/toolkit';
 import { HostError } from '../../errors.js';
 import type { GatewayNodeModeStatus } from '../../status/hostStatus.js';
 import { GATEWAY_TOKEN_ENV, type HostPaths } from '../../config/paths.js';
@@ -93,7 +94,7 @@ export interface GatewayModeOptions {
   readonly invoker: Invoker;
   readonly registry: Registry;
   readonly version: string;
-  readonly log: (level: 'debug' | 'info' | 'warning' | 'error', message: string) => void;
+  readonly log: (level: LogLevel, message: string) => void;
 }
 
 /** The host's gateway side: the node connection and, with `channel.enabled`, the channel tools. */
@@ -117,7 +118,7 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
   let failure: { code: string; message: string } | undefined;
   let closed = false;
   let lastState: GatewayConnectionState | undefined;
-  const gatewayLog = (prefix: string) => (level: 'debug' | 'info' | 'warning' | 'error', message: string) => options.log(level === 'info' ? 'debug' : level, `${prefix}: ${message}`);
+  const gatewayLog = (prefix: string) => (level: LogLevel, message: string) => options.log(level === 'info' ? 'debug' : level, `${prefix}: ${message}`);
 
   return {
     async start(config, which) {

@@ -14,12 +14,13 @@ import {
 import { createBuiltinCapabilities, createNodeExecResolvers } from '@capnode/capabilities/node';
 import { createMcpToolsSlot, type ApprovalRequest } from '@capnode/mcp-client';
 import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
+import type { LogLevel } from '@capnode/toolkit';
 import { createAuditLog, type AuditLog, type AuditLogOptions } from '../../audit/audit.js';
 import type { HostPaths } from '../../config/paths.js';
 import type { SettingsStore } from '../../config/settings.js';
 import { createAvailabilityGate, type AvailabilityGate } from './pluginsAvailability.js';
 
-export type PipelineLogLevel = 'debug' | 'info' | 'warning' | 'error';
+export type PipelineLogLevel = LogLevel;
 
 export interface HostPipelineOptions {
   /** The config directory's files (`audit.log` is written there). */

@@ -4,6 +4,7 @@ import type { Capability, LogLevel, PluginContext, PluginExport, Registry } from
 import type { AvailabilityGate, UnavailableCommand } from '../pipeline/pluginsAvailability.js';
 import {
   PluginLoadError,
+  isPluginLoadError,
   importPluginModule,
   isPackageName,
   instantiatePlugin,
@@ -35,7 +36,7 @@ export interface PluginManagerOptions {
   readonly home: string;
   /** `pluginSettings` of settings.json, read when each plugin loads. */
   readonly pluginSettings: () => Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-  readonly log: (level: 'debug' | 'info' | 'warning' | 'error', message: string) => void;
+  readonly log: (level: LogLevel, message: string) => void;
   /** Loaded first, in order (the pack); a promise when they are imported lazily. */
   readonly builtins?: readonly BuiltinPluginEntry[] | Promise<readonly BuiltinPluginEntry[]>;
   /** settings.json `plugins`: absolute paths or package names. */
@@ -74,7 +75,7 @@ interface Entry {
 }
 
 function messageOf(error: unknown): string {
-  if (error instanceof PluginLoadError) return error.message;
+  if (isPluginLoadError(error)) return error.message;
   if (error instanceof SyntaxError) return `syntax error: ${error.message}`;
   return (error as Error)?.message ? `${(error as Error).name ?? 'Error'}: ${(error as Error).message}` : String(error);
 }
@@ -135,10 +136,10 @@ function registerPlugin(entry: Entry, { capabilities: probed, unavailable }: Pro
   const seen = new Set<string>();
   for (const command of probed.flatMap((capability) => capability.commands)) {
     const key = command.name.toLowerCase();
-    if (seen.has(key)) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}' twice`);
+    if (seen.has(key)) throw new PluginLoadError('duplicate_command', `plugin '${entry.name}' defines command '${command.name}' twice`);
     seen.add(key);
     const owner = ownerOf(command.name, entry, deps);
-    if (owner) throw new PluginLoadError(`plugin '${entry.name}' defines command '${command.name}', which ${owner}; '${entry.name}' was not loaded (rename the command or remove one of them)`);
+    if (owner) throw new PluginLoadError('duplicate_command', `plugin '${entry.name}' defines command '${command.name}', which ${owner}; '${entry.name}' was not loaded (rename the command or remove one of them)`);
   }
   const done: Capability[] = [];
   try {
@@ -148,7 +149,7 @@ function registerPlugin(entry: Entry, { capabilities: probed, unavailable }: Pro
     }
   } catch (error) {
     for (const capability of done) deps.registry.unregister(capability);
-    throw new PluginLoadError(`plugin '${entry.name}' could not be registered: ${(error as Error).message}`);
+    throw new PluginLoadError('register_failed', `plugin '${entry.name}' could not be registered: ${(error as Error).message}`);
   }
   entry.capabilities = [...probed];
   entry.unavailable = [...unavailable];

@@ -1,4 +1,5 @@
 import { join, dirname } from 'node:path';
+import { createDeadline } from '@capnode/toolkit';
 import { DEFAULT_MCP_CLIENT_AGENT, mcpServerEntries, resolveMcpClientSettings, type McpServerEntry } from '../../../config/mcpClientSettings.js';
 import type { Settings } from '../../../config/settings.js';
 import type { ServerEntryView, ServerItem, ServersView, ServerTestResult } from '../apiTypes.js';
@@ -80,7 +81,8 @@ async function testServer({ params, host, signal }: RouteContext): Promise<Respo
   // A test starts the server's command (stdio) or connects to its URL: said in the host log.
   host.log('info', `dashboard: testing MCP server '${server.name}'`);
   const { createMcpRuntime } = await import('@capnode/mcp-client/node');
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(TEST_TIMEOUT_MS)]);
+  using timer = createDeadline({ timeoutMs: TEST_TIMEOUT_MS, signal });
+  const deadline = timer.signal;
   const config = { ...setup.config, enabled: true, deferred_loading: false, servers: [{ ...server, enabled: true }] };
   const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
   const runtime = await createMcpRuntime(config, {
