@@ -12,12 +12,6 @@ import { REPO_ROOT, formatSurface, publicEntries, readSurfaces, snapshotPath, ty
 const UPDATE = process.env.UPDATE_SURFACE === '1';
 const UPDATE_HINT = 'run `pnpm surface:update` (or `UPDATE_SURFACE=1 npx vitest run tests/surface`) and commit the snapshot if the change is intended';
 
-/**
- * Packages whose entries still repeat names, listed until their surface is curated (the host's is being
- * reworked; remove it from here once its subpaths stop re-exporting root names).
- */
-const DUPLICATES_PENDING = new Set(['@capnode/host']);
-
 const entries = publicEntries();
 let surfaces: Map<PublicEntry, ExportedName[]>;
 
@@ -57,7 +51,6 @@ describe('nothing is exported twice', () => {
   it('no name is exported by two entries of the same package', () => {
     const owners = new Map<string, string[]>();
     for (const entry of entries) {
-      if (DUPLICATES_PENDING.has(entry.packageName)) continue;
       for (const { name } of surfaces.get(entry)!) {
         const key = `${entry.packageName} ${name}`;
         owners.set(key, [...(owners.get(key) ?? []), entry.subpath]);
