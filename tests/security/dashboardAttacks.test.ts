@@ -222,7 +222,7 @@ describe('what a dashboard session can change', () => {
     await client.api('/api/token/reveal', { method: 'POST' });
     const log = test.logs.join('\n');
     expect(log).toMatch(/dashboard: settings changed: .*consent\.screen/);
-    expect(log).toMatch(/dashboard: settings changed: .*node\.token/);
+    expect(log).toMatch(/dashboard: settings changed: .*gateway\.token/);
     expect(log).toContain('dashboard: the MCP token was revealed');
     expect(log).not.toContain('sekret-gateway-token-1234');
     expect(log).not.toContain(mcpToken());

@@ -90,7 +90,7 @@ describe('pause / resume and gateway node mode through the real settings routes'
     expect((await link.status()).mcp.state).toBe('listening');
     const refused = await link.patchSettings({ gateway: { enabled: 'yes' } }).catch((error: unknown) => error);
     expect(isTrayError(refused) && refused.code).toBe('request_failed');
-    expect((refused as Error).message).toMatch(/HTTP 400.*node\.enabled/);
+    expect((refused as Error).message).toMatch(/HTTP 400.*gateway\.enabled/);
     const login = await link.loginUrl();
     expect(login).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?code=/);
     await link.close();
