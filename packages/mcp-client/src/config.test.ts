@@ -21,7 +21,7 @@ describe('validateMcpConfig', () => {
     const fs = config.servers[0]!;
     expect(fs).toMatchObject({ enabled: true, connectTimeoutMs: 30_000, toolTimeoutMs: 180_000, maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES, env: {}, pinnedResources: [] });
     expect(config.enabled).toBe(true);
-    expect(config.deferred_loading).toBe(false);
+    expect(config.deferredLoading).toBe(false);
   });
 
   test('max_response_bytes: 0 or unset means the default 16,078,168', () => {
@@ -110,6 +110,23 @@ describe('validateMcpConfig', () => {
 
   test('an agent naming an unknown risk profile is an error', () => {
     expect(issuesOf({ agents: { a: { risk_profile: 'missing' } } })[0]!.path).toBe('agents.a.risk_profile');
+  });
+
+  test("the file's snake_case keys become camelCase fields, once, at parse time", () => {
+    const { config } = parseMcpConfig({
+      deferred_loading: true,
+      agents: { a: { mcp_bundles: ['b'], risk_profile: 'p' } },
+      bundles: { b: {} },
+      risk_profiles: { p: { allowed_tools: ['x'], excluded_tools: ['y'], auto_approve: ['z'], always_ask: ['w'], autonomy: 'full' }, q: { deny_all_tools: true } },
+    });
+    expect(config.deferredLoading).toBe(true);
+    expect(config.agents).toEqual({ a: { mcpBundles: ['b'], riskProfile: 'p' } });
+    expect(config.riskProfiles).toEqual({
+      p: { allowedTools: ['x'], excludedTools: ['y'], denyAllTools: false, autoApprove: ['z'], alwaysAsk: ['w'], autonomy: 'full' },
+      q: { allowedTools: [], excludedTools: [], denyAllTools: true, autoApprove: [], alwaysAsk: [], autonomy: 'supervised' },
+    });
+    // The runtime shape is not a file shape: camelCase keys in the file stay unknown keys.
+    expect(issuesOf({ deferredLoading: true })[0]!.message).toBe('unknown key(s): deferredLoading');
   });
 });
 

@@ -111,34 +111,43 @@ export interface McpBundleConfig {
 
 /** Which bundles an agent gets and which risk profile governs its calls (default: the profile named like the agent). */
 export interface McpAgentConfig {
-  readonly mcp_bundles: readonly string[];
-  readonly risk_profile?: string;
+  /** File key `mcp_bundles`. */
+  readonly mcpBundles: readonly string[];
+  /** File key `risk_profile`. */
+  readonly riskProfile?: string;
 }
 
-/** Authorization and approval rules for one agent. Entries are exact tool names, `*`, or `prefix*`. */
+/**
+ * Authorization and approval rules for one agent. Entries are exact tool names, `*`, or `prefix*`.
+ * The file's snake_case keys (`allowed_tools`, …) are parsed into these camelCase fields once.
+ */
 export interface RiskProfile {
-  /** When non-empty, only these (plus every `<server>__<tool>` name) are reachable. Empty means unrestricted. */
-  readonly allowed_tools: readonly string[];
-  /** Always subtracted, including from the auto-admitted MCP names. */
-  readonly excluded_tools: readonly string[];
-  /** Nothing is reachable, MCP tools included. */
-  readonly deny_all_tools: boolean;
-  /** Calls that need no approval (unless `always_ask` matches). */
-  readonly auto_approve: readonly string[];
-  /** Calls that always ask, overriding `auto_approve` and `full` autonomy. */
-  readonly always_ask: readonly string[];
+  /** When non-empty, only these (plus every `<server>__<tool>` name) are reachable. Empty means unrestricted (file key `allowed_tools`). */
+  readonly allowedTools: readonly string[];
+  /** Always subtracted, including from the auto-admitted MCP names (file key `excluded_tools`). */
+  readonly excludedTools: readonly string[];
+  /** Nothing is reachable, MCP tools included (file key `deny_all_tools`). */
+  readonly denyAllTools: boolean;
+  /** Calls that need no approval unless `alwaysAsk` matches (file key `auto_approve`). */
+  readonly autoApprove: readonly string[];
+  /** Calls that always ask, overriding `autoApprove` and `full` autonomy (file key `always_ask`). */
+  readonly alwaysAsk: readonly string[];
   readonly autonomy: AutonomyLevel;
 }
 
-/** The validated MCP client configuration. Build it with {@link parseMcpConfig}. */
+/**
+ * The validated MCP client configuration, with camelCase fields. Build it with {@link parseMcpConfig}
+ * from the file's form (snake_case keys such as `deferred_loading`, `risk_profiles`, `mcp_bundles`).
+ */
 export interface McpConfig {
   readonly enabled: boolean;
-  /** Expose only tool names plus a `tool_search` tool. */
-  readonly deferred_loading: boolean;
+  /** Expose only tool names plus a `tool_search` tool (file key `deferred_loading`). */
+  readonly deferredLoading: boolean;
   readonly servers: readonly McpServerConfig[];
   readonly bundles: Readonly<Record<string, McpBundleConfig>>;
   readonly agents: Readonly<Record<string, McpAgentConfig>>;
-  readonly risk_profiles: Readonly<Record<string, RiskProfile>>;
+  /** File key `risk_profiles`. */
+  readonly riskProfiles: Readonly<Record<string, RiskProfile>>;
 }
 
 /** Options of {@link validateMcpConfig} and {@link parseMcpConfig}. */
@@ -521,13 +530,13 @@ export function validateMcpConfig(input: unknown, options: McpConfigOptions = {}
 
   const config: McpConfig = {
     enabled: raw.enabled ?? true,
-    deferred_loading: raw.deferred_loading ?? false,
+    deferredLoading: raw.deferred_loading ?? false,
     servers: servers.map(normalizeServer),
     bundles: Object.fromEntries(Object.entries(raw.bundles ?? {}).map(([alias, b]) => [alias, { servers: b.servers ?? [], exclude: b.exclude ?? [] }])),
     agents: Object.fromEntries(
-      Object.entries(raw.agents ?? {}).map(([alias, a]) => [alias, { mcp_bundles: a.mcp_bundles ?? [], ...(a.risk_profile === undefined ? {} : { risk_profile: a.risk_profile }) }]),
+      Object.entries(raw.agents ?? {}).map(([alias, a]) => [alias, { mcpBundles: a.mcp_bundles ?? [], ...(a.risk_profile === undefined ? {} : { riskProfile: a.risk_profile }) }]),
     ),
-    risk_profiles: Object.fromEntries(Object.entries(raw.risk_profiles ?? {}).map(([alias, p]) => [alias, normalizeRiskProfile(p)])),
+    riskProfiles: Object.fromEntries(Object.entries(raw.risk_profiles ?? {}).map(([alias, p]) => [alias, riskProfileFromFile(p)])),
   };
   return { ok: true, config, warnings };
 }
@@ -535,13 +544,25 @@ export function validateMcpConfig(input: unknown, options: McpConfigOptions = {}
 /** A risk profile with every field defaulted: unrestricted, supervised. */
 export function normalizeRiskProfile(profile: { readonly [K in keyof RiskProfile]?: RiskProfile[K] | undefined } = {}): RiskProfile {
   return {
-    allowed_tools: profile.allowed_tools ?? [],
-    excluded_tools: profile.excluded_tools ?? [],
-    deny_all_tools: profile.deny_all_tools ?? false,
-    auto_approve: profile.auto_approve ?? [],
-    always_ask: profile.always_ask ?? [],
+    allowedTools: profile.allowedTools ?? [],
+    excludedTools: profile.excludedTools ?? [],
+    denyAllTools: profile.denyAllTools ?? false,
+    autoApprove: profile.autoApprove ?? [],
+    alwaysAsk: profile.alwaysAsk ?? [],
     autonomy: profile.autonomy ?? 'supervised',
   };
+}
+
+/** A validated `risk_profiles.<name>` entry of the file as the runtime's {@link RiskProfile}. */
+function riskProfileFromFile(profile: z.output<typeof riskProfileSchema>): RiskProfile {
+  return normalizeRiskProfile({
+    allowedTools: profile.allowed_tools,
+    excludedTools: profile.excluded_tools,
+    denyAllTools: profile.deny_all_tools,
+    autoApprove: profile.auto_approve,
+    alwaysAsk: profile.always_ask,
+    autonomy: profile.autonomy,
+  });
 }
 
 /** Renders issues as one readable message, one problem per line. */

@@ -24,7 +24,7 @@ test('an agent gets the union of its bundles minus every exclude (deny wins)', (
   const grant = resolveAgentGrant(config, 'assistant');
   expect(grant.servers.map((s) => s.name)).toEqual(['filesystem', 'github']);
   expect(grant.disabled).toEqual(['off']);
-  expect(grant.profile.deny_all_tools).toBe(true);
+  expect(grant.profile.denyAllTools).toBe(true);
   expect(grant.warnings).toEqual(["bundle 'dev' names unknown server 'ghost'; it grants nothing", "agent 'assistant' names unknown bundle 'missing'; it grants nothing"]);
 });
 

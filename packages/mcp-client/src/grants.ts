@@ -15,21 +15,21 @@ export interface AgentGrant {
 
 /**
  * Resolves an agent's server grant, secure by default: an agent connects only to servers named by
- * its `mcp_bundles`; the grant is the union of those bundles minus every name any of them excludes
+ * its `mcpBundles` (file key `mcp_bundles`); the grant is the union of those bundles minus every name any of them excludes
  * (deny wins). Unknown agents, bundles and server names grant nothing and come back as warnings.
  * With `mcp.enabled = false` nothing is granted.
  */
 export function resolveAgentGrant(config: McpConfig, agent: string): AgentGrant {
   const warnings: string[] = [];
   const agentConfig = Object.hasOwn(config.agents, agent) ? config.agents[agent] : undefined;
-  const profileName = agentConfig?.risk_profile ?? agent;
-  const profile = Object.hasOwn(config.risk_profiles, profileName) ? config.risk_profiles[profileName]! : normalizeRiskProfile();
+  const profileName = agentConfig?.riskProfile ?? agent;
+  const profile = Object.hasOwn(config.riskProfiles, profileName) ? config.riskProfiles[profileName]! : normalizeRiskProfile();
   if (!agentConfig) warnings.push(`agent '${agent}' is not configured; it gets no MCP servers`);
 
   const byName = new Map(config.servers.map((server) => [server.name.toLowerCase(), server]));
   const granted = new Set<string>();
   const denied = new Set<string>();
-  for (const alias of agentConfig?.mcp_bundles ?? []) {
+  for (const alias of agentConfig?.mcpBundles ?? []) {
     const bundle = Object.hasOwn(config.bundles, alias) ? config.bundles[alias] : undefined;
     if (!bundle) {
       warnings.push(`agent '${agent}' names unknown bundle '${alias}'; it grants nothing`);

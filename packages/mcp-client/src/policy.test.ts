@@ -11,7 +11,7 @@ describe('createToolPolicy authorization', () => {
   });
 
   test('a non-empty allowed_tools auto-admits <server>__<tool> names; excluded_tools always subtracts', () => {
-    const policy = createToolPolicy(normalizeRiskProfile({ allowed_tools: ['file_read'], excluded_tools: ['filesystem__write_file'] }));
+    const policy = createToolPolicy(normalizeRiskProfile({ allowedTools: ['file_read'], excludedTools: ['filesystem__write_file'] }));
     expect(policy.isAuthorized('file_read')).toBe(true);
     expect(policy.isAuthorized('shell')).toBe(false);
     expect(policy.isAuthorized('filesystem__read_file')).toBe(true);
@@ -20,22 +20,22 @@ describe('createToolPolicy authorization', () => {
   });
 
   test('deny_all_tools denies MCP tools too; read_only autonomy refuses them', () => {
-    expect(createToolPolicy(normalizeRiskProfile({ deny_all_tools: true })).isAuthorized('fs__read')).toBe(false);
+    expect(createToolPolicy(normalizeRiskProfile({ denyAllTools: true })).isAuthorized('fs__read')).toBe(false);
     expect(createToolPolicy(normalizeRiskProfile({ autonomy: 'read_only' })).isAuthorized('fs__read')).toBe(false);
   });
 
   test('a per-run allow-list is a strict intersection without auto-admission', () => {
-    const policy = createToolPolicy(normalizeRiskProfile({ allowed_tools: ['cron_add'] }), { runAllowList: ['cron_add'] });
+    const policy = createToolPolicy(normalizeRiskProfile({ allowedTools: ['cron_add'] }), { runAllowList: ['cron_add'] });
     expect(policy.isAuthorized('cron_add')).toBe(true);
     expect(policy.isAuthorized('filesystem__write_file')).toBe(false);
-    const wider = createToolPolicy(normalizeRiskProfile({ excluded_tools: ['fs__rm'] }), { runAllowList: ['fs__rm', 'fs__ls'] });
+    const wider = createToolPolicy(normalizeRiskProfile({ excludedTools: ['fs__rm'] }), { runAllowList: ['fs__rm', 'fs__ls'] });
     expect(wider.isAuthorized('fs__ls')).toBe(true);
     expect(wider.isAuthorized('fs__rm')).toBe(false);
     expect(wider.isAuthorized('fs__cat')).toBe(false);
   });
 
   test('patterns: *, prefix*', () => {
-    const policy = createToolPolicy(normalizeRiskProfile({ excluded_tools: ['danger__*'] }));
+    const policy = createToolPolicy(normalizeRiskProfile({ excludedTools: ['danger__*'] }));
     expect(policy.isAuthorized('danger__x')).toBe(false);
     expect(policy.isAuthorized('safe__x')).toBe(true);
   });
@@ -43,17 +43,17 @@ describe('createToolPolicy authorization', () => {
 
 describe('createToolPolicy approval', () => {
   test('supervised asks unless auto_approve matches; always_ask wins over everything', () => {
-    const policy = createToolPolicy(normalizeRiskProfile({ auto_approve: ['fs__read_file', 'web__*'], always_ask: ['web__post'] }));
+    const policy = createToolPolicy(normalizeRiskProfile({ autoApprove: ['fs__read_file', 'web__*'], alwaysAsk: ['web__post'] }));
     expect(policy.needsApproval('fs__read_file')).toBe(false);
     expect(policy.needsApproval('fs__write_file')).toBe(true);
     expect(policy.needsApproval('web__get')).toBe(false);
     expect(policy.needsApproval('web__post')).toBe(true);
-    expect(createToolPolicy(normalizeRiskProfile({ auto_approve: ['*'] })).needsApproval('x__y')).toBe(false);
+    expect(createToolPolicy(normalizeRiskProfile({ autoApprove: ['*'] })).needsApproval('x__y')).toBe(false);
   });
 
   test('full autonomy asks only for always_ask (including *)', () => {
     expect(createToolPolicy(normalizeRiskProfile({ autonomy: 'full' })).needsApproval('x__y')).toBe(false);
-    expect(createToolPolicy(normalizeRiskProfile({ autonomy: 'full', always_ask: ['*'] })).needsApproval('x__y')).toBe(true);
+    expect(createToolPolicy(normalizeRiskProfile({ autonomy: 'full', alwaysAsk: ['*'] })).needsApproval('x__y')).toBe(true);
   });
 });
 
@@ -76,7 +76,7 @@ describe('createPolicyHook', () => {
   };
 
   test('refuses unauthorized calls and calls needing approval without an approver', async () => {
-    const { calls, invoker } = setup({ excluded_tools: ['fs__write'] });
+    const { calls, invoker } = setup({ excludedTools: ['fs__write'] });
     const denied = await invoker.invoke({ command: 'fs__write', transport: 'internal' });
     expect(denied.result).toMatchObject({ ok: false, error: { code: 'denied' } });
     const unapproved = await invoker.invoke({ command: 'fs__read', transport: 'internal' });

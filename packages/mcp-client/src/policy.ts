@@ -40,26 +40,26 @@ function matcher(patterns: readonly string[]): (name: string) => boolean {
  * Applies a risk profile to imported MCP tool names. Entries match exact names (case-insensitively),
  * `*`, or a `prefix*`.
  *
- * Authorization: `deny_all_tools` refuses everything; `excluded_tools` always subtracts; a non-empty
- * `allowed_tools` admits its entries plus every `<server>__<tool>` name; an empty one is unrestricted;
+ * Authorization: `denyAllTools` refuses everything; `excludedTools` always subtracts; a non-empty
+ * `allowedTools` admits its entries plus every `<server>__<tool>` name; an empty one is unrestricted;
  * `read_only` autonomy refuses MCP calls; a per-run allow-list must also match, without auto-admission.
- * Approval: `always_ask` wins over everything; `full` autonomy asks nothing else; otherwise only
- * `auto_approve` entries skip the question. Decisions go by names alone: a server's tool annotations
+ * Approval: `alwaysAsk` wins over everything; `full` autonomy asks nothing else; otherwise only
+ * `autoApprove` entries skip the question. Decisions go by names alone: a server's tool annotations
  * (`readOnlyHint`, `destructiveHint`, …) never relax them, trusted server or not.
  */
 export function createToolPolicy(profile: RiskProfile, options: ToolPolicyOptions = {}): ToolPolicy {
-  const allowed = matcher(profile.allowed_tools);
-  const excluded = matcher(profile.excluded_tools);
-  const autoApprove = matcher(profile.auto_approve);
-  const alwaysAsk = matcher(profile.always_ask);
+  const allowed = matcher(profile.allowedTools);
+  const excluded = matcher(profile.excludedTools);
+  const autoApprove = matcher(profile.autoApprove);
+  const alwaysAsk = matcher(profile.alwaysAsk);
   const runList = options.runAllowList ? matcher(options.runAllowList) : undefined;
   return {
     profile,
     isAuthorized(name) {
-      if (profile.deny_all_tools || profile.autonomy === 'read_only') return false;
+      if (profile.denyAllTools || profile.autonomy === 'read_only') return false;
       if (excluded(name)) return false;
       if (runList && !runList(name)) return false;
-      if (profile.allowed_tools.length > 0 && !allowed(name) && !name.includes(NAME_SEPARATOR)) return false;
+      if (profile.allowedTools.length > 0 && !allowed(name) && !name.includes(NAME_SEPARATOR)) return false;
       return true;
     },
     needsApproval(name) {

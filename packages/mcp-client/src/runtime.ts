@@ -167,7 +167,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     scrub,
     ...(platform.store ? { store: platform.store } : {}),
     closed: () => closed,
-    deferred: () => current.deferred_loading,
+    deferred: () => current.deferredLoading,
     ensureCatalog,
     upToDate: rebuild,
   });
@@ -184,7 +184,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     invoker: adapter.invoker,
     tools: (toolOptions) => toolMap.tools(toolOptions?.signal),
     get deferred() {
-      return current.deferred_loading;
+      return current.deferredLoading;
     },
     toolNames: () => {
       rebuild();

@@ -1,5 +1,5 @@
 import type { McpClientSetup } from '@capnode/host/settings';
-import type { ServerDiagnostic } from '@capnode/mcp-client';
+import type { McpConfig, ServerDiagnostic } from '@capnode/mcp-client';
 import { flag } from '../args.js';
 import { mcpEndpoint, mcpUrl, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
@@ -107,7 +107,7 @@ async function callLocally(context: Context, name: string, args: Record<string, 
 async function runLocal(context: Context, setup: McpClientSetup, servers: McpClientSetup['servers'], name: string, args: Record<string, unknown>): Promise<number> {
   const interrupt = interruptSignal(context, name);
   try {
-    const config = { ...setup.config, deferred_loading: false, servers };
+    const config: McpConfig = { ...setup.config, deferredLoading: false, servers };
     await using runtime = await openLocalRuntime(context, { config, agent: setup.agent, allServers: setup.allServers, signal: interrupt.signal });
     const available = await runtime.tools({ signal: interrupt.signal });
     const tool = Object.values(available).find((candidate) => candidate.name.toLowerCase() === name.toLowerCase());

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { readRuntimeState } from '@capnode/host/setup';
 import type { McpServerEntry } from '@capnode/host/settings';
-import type { McpServerConfig, McpTool, ServerDiagnostic } from '@capnode/mcp-client';
+import type { McpConfig, McpServerConfig, McpTool, ServerDiagnostic } from '@capnode/mcp-client';
 import { collectSecrets, createSecretScrubber, redactServerConfig } from '@capnode/mcp-client/redact';
 import { flag, flagValues } from '../args.js';
 import type { Context } from '../context.js';
@@ -280,7 +280,7 @@ async function test(context: Context): Promise<number> {
     return 0;
   }
   if (!context.json) context.err(`capnode: connecting ${chosen.length} server${chosen.length === 1 ? '' : 's'}…`);
-  const config = { ...setup.config, enabled: true, deferred_loading: false, servers: chosen.map((server) => ({ ...server, enabled: true })) };
+  const config: McpConfig = { ...setup.config, enabled: true, deferredLoading: false, servers: chosen.map((server) => ({ ...server, enabled: true })) };
   const interrupt = interruptSignal(context, 'the servers');
   try {
     await using runtime = await openLocalRuntime(context, { config, allServers: true, signal: interrupt.signal });

@@ -64,7 +64,7 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
   };
 
   function profileName(current: McpClientSetup): string {
-    return current.config.agents[current.agent]?.risk_profile ?? current.agent;
+    return current.config.agents[current.agent]?.riskProfile ?? current.agent;
   }
 
   /** Adds `name` to the agent's `auto_approve` in settings.json and applies it to the running runtime. */

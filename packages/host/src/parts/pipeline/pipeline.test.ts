@@ -106,7 +106,7 @@ describe('host log', () => {
   });
 
   it('runs its hook slots in the documented order, audit last, for real calls from the host: built-in and imported', async () => {
-    const fixture = fileURLToPath(new URL('../../../tests/mcp-client/fixtures/stdioServer.mjs', import.meta.url));
+    const fixture = fileURLToPath(new URL('../../../../../tests/mcp-client/fixtures/stdioServer.mjs', import.meta.url));
     writeFileSync(
       join(home, 'settings.json'),
       JSON.stringify({ mcpClient: { reexport: true, servers: [{ name: 'fx', command: process.execPath, args: [fixture, 'ok'] }], risk_profiles: { capnode: { autonomy: 'full' } } } }),

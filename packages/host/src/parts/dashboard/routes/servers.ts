@@ -1,6 +1,6 @@
 import { join, dirname } from 'node:path';
 import { createDeadline } from '@capnode/toolkit';
-import { DEFAULT_MCP_CLIENT_AGENT, mcpServerEntries, resolveMcpClientSettings, type McpServerEntry } from '../../../config/mcpClientSettings.js';
+import { DEFAULT_MCP_CLIENT_AGENT, mcpServerEntries, resolveMcpClientSettings, type McpClientSetup, type McpServerEntry } from '../../../config/mcpClientSettings.js';
 import type { Settings } from '../../../config/settings.js';
 import type { ServerEntryView, ServerItem, ServersView, ServerTestResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
@@ -83,7 +83,7 @@ async function testServer({ params, host, signal }: RouteContext): Promise<Respo
   const { createMcpRuntime } = await import('@capnode/mcp-client/node');
   using timer = createDeadline({ timeoutMs: TEST_TIMEOUT_MS, signal });
   const deadline = timer.signal;
-  const config = { ...setup.config, enabled: true, deferred_loading: false, servers: [{ ...server, enabled: true }] };
+  const config: McpClientSetup['config'] = { ...setup.config, enabled: true, deferredLoading: false, servers: [{ ...server, enabled: true }] };
   const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
   const runtime = await createMcpRuntime(config, {
     allServers: true,
