@@ -44,6 +44,38 @@ async function writeTemporary(temp: string, data: string | Uint8Array, mode: num
   }
 }
 
+/** Writes `data` to a fresh private sibling of `path`, hands it to `place`, and removes whatever is left of it. */
+async function viaTemporary<T>(path: string, data: string | Uint8Array, options: PrivateWriteAsyncOptions, place: (temp: string) => Promise<T>): Promise<T> {
+  options.signal?.throwIfAborted();
+  await mkdir(dirname(path), { recursive: true, mode: DIRECTORY_MODE });
+  const temp = temporarySibling(path);
+  try {
+    await writeTemporary(temp, data, options.mode ?? 0o600);
+    options.signal?.throwIfAborted();
+    return await place(temp);
+  } finally {
+    await rm(temp, { force: true }).catch(() => {});
+  }
+}
+
+/** The synchronous {@link viaTemporary}. */
+function viaTemporarySync<T>(path: string, data: string | Uint8Array, options: PrivateWriteOptions, place: (temp: string) => T): T {
+  mkdirSync(dirname(path), { recursive: true, mode: DIRECTORY_MODE });
+  const temp = temporarySibling(path);
+  try {
+    writeTemporarySync(temp, data, options.mode ?? 0o600);
+    return place(temp);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/** A failed `link`: false when something is at the path (EEXIST), else the error is thrown. */
+function taken(error: unknown): false {
+  if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+  throw error;
+}
+
 /**
  * Replaces `path` with `data` so readers see the old content or the new, never a torn file: a
  * temporary sibling is created exclusively with `mode` (0600 by default), written, flushed, then
@@ -51,36 +83,12 @@ async function writeTemporary(temp: string, data: string | Uint8Array, mode: num
  * written through. On failure (or abort) the temporary file is removed and `path` keeps its old content.
  */
 export async function writePrivateFileAtomic(path: string, data: string | Uint8Array, options: PrivateWriteAsyncOptions = {}): Promise<void> {
-  const mode = options.mode ?? 0o600;
-  options.signal?.throwIfAborted();
-  await mkdir(dirname(path), { recursive: true, mode: DIRECTORY_MODE });
-  const temp = temporarySibling(path);
-  try {
-    await writeTemporary(temp, data, mode);
-    options.signal?.throwIfAborted();
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true }).catch(() => {});
-    throw error;
-  }
+  await viaTemporary(path, data, options, (temp) => rename(temp, path));
 }
 
 /** The synchronous {@link writePrivateFileAtomic}. */
 export function writePrivateFileAtomicSync(path: string, data: string | Uint8Array, options: PrivateWriteOptions = {}): void {
-  const mode = options.mode ?? 0o600;
-  mkdirSync(dirname(path), { recursive: true, mode: DIRECTORY_MODE });
-  const temp = temporarySibling(path);
-  try {
-    writeTemporarySync(temp, data, mode);
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
-}
-
-function isExists(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'EEXIST';
+  viaTemporarySync(path, data, options, (temp) => renameSync(temp, path));
 }
 
 /**
@@ -91,36 +99,17 @@ function isExists(error: unknown): boolean {
  * directory is created 0700; other failures are thrown as they are.
  */
 export async function createPrivateFileExclusive(path: string, data: string | Uint8Array, options: PrivateWriteAsyncOptions = {}): Promise<boolean> {
-  const mode = options.mode ?? 0o600;
-  options.signal?.throwIfAborted();
-  await mkdir(dirname(path), { recursive: true, mode: DIRECTORY_MODE });
-  const temp = temporarySibling(path);
-  try {
-    await writeTemporary(temp, data, mode);
-    options.signal?.throwIfAborted();
-    await link(temp, path);
-    return true;
-  } catch (error) {
-    if (isExists(error)) return false;
-    throw error;
-  } finally {
-    await rm(temp, { force: true }).catch(() => {});
-  }
+  return viaTemporary(path, data, options, (temp) => link(temp, path).then(() => true, taken));
 }
 
 /** The synchronous {@link createPrivateFileExclusive}. */
 export function createPrivateFileExclusiveSync(path: string, data: string | Uint8Array, options: PrivateWriteOptions = {}): boolean {
-  const mode = options.mode ?? 0o600;
-  mkdirSync(dirname(path), { recursive: true, mode: DIRECTORY_MODE });
-  const temp = temporarySibling(path);
-  try {
-    writeTemporarySync(temp, data, mode);
-    linkSync(temp, path);
-    return true;
-  } catch (error) {
-    if (isExists(error)) return false;
-    throw error;
-  } finally {
-    rmSync(temp, { force: true });
-  }
+  return viaTemporarySync(path, data, options, (temp) => {
+    try {
+      linkSync(temp, path);
+      return true;
+    } catch (error) {
+      return taken(error);
+    }
+  });
 }
