@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { writePrivateFileAtomicSync } from '@capnode/toolkit/node';
 import { TrayError } from './errors.js';
 
 const HELPER_NAMES: Partial<Record<NodeJS.Platform, string>> = {
@@ -58,11 +59,7 @@ export function runnableTrayHelper(file: string, cacheDir: string, platform: Nod
   const target = join(cacheDir, `${digest}-${file.split(/[\\/]/).pop()}`);
   if (isExecutable(target)) return target;
   try {
-    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-    const temporary = `${target}.${process.pid}.tmp`;
-    writeFileSync(temporary, bytes, { mode: 0o755 });
-    chmodSync(temporary, 0o755);
-    renameSync(temporary, target);
+    writePrivateFileAtomicSync(target, bytes, { mode: 0o755 });
   } catch (error) {
     throw new TrayError('helper_unavailable', `the tray helper ${file} is not executable and cannot be copied to ${cacheDir}: ${(error as Error).message}`, { cause: error });
   }

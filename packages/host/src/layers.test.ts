@@ -73,6 +73,6 @@ describe('host layers', () => {
 
   it('finds an upward import when there is one', () => {
     expect(layerOf(join(SRC, 'parts/dashboard/service.ts'))).toBeGreaterThan(layerOf(join(SRC, 'parts/listener/httpMode.ts')));
-    expect(layerOf(join(SRC, 'files/atomicWrite.ts'))).toBeLessThan(layerOf(join(SRC, 'config/settings.ts')));
+    expect(layerOf(join(SRC, 'files/secureFile.ts'))).toBeLessThan(layerOf(join(SRC, 'config/settings.ts')));
   });
 });

@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { defineErrorClass } from '@capnode/toolkit';
-import { readPrivateFileSync, type PrivateFileProblem } from '@capnode/toolkit/node';
-
-const FILE_MODE = 0o600;
-const DIR_MODE = 0o700;
+import { createPrivateFileExclusive, readPrivateFileSync, writePrivateFileAtomic, type PrivateFileProblem } from '@capnode/toolkit/node';
 
 /** A fresh bearer token: 32 CSPRNG bytes, base64url without padding (43 characters). */
 export function generateToken(): string {
@@ -43,16 +38,7 @@ async function readToken(path: string): Promise<string | undefined> {
 
 /** Writes `token` to `path` with mode 0600 via a temporary file and a rename, so readers never see half a token. */
 async function writeToken(path: string, token: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(temporary, `${token}\n`, { mode: FILE_MODE, flag: 'wx' });
-    await chmod(temporary, FILE_MODE);
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  await writePrivateFileAtomic(path, `${token}\n`);
 }
 
 /**
@@ -70,32 +56,13 @@ export async function loadOrCreateToken(path: string): Promise<{ token: string; 
   const existing = await readToken(path);
   if (existing !== undefined) return { token: existing, created: false };
   const token = generateToken();
-  if (await createExclusive(path, token)) return { token, created: true };
+  // Created only if nothing is there (a temporary file hard-linked into place): when several processes
+  // start at once, exactly one token wins and every one reads it.
+  if (await createPrivateFileExclusive(path, `${token}\n`)) return { token, created: true };
   const raced = await readToken(path);
   if (raced !== undefined) return { token: raced, created: false };
   await writeToken(path, token);
   return { token, created: true };
-}
-
-/**
- * Creates `path` holding `token` only if it does not exist, and never visible half-written: the
- * token goes to a temporary file that is then hard-linked into place (`link` fails when `path`
- * exists). When several processes start at once, exactly one token wins and every one reads it.
- */
-async function createExclusive(path: string, token: string): Promise<boolean> {
-  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temporary, `${token}\n`, { mode: FILE_MODE, flag: 'wx' });
-  try {
-    await chmod(temporary, FILE_MODE);
-    await link(temporary, path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  } finally {
-    await rm(temporary, { force: true });
-  }
 }
 
 /** Replaces the token at `path` with a fresh one and returns it; clients holding the old token get 401. */

@@ -35,6 +35,7 @@ describe('@capnode/toolkit root entry', () => {
       'MAX_TIMER_MS',
       'SlotMap',
       'armDeadline',
+      'createAsyncStack',
       'createDeadline',
       'defineBrandedErrorClass',
       'defineErrorClass',

@@ -6,3 +6,5 @@ export { isLoopbackAddress, isLoopbackHost, isLoopbackHostHeader } from './loopb
 export type { LogLevel } from './values.js';
 export { isPlainObject } from './values.js';
 export { SlotMap } from './slotMap.js';
+export type { AsyncStack } from './asyncStack.js';
+export { createAsyncStack } from './asyncStack.js';

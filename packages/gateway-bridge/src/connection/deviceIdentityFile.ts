@@ -1,7 +1,5 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { readPrivateFileSync } from '@capnode/toolkit/node';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createPrivateFileExclusiveSync, readPrivateFileSync, writePrivateFileAtomicSync } from '@capnode/toolkit/node';
 import type { GatewayRole } from '@capnode/protocol/gateway';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
@@ -55,14 +53,8 @@ function newIdentityFile(): IdentityFile {
   };
 }
 
-function tempPath(path: string): string {
-  return `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-}
-
-function writeTemp(path: string, data: IdentityFile): string {
-  const temp = tempPath(path);
-  writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  return temp;
+function identityText(data: IdentityFile): string {
+  return `${JSON.stringify(data, null, 2)}\n`;
 }
 
 /** The identity file's content; `undefined` when there is none. Never follows a symlink; refuses a file others can read. */
@@ -120,25 +112,21 @@ export function loadOrCreateDeviceIdentity(path: string): DeviceIdentityFile {
   const existing = readIdentityFile(path);
   if (existing) data = existing;
   else {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const fresh = newIdentityFile();
-    const temp = writeTemp(path, fresh);
+    let linked: boolean;
     try {
-      // link fails when another process created the file meanwhile; then its identity wins.
-      linkSync(temp, path);
+      // Not created when another process created the file meanwhile; then its identity wins.
+      linked = createPrivateFileExclusiveSync(path, identityText(fresh));
+    } catch (error) {
+      throw new GatewayError('identity', `cannot create the device identity ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    if (linked) {
       data = fresh;
       created = true;
-    } catch (linkError) {
-      if ((linkError as NodeJS.ErrnoException).code !== 'EEXIST') throw new GatewayError('identity', `cannot create the device identity ${path}: ${(linkError as Error).message}`, { cause: linkError });
+    } else {
       const raced = readIdentityFile(path);
       if (!raced) throw new GatewayError('identity', `the device identity ${path} disappeared while it was created`);
       data = raced;
-    } finally {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // Already gone.
-      }
     }
   }
   const privateKey = createPrivateKey(data.privateKey);
@@ -153,8 +141,7 @@ export function loadOrCreateDeviceIdentity(path: string): DeviceIdentityFile {
     if (!latest) throw new GatewayError('identity', `the device identity ${path} was removed while in use`);
     if (latest.deviceId !== data.deviceId) throw new GatewayError('identity', `the device identity ${path} was replaced while in use`);
     change(latest.deviceTokens);
-    const temp = writeTemp(path, latest);
-    renameSync(temp, path);
+    writePrivateFileAtomicSync(path, identityText(latest));
     data = latest;
   };
   const deviceTokens: DeviceTokenStore = {

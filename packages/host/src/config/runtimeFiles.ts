@@ -1,11 +1,11 @@
 import { readFileSync, rmSync } from 'node:fs';
+import { writePrivateFileAtomic } from '@capnode/toolkit/node';
 import type { RuntimeState } from './paths.js';
-import { writeFileAtomic } from '../files/atomicWrite.js';
 
 /** Writes a runtime file the CLI finds this host by; a failure is logged, not thrown (the host still serves). */
 export async function publishRuntime(path: string, runtime: RuntimeState, log: (level: 'warning', message: string) => void): Promise<void> {
   try {
-    await writeFileAtomic(path, `${JSON.stringify(runtime, null, 2)}\n`);
+    await writePrivateFileAtomic(path, `${JSON.stringify(runtime, null, 2)}\n`);
   } catch (error) {
     log('warning', `cannot write ${path} (the CLI will not find this host): ${(error as Error).message}`);
   }

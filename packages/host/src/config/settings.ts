@@ -2,8 +2,8 @@ import { lstatSync } from 'node:fs';
 import { z } from 'zod';
 import { addConsentGrant, consentSettingsSchema, execApprovalPolicySchema, type ConsentStore, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
 import { isLoopbackHost } from '@capnode/toolkit';
+import { writePrivateFileAtomic } from '@capnode/toolkit/node';
 import { HostError } from '../errors.js';
-import { writeFileAtomic } from '../files/atomicWrite.js';
 import { acquireSettingsLock } from '../locks/settingsLock.js';
 import { readConfigFile } from '../files/secureFile.js';
 import { mcpClientSettingsSchema } from './mcpClientSettings.js';
@@ -252,7 +252,7 @@ async function writeUpdate(path: string, value: Settings): Promise<Settings> {
   const next = settingsSchema.safeParse(value);
   if (!next.success) throw new HostError('invalid_settings', `refusing to write invalid settings to ${path}: ${describeIssues(next.error)}`, { cause: next.error });
   try {
-    await writeFileAtomic(path, `${JSON.stringify(next.data, null, 2)}\n`);
+    await writePrivateFileAtomic(path, `${JSON.stringify(next.data, null, 2)}\n`);
   } catch (error) {
     throw new HostError('io', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
   }

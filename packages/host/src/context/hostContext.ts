@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
+import type { AsyncStack } from '@capnode/toolkit';
 import type { AuditLogOptions } from '../audit/audit.js';
 import { hostPaths, resolveHome, type HostPaths } from '../config/paths.js';
 import { createSettingsStore, type SettingsStore } from '../config/settings.js';
@@ -9,7 +10,6 @@ import { ensurePrivateDirectory } from '../files/secureFile.js';
 import type { HostLogLevel } from '../logging/logLevel.js';
 import { createHostPipeline, type HostPipeline } from '../parts/pipeline/pipeline.js';
 import type { HostStatus } from '../status/hostStatus.js';
-import type { AsyncStack } from './asyncStack.js';
 import { createHostLogging, type HostLogging } from './hostLogging.js';
 
 /** Size at which `logs/host.log` is rotated. */

@@ -1,7 +1,7 @@
 import { rotateToken as rotateTokenFile } from '@capnode/mcp-server/node';
+import { createAsyncStack } from '@capnode/toolkit';
 import { createRuntimeFiles } from '../config/runtimeFiles.js';
 import { createLiveSettings, type LiveSettings } from '../config/settingsPatch.js';
-import { createAsyncStack } from '../context/asyncStack.js';
 import { createBackgroundWork } from '../context/backgroundWork.js';
 import { createHostContext, type HostContext, type HostControls } from '../context/hostContext.js';
 import { HostError } from '../errors.js';

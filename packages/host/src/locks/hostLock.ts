@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { writePrivateFileAtomic } from '@capnode/toolkit/node';
 import { HostError } from '../errors.js';
-import { writeFileAtomic } from '../files/atomicWrite.js';
 import { isPidAlive, linkLock, lockPid, readLockFile, takeOverStaleLock, writeLockCandidate, type LockRead } from './lockFile.js';
 import { ensurePrivateDirectory } from '../files/secureFile.js';
 
@@ -103,7 +103,7 @@ export function acquireHostLock(options: AcquireHostLockOptions): HostLock {
     async update(change) {
       if (released || !holds()) return;
       state = { ...state, ...change };
-      await writeFileAtomic(path, `${JSON.stringify(state)}\n`);
+      await writePrivateFileAtomic(path, `${JSON.stringify(state)}\n`);
     },
     release() {
       if (released) return;

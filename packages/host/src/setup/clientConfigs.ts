@@ -3,13 +3,13 @@ import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createSecretScrubber } from '@capnode/mcp-client/redact';
 import { isPlainObject } from '@capnode/toolkit';
+import { writePrivateFileAtomic } from '@capnode/toolkit/node';
 import { CLIENT_IDS, type ClientId, type ClientTarget } from './clientTarget.js';
 import { HostError } from '../errors.js';
 
 // The subpath's callers (the CLI) tell a refused file from other failures without loading the root entry.
 export { HostError, isHostError } from '../errors.js';
 export type { HostErrorCode } from '../errors.js';
-import { writeFileAtomic } from '../files/atomicWrite.js';
 import { unifiedDiff } from '../files/textDiff.js';
 
 export { CLIENT_IDS, type ClientId, type ClientTarget } from './clientTarget.js';
@@ -359,7 +359,7 @@ export async function writeClientConfig(id: ClientId, options: WriteClientConfig
       backup = backupName(preview.path, options.now?.() ?? new Date());
       await copyFile(preview.path, backup);
     }
-    await writeFileAtomic(preview.path, preview.after, mode);
+    await writePrivateFileAtomic(preview.path, preview.after, { mode });
   } catch (error) {
     throw new HostError('io', `cannot write ${preview.path}: ${(error as Error).message}; ${backup ? `the previous file is kept in ${basename(backup)}` : 'nothing was written'}`, { cause: error });
   }

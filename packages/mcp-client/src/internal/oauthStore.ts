@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writePrivateFileAtomic } from '@capnode/toolkit/node';
 import type { OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { McpClientError } from '../errors.js';
 
@@ -122,20 +122,10 @@ export function createOAuthStore(dir: string, server: string, url: string): OAut
 
   async function writeNow(record: OAuthRecord): Promise<void> {
     await ensureDir(dir);
-    const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     try {
-      // `wx` (O_CREAT | O_EXCL) never follows a planted symlink; rename replaces a link, not its target.
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(`${JSON.stringify({ ...record, server, url, version: 1 }, null, 2)}\n`, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, path);
+      // The temporary file is created exclusively (never through a planted symlink); the rename replaces a link, not its target.
+      await writePrivateFileAtomic(path, `${JSON.stringify({ ...record, server, url, version: 1 }, null, 2)}\n`);
     } catch (error) {
-      await rm(temp, { force: true }).catch(() => {});
-      if (error instanceof McpClientError) throw error;
       throw storeError(`cannot write the OAuth token file ${path}: ${(error as Error).message}`, error);
     }
   }

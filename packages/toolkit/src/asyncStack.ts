@@ -1,6 +1,6 @@
 /**
- * A last-in, first-out stack of async clean-ups: the host pushes each part as it creates it and
- * unwinds the stack in reverse to close (Node 20 has no `AsyncDisposableStack`).
+ * A last-in, first-out stack of async clean-ups: push each part as it is created, unwind the stack
+ * in reverse to close (Node 20 has no `AsyncDisposableStack`).
  */
 export interface AsyncStack {
   /** Pushes a clean-up; it runs before every one pushed earlier. */
@@ -13,6 +13,7 @@ export interface AsyncStack {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** An empty {@link AsyncStack}; the host builds its parts onto one. */
 export function createAsyncStack(): AsyncStack {
   const cleanUps: (() => unknown)[] = [];
   let disposing: Promise<void> | undefined;
