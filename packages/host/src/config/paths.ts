@@ -8,7 +8,7 @@ import { isPidAlive } from '../locks/lockFile.js';
 /** Environment variable that overrides the config directory (tests and side-by-side instances). */
 export const HOME_ENV = 'CAPNODE_HOME';
 
-/** Environment variable holding the gateway's shared token (wins over `node.token` in settings.json). */
+/** Environment variable holding the gateway's shared token (wins over `gateway.token` in settings.json). */
 export const GATEWAY_TOKEN_ENV = 'CAPNODE_GATEWAY_TOKEN';
 /** Loopback address the MCP listener binds by default. */
 export const DEFAULT_MCP_HOST = '127.0.0.1';
