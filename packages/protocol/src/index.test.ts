@@ -1,40 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import * as protocol from './index.js';
+import { describe, it } from 'vitest';
+import { entrySurface } from '../../../tests/support/entrySurface.js';
 
-const sourceDirectory = dirname(fileURLToPath(import.meta.url));
-
-/** Every module the root entry loads, following relative imports. */
-function rootModuleGraph(): Map<string, string> {
-  const modules = new Map<string, string>();
-  const visit = (file: string): void => {
-    if (modules.has(file)) return;
-    const text = readFileSync(file, 'utf8');
-    modules.set(file, text);
-    for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)) {
-      if (specifier?.startsWith('.')) visit(join(dirname(file), specifier.replace(/\.js$/, '.ts')));
-    }
-  };
-  visit(join(sourceDirectory, 'index.ts'));
-  return modules;
-}
+const { expectImports, expectExports } = entrySurface(import.meta.url);
 
 describe('@capnode/protocol root entry', () => {
   it('is runtime-neutral: no Node built-ins and no sibling packages but the leaf toolkit', () => {
-    const graph = rootModuleGraph();
-    expect(graph.size).toBeGreaterThan(5);
-    for (const [file, text] of graph) {
-      const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((match) => match[1] ?? '');
-      for (const specifier of specifiers) {
-        expect(specifier.startsWith('.') || specifier === '@capnode/toolkit', `${file} imports ${specifier}`).toBe(true);
-      }
-    }
+    expectImports('index.ts', (specifier) => specifier === '@capnode/toolkit');
   });
 
-  it('exports exactly the documented runtime API', () => {
-    expect(Object.keys(protocol).sort()).toEqual([
+  it('exports exactly the documented runtime API', () =>
+    expectExports('index.ts', [
       'JsonRpcErrorCode',
       'MAX_ARGUMENTS_DEPTH',
       'ProtocolError',
@@ -53,6 +28,5 @@ describe('@capnode/protocol root entry', () => {
       'normalizeJsonNumber',
       'requestIdKey',
       'requestIdKeyFromMessage',
-    ]);
-  });
+    ]));
 });
