@@ -92,7 +92,7 @@ export type Section = 'main' | 'consent' | 'plugins' | 'gateway' | 'servers' | '
 /** Overview section titles, in order. */
 export const SECTIONS: Readonly<Record<Section, string>> = {
   main: 'Usage:',
-  consent: 'Consent (screen, camera, microphone, location; each off until turned on):',
+  consent: 'Consent (screen, camera, microphone, location, files, computer, browser; each off until turned on):',
   plugins: 'Plugins (settings.json "plugins"; state and diagnostics: capnode status):',
   diagnose: 'Diagnose:',
   gateway: 'OpenClaw gateway (token: --gateway-token, env CAPNODE_GATEWAY_TOKEN, or settings.json gateway.token):',
@@ -197,7 +197,7 @@ export const COMMANDS: readonly CommandRow[] = [
   },
   {
     name: 'consent',
-    summary: 'consent per category: screen, camera, microphone, location (off|ask|allow)',
+    summary: 'consent per category: screen, camera, microphone, location, files, computer, browser (off|ask|allow)',
     section: 'consent',
     usage: [
       ['capnode consent list', 'each category\'s mode (off|ask|allow) and the "allow always" grants'],

@@ -30,7 +30,7 @@ const TRANSPORTS: readonly Transport[] = ['mcp-http', 'mcp-stdio', 'gateway', 'c
 
 describe('consent hook', () => {
   it('every category is off by default', () => {
-    expect(consentSettingsSchema.parse({})).toEqual({ screen: 'off', camera: 'off', microphone: 'off', location: 'off', allowed: [] });
+    expect(consentSettingsSchema.parse({})).toEqual({ screen: 'off', camera: 'off', microphone: 'off', location: 'off', files: 'off', computer: 'off', browser: 'off', allowed: [] });
   });
 
   it.each(TRANSPORTS)('off refuses consent_required over %s, naming the command that turns it on; nothing runs', async (transport) => {

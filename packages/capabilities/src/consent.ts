@@ -8,7 +8,7 @@ import { hashInvocationArgs } from './internal/argsHash.js';
 import type { Invocation, InvocationHook } from './pipeline.js';
 
 /** Every consent category, in the order settings and `capnode consent list` show them. */
-export const CONSENT_CATEGORIES: readonly ConsentCategory[] = ['screen', 'camera', 'microphone', 'location'];
+export const CONSENT_CATEGORIES: readonly ConsentCategory[] = ['screen', 'camera', 'microphone', 'location', 'files', 'computer', 'browser'];
 
 /**
  * What the user decided for one category: `off` refuses every command of it (the default), `ask`
@@ -17,7 +17,7 @@ export const CONSENT_CATEGORIES: readonly ConsentCategory[] = ['screen', 'camera
 export type ConsentMode = 'off' | 'ask' | 'allow';
 
 export const consentModeSchema = z.enum(['off', 'ask', 'allow']);
-export const consentCategorySchema = z.enum(['screen', 'camera', 'microphone', 'location']);
+export const consentCategorySchema = z.enum(['screen', 'camera', 'microphone', 'location', 'files', 'computer', 'browser']);
 
 /** A command the user answered "allow always" for while its category was `ask`. */
 export const consentGrantSchema = z.strictObject({ command: z.string().min(1), category: consentCategorySchema });
@@ -36,6 +36,9 @@ export const consentSettingsSchema = z.strictObject({
   camera: consentModeSchema.default('off'),
   microphone: consentModeSchema.default('off'),
   location: consentModeSchema.default('off'),
+  files: consentModeSchema.default('off'),
+  computer: consentModeSchema.default('off'),
+  browser: consentModeSchema.default('off'),
   allowed: z.array(consentGrantSchema).max(MAX_CONSENT_GRANTS).default([]),
 });
 export type ConsentSettings = z.output<typeof consentSettingsSchema>;

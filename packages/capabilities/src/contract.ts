@@ -78,10 +78,11 @@ export interface CommandContext {
 }
 
 /**
- * What a command sees or hears of the user, or where it locates them. Each category is off until the
+ * What a command sees or hears of the user, where it locates them, or what of theirs it reads and
+ * drives (their files, their desktop's pointer and keyboard, a browser). Each category is off until the
  * user turns it on (`consent` in settings: `off`, `ask` through the approval broker, or `allow`).
  */
-export type ConsentCategory = 'screen' | 'camera' | 'microphone' | 'location';
+export type ConsentCategory = 'screen' | 'camera' | 'microphone' | 'location' | 'files' | 'computer' | 'browser';
 
 /** Whether a command's backend exists on this machine; when not, what to install (e.g. `ffmpeg`). */
 export type Availability = { readonly available: true } | { readonly available: false; readonly install: string };

@@ -25,7 +25,7 @@ describe('settings', () => {
       execApprovals: { mode: 'ask', allowlist: [] },
       approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
       dashboard: { enabled: true, port: 0 },
-      consent: { screen: 'off', camera: 'off', microphone: 'off', location: 'off', allowed: [] },
+      consent: { screen: 'off', camera: 'off', microphone: 'off', location: 'off', files: 'off', computer: 'off', browser: 'off', allowed: [] },
       plugins: [],
       pluginSettings: {},
     });

@@ -88,8 +88,8 @@ export const settingsSchema = z.strictObject({
   /** MCP servers whose tools capnode imports (see {@link mcpClientSettingsSchema}); absent means none. */
   mcpClient: mcpClientSettingsSchema.optional(),
   /**
-   * What commands may see or hear of the user: `screen`, `camera`, `microphone`, `location`, each
-   * `off` (default), `ask` (through the approval broker) or `allow`; `allowed` lists the commands
+   * What commands may see, hear or drive of the user: `screen`, `camera`, `microphone`, `location`,
+   * `files`, `computer`, `browser`, each `off` (default), `ask` (through the approval broker) or `allow`; `allowed` lists the commands
    * answered "allow always" while their category was `ask`.
    */
   consent: consentSettingsSchema.prefault({}),

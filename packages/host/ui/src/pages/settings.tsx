@@ -48,12 +48,12 @@ const MATRIX: readonly [boolean, boolean, string][] = [
 ];
 
 /** The consent categories of the capability contract; a host may know more (its settings list them). */
-const CONSENT_CATEGORIES = ['screen', 'camera', 'microphone', 'location'];
+const CONSENT_CATEGORIES = ['screen', 'camera', 'microphone', 'location', 'files', 'computer', 'browser'];
 
 /** Every category to show, with its current choice (`off` when unset), when the host has consent settings at all. */
 function consentOf(settings: SettingsView): Record<string, string> {
   if (settings.consent === undefined || settings.consent === null || typeof settings.consent !== 'object') return {};
-  const categories = [...new Set([...CONSENT_CATEGORIES, ...Object.keys(settings.consent)])];
+  const categories = [...new Set([...CONSENT_CATEGORIES, ...Object.keys(settings.consent).filter((key) => key !== 'allowed')])];
   return Object.fromEntries(categories.map((category) => [category, settings.consent?.[category] ?? 'off']));
 }
 
