@@ -75,13 +75,13 @@ describe('HTTP gates, in order', () => {
     expect(response.status).toBe(200);
   });
 
-  it('answers 401 with no body for a missing, wrong or non-bearer credential', async () => {
+  it('answers 401 with a line saying what to send for a missing, wrong or non-bearer credential', async () => {
     for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${TOKEN}`, 'Bearer', `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`]) {
       const headers: Record<string, string> = { host, 'content-type': 'application/json' };
       if (authorization !== undefined) headers.authorization = authorization;
       const response = await rawRequest(url, { method: 'POST', headers, body: PING });
       expect(response.status, String(authorization)).toBe(401);
-      expect(response.body).toBe('');
+      expect(response.body).toMatch(/^Unauthorized: .*Authorization: Bearer <token>/);
       expect(accessControlHeaders(response.headers)).toEqual([]);
     }
   });

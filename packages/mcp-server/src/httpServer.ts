@@ -28,6 +28,11 @@ export interface HttpServerOptions {
   readonly port?: number;
   /** The bearer token every request must carry. Only an explicit `{ disabled: true }` turns auth off. */
   readonly token: string | { readonly disabled: true };
+  /**
+   * Text of a 401 answer (a missing or wrong token): what the user should do to get the right one.
+   * Default: a sentence naming the `Authorization: Bearer <token>` header.
+   */
+  readonly unauthorizedText?: string;
   /** Requests served at once; more wait up to 50 ms for a slot, then get 503 + Retry-After. Default 16. */
   readonly maxConcurrency?: number;
   /** Largest accepted body, on Content-Length and while reading. Default 4 MiB. */
@@ -99,7 +104,12 @@ const KERNEL_REPLIES = {
   timeout: REQUEST_TIMEOUT,
   internal: internalError(),
 } as const;
-const UNAUTHORIZED: Reply = { status: 401, headers: { 'www-authenticate': 'Bearer realm="capnode"' }, body: null };
+const DEFAULT_UNAUTHORIZED_TEXT = 'Unauthorized: send this server\'s current token as `Authorization: Bearer <token>`.';
+
+/** The 401 answer: the Bearer challenge and a plain-text line saying how to get in. */
+function unauthorizedReply(text: string): Reply {
+  return textReply(401, `${text}\n`, { 'www-authenticate': 'Bearer realm="capnode"' });
+}
 
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
@@ -170,7 +180,7 @@ function guardedLogger(onLog: HttpServerOptions['onLog']): (level: HttpLogLevel,
  * or dot segments) → 400, so gating and routing see one path; concurrency cap → 503 with
  * Retry-After; any Origin, Referer or browser fetch-metadata header (a lone `Sec-Fetch-Mode: cors`,
  * which Node's fetch sends, excepted) → 403; Host other than
- * 127.0.0.1 / localhost / [::1] (any port) or missing → 403; bearer token → 401 with no body, before
+ * 127.0.0.1 / localhost / [::1] (any port) or missing → 403; bearer token → 401 with a one-line text (`unauthorizedText`), before
  * any method dispatch; `GET` → 200 text probe; verbs other than GET/POST/DELETE → 405; Content-Type
  * not `application/json` → 415; body over the limit → 413; past the deadline → 408. No
  * Access-Control-* header is ever sent, so a browser's CORS preflight always fails.
@@ -247,6 +257,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
    * Gates after admission, then routing, both on `path` (the canonical target path); `request` aborts
    * the calls this request started.
    */
+  const unauthorized = unauthorizedReply(options.unauthorizedText ?? DEFAULT_UNAUTHORIZED_TEXT);
   const dispatch = (incoming: IncomingMessage, request: KernelRequest, path: string): Reply | Promise<Reply | Response | void> => {
     const headers = incoming.headers;
     const browser = browserHeader(headers);
@@ -254,7 +265,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     if (!isLoopbackHostHeader(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
     const isAdmin = path === ADMIN_ROOT || path.startsWith(ADMIN_PREFIX);
     const check = isAdmin ? checkAdmin : checkToken;
-    if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return UNAUTHORIZED;
+    if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return unauthorized;
     if (incoming.method === 'POST' && !isAdmin) {
       if (!isJsonContentType(headers['content-type'])) {
         return UNSUPPORTED_MEDIA_TYPE;

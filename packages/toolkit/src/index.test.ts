@@ -19,6 +19,7 @@ describe('@capnode/toolkit root entry', () => {
       'defineErrorClass',
       'delay',
       'errorBrandOf',
+      'exceedsJsonDepth',
       'hasErrorBrand',
       'isLoopbackAddress',
       'isLoopbackHost',

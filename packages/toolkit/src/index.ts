@@ -4,7 +4,7 @@ export type { ErrorClassOptions, CodedError, CodedErrorClass, BrandedErrorClass 
 export { defineErrorClass, defineBrandedErrorClass, errorBrandOf, hasErrorBrand } from './errorClass.js';
 export { isLoopbackAddress, isLoopbackHost, isLoopbackHostHeader } from './loopback.js';
 export type { LogLevel } from './values.js';
-export { isPlainObject } from './values.js';
+export { exceedsJsonDepth, isPlainObject } from './values.js';
 export { SlotMap } from './slotMap.js';
 export type { AsyncStack } from './asyncStack.js';
 export { createAsyncStack } from './asyncStack.js';

@@ -76,8 +76,12 @@ async function write(context: Context, clients: ClientsModule, id: ClientId, opt
   } catch (error) {
     hostFailure(error, clients);
   }
-  if (context.json) context.out(JSON.stringify({ path: written.path, changed: written.changed, ...(written.backup ? { backup: written.backup } : {}), diff: preview.diff }, null, 2));
-  else context.out(`wrote ${written.path}${written.backup ? ` (previous file kept as ${written.backup})` : ''}; restart the client to pick it up`);
+  const narrowed = written.narrowedFrom === undefined ? undefined : `0${written.narrowedFrom.toString(8)}`;
+  if (context.json) context.out(JSON.stringify({ path: written.path, changed: written.changed, ...(written.backup ? { backup: written.backup } : {}), ...(narrowed ? { narrowedFrom: narrowed } : {}), diff: preview.diff }, null, 2));
+  else {
+    context.out(`wrote ${written.path}${written.backup ? ` (previous file kept as ${written.backup})` : ''}; restart the client to pick it up`);
+    if (narrowed) context.out(`made ${written.path} readable by you only (it was mode ${narrowed}): it holds capnode's MCP token`);
+  }
   return 0;
 }
 

@@ -190,8 +190,7 @@ describe('settings: the old "node" section (now "gateway")', () => {
     expect(store.get().gateway).toEqual({ enabled: false, url: 'ws://new.example:2' });
     expect(warnings).toEqual([expect.stringMatching(/both "gateway" and the old "node" section: "gateway" is used/)]);
     expect(await store.migrate()).toBe(true);
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ gateway: { enabled: false, url: 'ws://new.example:2' } });
-    expect(JSON.parse(readFileSync(path, 'utf8')).node).toBeUndefined();
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ gateway: { url: 'ws://new.example:2' } });
   });
 
   it('a bad old value gives the same clear error, named under "gateway."', () => {
@@ -212,5 +211,20 @@ describe('settings: the old "node" section (now "gateway")', () => {
     writeFileSync(path, JSON.stringify({ node: { url: 'http://x' } }));
     await expect(store.migrate()).rejects.toThrow(/gateway\.url/);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ node: { url: 'http://x' } });
+  });
+});
+
+describe('settings: writes keep the file sparse', () => {
+  it('writes only what changed: defaults the user never set stay out, unknown-to-the-user values keep following the defaults', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capnode-sparse-'));
+    const file = join(dir, 'settings.json');
+    writeFileSync(file, JSON.stringify({ mcp: { port: 9000 } }), { mode: 0o600 });
+    const store = createSettingsStore(file);
+    await store.update((settings) => ({ ...settings, consent: { ...settings.consent, files: 'ask' } }));
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ mcp: { port: 9000 }, consent: { files: 'ask' } });
+    await store.update((settings) => ({ ...settings, mcp: { ...settings.mcp, port: 8765 } }));
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ mcp: { port: 8765 }, consent: { files: 'ask' } });
+    expect(store.get().mcp.host).toBe('127.0.0.1');
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { z } from 'zod';
 import { addConsentGrant, consentSettingsSchema, execApprovalPolicySchema, type ConsentStore, type ExecApprovalPolicy, type ExecApprovalStore } from '@capnode/capabilities';
-import { isLoopbackHost } from '@capnode/toolkit';
+import { isLoopbackHost, isPlainObject } from '@capnode/toolkit';
 import { writePrivateFileAtomic } from '@capnode/toolkit/node';
 import { HostError } from '../errors.js';
 import { acquireSettingsLock } from '../locks/settingsLock.js';
@@ -247,12 +247,43 @@ function fileSignature(path: string): string | undefined {
   return [stat.dev, stat.ino, stat.mode, stat.uid, stat.size, stat.mtimeNs, stat.ctimeNs].join(':');
 }
 
-/** Validates `value` and writes it to `path` atomically (0600); returns what was written. */
-async function writeUpdate(path: string, value: Settings): Promise<Settings> {
-  const next = settingsSchema.safeParse(value);
+/** Deep equality of JSON values (settings hold only JSON). */
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * What to write so that the file means `after`: the file's own text (`raw`) with only what differs
+ * between what it meant (`before`) and `after` written into it, so defaults the user never set stay
+ * out of the file and keep following capnode's defaults.
+ */
+function sparseUpdate(raw: unknown, before: unknown, after: unknown): unknown {
+  if (!isPlainObject(before) || !isPlainObject(after)) return after;
+  const out: Record<string, unknown> = isPlainObject(raw) ? { ...raw } : {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (!Object.hasOwn(after, key)) delete out[key];
+    else if (!sameJson(before[key], after[key]) || !Object.hasOwn(before, key)) out[key] = sparseUpdate(out[key], before[key], after[key]);
+  }
+  return out;
+}
+
+/**
+ * Validates `change` applied to the file at `path` and writes the result atomically (0600), keeping
+ * the file sparse (see {@link sparseUpdate}); an old `node` section is rewritten as `gateway`.
+ * Returns the settings written.
+ */
+async function writeUpdate(path: string, change: (current: Settings) => Settings, loadOptions: LoadSettingsOptions): Promise<Settings> {
+  const text = readConfigFile(path, 'the settings file', 'fix', loadOptions.onWarning);
+  const before = text === undefined ? defaultSettings() : parseSettings(text, path, loadOptions.onWarning ? { onWarning: loadOptions.onWarning } : {});
+  const next = settingsSchema.safeParse(change(before));
   if (!next.success) throw new HostError('invalid_settings', `refusing to write invalid settings to ${path}: ${describeIssues(next.error)}`, { cause: next.error });
+  const raw = text === undefined || text.trim() === '' ? {} : migrateLegacyKeys(JSON.parse(text), path).value;
+  let value: unknown = sparseUpdate(raw, before, next.data);
+  // The sparse form must mean exactly the settings validated; when it would not, the whole settings are written.
+  const reread = settingsSchema.safeParse(value);
+  if (!reread.success || !sameJson(reread.data, next.data)) value = next.data;
   try {
-    await writePrivateFileAtomic(path, `${JSON.stringify(next.data, null, 2)}\n`);
+    await writePrivateFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
   } catch (error) {
     throw new HostError('io', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
   }
@@ -300,7 +331,7 @@ export function createSettingsStore(path: string, options: SettingsStoreOptions 
           ...(updateOptions.signal ? { signal: updateOptions.signal } : {}),
         });
         try {
-          current = await writeUpdate(path, change(load()));
+          current = await writeUpdate(path, change, loadOptions);
         } finally {
           release();
         }

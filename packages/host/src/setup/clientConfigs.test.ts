@@ -83,7 +83,7 @@ describe('mergeClientConfig', () => {
 });
 
 describe('previewClientConfig / writeClientConfig', () => {
-  it('previews a masked diff, writes atomically with a backup and the old mode, and keeps other entries', async () => {
+  it('previews a masked diff, writes atomically with a 0600 backup, narrows the mode to owner-only, and keeps other entries', async () => {
     const user = home();
     const path = join(user, '.cursor', 'mcp.json');
     mkdirSync(join(user, '.cursor'));
@@ -100,7 +100,9 @@ describe('previewClientConfig / writeClientConfig', () => {
     expect(readFileSync(written.backup!, 'utf8')).toBe(original);
     const after = JSON.parse(readFileSync(path, 'utf8'));
     expect(Object.keys(after.mcpServers)).toEqual(['keep', 'capnode']);
-    expect(statSync(path).mode & 0o777).toBe(0o640);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(written.narrowedFrom).toBe(0o640);
+    expect(statSync(written.backup!).mode & 0o777).toBe(0o600);
     expect(readdirSync(join(user, '.cursor')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     expect(await writeClientConfig('cursor', options(user))).toMatchObject({ changed: false });
   });

@@ -1,4 +1,4 @@
-import { copyFile, readFile, realpath, stat } from 'node:fs/promises';
+import { chmod, copyFile, readFile, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createSecretScrubber } from '@capnode/mcp-client/redact';
@@ -111,6 +111,8 @@ export interface ClientConfigWrite {
   readonly path: string;
   readonly backup?: string;
   readonly changed: boolean;
+  /** The file's mode before, when the write narrowed it to owner-only (it holds capnode's token). */
+  readonly narrowedFrom?: number;
 }
 
 const NAMES: Readonly<Record<ClientId, string>> = { claude: 'Claude Code', 'claude-desktop': 'Claude Desktop', cursor: 'Cursor', vscode: 'VS Code' };
@@ -341,8 +343,9 @@ function backupName(path: string, now: Date): string {
 /**
  * Merges this host's entry into `id`'s config file: refuses a file it cannot parse
  * (`invalid_config`) or one that changed since the preview (`conflict`, with `expected`), copies the
- * old file to `<file>.capnode-backup-<time>`, then writes atomically with the file's mode (0600 for a
- * new file). Other entries and unknown keys are kept.
+ * old file to `<file>.capnode-backup-<time>` (0600), then writes atomically, owner-only: 0600 for a new
+ * file, the old mode without group and other bits otherwise (the entry holds the token; `narrowedFrom`
+ * says when that changed the mode). Other entries and unknown keys are kept.
  */
 export async function writeClientConfig(id: ClientId, options: WriteClientConfigOptions): Promise<ClientConfigWrite> {
   const preview = await previewClientConfig(id, options);
@@ -352,18 +355,22 @@ export async function writeClientConfig(id: ClientId, options: WriteClientConfig
   if (!preview.changed) return { id, path: preview.path, changed: false };
   aborted(options.signal);
   let backup: string | undefined;
+  let before: number | undefined;
   let mode = 0o600;
   try {
     if (!preview.created) {
-      mode = (await stat(preview.path)).mode & 0o777;
+      before = (await stat(preview.path)).mode & 0o777;
+      // The entry carries the bearer token: group and others lose every bit; the owner keeps theirs.
+      mode = (before & 0o700) | 0o600;
       backup = backupName(preview.path, options.now?.() ?? new Date());
       await copyFile(preview.path, backup);
+      await chmod(backup, 0o600);
     }
     await writePrivateFileAtomic(preview.path, preview.after, { mode });
   } catch (error) {
     throw new HostError('io', `cannot write ${preview.path}: ${(error as Error).message}; ${backup ? `the previous file is kept in ${basename(backup)}` : 'nothing was written'}`, { cause: error });
   }
-  return { id, path: preview.path, changed: true, ...(backup ? { backup } : {}) };
+  return { id, path: preview.path, changed: true, ...(backup ? { backup } : {}), ...(before !== undefined && before !== mode ? { narrowedFrom: before } : {}) };
 }
 
 function sameEndpoint(a: string, b: string): boolean {

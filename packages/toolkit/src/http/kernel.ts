@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SlotMap } from '../slotMap.js';
 import { AbortLatch } from './abortLatch.js';
 import { Admission } from './admission.js';
-import type { HttpReply } from './reply.js';
+import { textReply, type HttpReply } from './reply.js';
 import { writeAnswer } from './write.js';
 import { isLoopbackAddress } from '../loopback.js';
 
@@ -68,6 +68,8 @@ export interface KernelReplies {
   readonly timeout: HttpReply;
   /** The handler threw or rejected. */
   readonly internal: HttpReply;
+  /** More than one Host header (which Node would silently reduce to the first). Default a plain-text 400. */
+  readonly duplicateHost?: HttpReply;
 }
 
 export interface HttpKernelOptions<Route> {
@@ -111,6 +113,25 @@ export interface HttpKernel {
 }
 
 const ABORT_GRACE_MS = 1000;
+
+const DUPLICATE_HOST = textReply(400, 'Bad Request: more than one Host header.\n', { connection: 'close' });
+
+/**
+ * True when the request carries more than one Host header. Node keeps only the first in `headers`, so
+ * a gate reading `headers.host` would judge a request whose other Host a proxy or handler might use.
+ */
+function hasDuplicateHost(incoming: IncomingMessage): boolean {
+  const raw = incoming.rawHeaders;
+  let seen = false;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
 
 function timeoutError(message: string): Error {
   const error = new Error(message);
@@ -180,6 +201,10 @@ export function createHttpKernel<Route>(options: HttpKernelOptions<Route>): Http
   const listener = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
     if (!isLoopbackAddress(incoming.socket.remoteAddress)) {
       void writeAnswer(outgoing, replies.forbiddenPeer);
+      return;
+    }
+    if (hasDuplicateHost(incoming)) {
+      void writeAnswer(outgoing, replies.duplicateHost ?? DUPLICATE_HOST);
       return;
     }
     const admitted = options.admit?.(incoming) ?? { route: undefined as Route };

@@ -29,6 +29,11 @@ export interface ClientView extends ClientTarget {
   readonly instructions: readonly string[];
   /** A command that configures the client instead (argv), e.g. `claude mcp add …`. */
   readonly command?: readonly string[];
+  /**
+   * How the MCP token is spelled in `snippet` and `command` (masked, as the Token page shows it); Copy
+   * puts the revealed token in its place. Absent when they hold no token.
+   */
+  readonly tokenMask?: string;
 }
 
 /** `GET /api/clients`. */

@@ -35,6 +35,12 @@ export interface DashboardListener {
 const FORBIDDEN_PEER = textReply(403, 'Forbidden: only loopback peers are served.\n', { connection: 'close' });
 const SHUTTING_DOWN = textReply(503, 'The dashboard is shutting down.\n', { 'retry-after': '1', connection: 'close' });
 const INTERNAL = jsonReply('{"error":{"code":"internal","message":"internal error"}}', 500);
+const DUPLICATE_HOST = jsonReply('{"error":{"code":"host","message":"more than one Host header"}}', 400);
+
+/** Methods the dashboard answers; any other (TRACE, CONNECT, WebDAV verbs, …) is 405 before routing. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const ALLOWED_METHODS = [...METHODS].join(', ');
+const METHOD_NOT_ALLOWED = jsonReply('{"error":{"code":"method","message":"method not allowed"}}', 405, { allow: ALLOWED_METHODS });
 
 /**
  * Starts the dashboard's own loopback listener on `node:http`: every request becomes a web `Request`
@@ -47,6 +53,7 @@ export async function startDashboardListener(options: DashboardListenerOptions):
   let origin = '';
   // No request deadline and no concurrency cap (event streams stay open); a bounded number of sockets instead.
   const kernel = createHttpKernel({
+    admit: (incoming) => (METHODS.has(incoming.method ?? '') ? { route: undefined } : { refuse: METHOD_NOT_ALLOWED }),
     handle: async (incoming, request) => {
       const signal = signalFromHook(request);
       try {
@@ -59,7 +66,7 @@ export async function startDashboardListener(options: DashboardListenerOptions):
         else return INTERNAL;
       }
     },
-    replies: { forbiddenPeer: FORBIDDEN_PEER, shuttingDown: SHUTTING_DOWN, busy: SHUTTING_DOWN, timeout: INTERNAL, internal: INTERNAL },
+    replies: { forbiddenPeer: FORBIDDEN_PEER, shuttingDown: SHUTTING_DOWN, busy: SHUTTING_DOWN, timeout: INTERNAL, internal: INTERNAL, duplicateHost: DUPLICATE_HOST },
     onLog: (level, message) => {
       if (level === 'error') options.onError?.(new Error(message));
     },

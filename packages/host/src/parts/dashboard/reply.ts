@@ -1,3 +1,4 @@
+import { exceedsJsonDepth } from '@capnode/toolkit';
 import type { FieldError } from '../../config/settingsPatch.js';
 
 export type { FieldError } from '../../config/settingsPatch.js';
@@ -47,7 +48,10 @@ export function html(status: number, body: string, headers: Record<string, strin
   });
 }
 
-/** The JSON object body of `request`, or the 400 / 413 reply. */
+/** Deepest nesting a dashboard body may have (settings are a few levels deep). */
+export const MAX_BODY_DEPTH = 32;
+
+/** The JSON object body of `request`, or the 400 / 413 reply (400 also when it nests beyond {@link MAX_BODY_DEPTH}). */
 export async function readJsonBody(request: Request): Promise<Record<string, unknown> | Response> {
   let text: string;
   try {
@@ -55,6 +59,7 @@ export async function readJsonBody(request: Request): Promise<Record<string, unk
   } catch {
     return apiError(413, 'too_large', 'the request body is too large (at most 1 MiB)');
   }
+  if (exceedsJsonDepth(text, MAX_BODY_DEPTH)) return apiError(400, 'invalid', `the JSON body nests deeper than ${MAX_BODY_DEPTH} levels`);
   try {
     const value: unknown = text.trim() === '' ? {} : JSON.parse(text);
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;

@@ -7,6 +7,10 @@ import type { McpListenerState } from '../../status/hostStatus.js';
 /** Opens a loopback HTTP listener serving MCP (bearer `token`) and the admin routes (bearer `adminToken`). */
 export type ListenFn = (port: number, address: string, token: string, adminToken: string) => Promise<McpHttpServer>;
 
+/** What a client with a missing or stale token is told: where the current one is and how to put it in a client's config. */
+const UNAUTHORIZED_TEXT =
+  'Unauthorized: send capnode\'s current MCP token as `Authorization: Bearer <token>`. Print it with `capnode token show`, or rewrite your client\'s config with `capnode config <client> --write`.';
+
 /** The one way this host opens an HTTP listener (the MCP listener and the admin-only ones alike), serving the admin routes of `adminHandler`. */
 export function createListen(context: HostContext, adminHandler: (request: Request) => Promise<Response>): ListenFn {
   const serverInfo = { name: 'capnode', version: context.version };
@@ -16,6 +20,7 @@ export function createListen(context: HostContext, adminHandler: (request: Reque
       host: address,
       port,
       token,
+      unauthorizedText: UNAUTHORIZED_TEXT,
       maxConcurrency: context.settings.get().mcp.maxConcurrency,
       serverInfo,
       admin: { token: adminToken, handle: adminHandler },

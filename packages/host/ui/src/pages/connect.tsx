@@ -13,6 +13,11 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
   const id = `client-${client.id}`;
   const snippet = typeof client.snippet === 'string' ? client.snippet : JSON.stringify(client.snippet, null, 2);
   const command = client.command?.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
+  // Snippet and command show the token masked; Copy asks for the real one and puts it in.
+  const reveal = (text: string) => () =>
+    client.tokenMask === undefined || !text.includes(client.tokenMask)
+      ? Promise.resolve(text)
+      : api<{ token: string }>('POST', '/api/token/reveal').then((answer) => text.split(client.tokenMask!).join(answer.token));
   const showDiff = () =>
     action.run(async () => {
       setWritten(undefined);
@@ -48,11 +53,11 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
       </pre>
       {command ? (
         <p>
-          Or run <code>{command}</code> <CopyButton text={command} label="Copy command" name={`Copy the ${client.name} command`} />
+          Or run <code>{command}</code> <CopyButton text={reveal(command)} label="Copy command" name={`Copy the ${client.name} command`} />
         </p>
       ) : null}
       <div class="actions">
-        <CopyButton text={snippet} name={`Copy ${client.name} snippet`} />
+        <CopyButton text={reveal(snippet)} name={`Copy ${client.name} snippet`} />
         <button type="button" class="primary" disabled={action.busy} onClick={showDiff}>
           Add to {client.name}
         </button>

@@ -5,6 +5,7 @@ import { defaultMcpUrl } from '../../../config/paths.js';
 import type { ClientPreviewView, ClientsView, ClientView, ClientWriteView } from '../apiTypes.js';
 import { cliLaunch } from '../cliLaunch.js';
 import { apiError, json, readJsonBody } from '../reply.js';
+import { maskSecret } from './token.js';
 import type { Route, RouteContext } from '../types.js';
 
 /** What the snippets point at: the listening MCP endpoint (else the configured one), its token, and `capnode mcp` for stdio clients. */
@@ -30,6 +31,14 @@ async function configOptions({ host, signal }: RouteContext): Promise<ClientConf
 function paragraph(instructions: readonly string[], command: readonly string[] | undefined): string[] {
   const text = (command ? instructions.slice(1) : instructions).join(' ').replace(/^or /, '');
   return text ? [text.charAt(0).toUpperCase() + text.slice(1)] : [];
+}
+
+/** `value` (a snippet: strings, arrays, objects) with every occurrence of `secret` replaced by `mask`. */
+function maskIn<T>(value: T, secret: string, mask: string): T {
+  if (typeof value === 'string') return value.split(secret).join(mask) as T;
+  if (Array.isArray(value)) return value.map((item) => maskIn(item, secret, mask)) as T;
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskIn(item, secret, mask)])) as T;
+  return value;
 }
 
 /** The client of `:id`, or the 404 reply. */
@@ -61,9 +70,13 @@ export const clientRoutes: readonly Route[] = [
     async (context) => {
       const options = await configOptions(context);
       const targets = await listClientTargets(options);
+      // The page shows the token masked, as the Token page does; Copy reveals it (POST /api/token/reveal).
+      const tokenMask = maskSecret(options.token);
+      const hide = <T>(value: T): T => maskIn(value, options.token, tokenMask);
       const clients = targets.map((target): ClientView => {
         const { instructions, command } = clientSnippet(target.id, options);
-        return { ...target, instructions: paragraph(instructions, command), ...(command ? { command } : {}) };
+        const masked = { ...target, snippet: hide(target.snippet), instructions: paragraph(instructions, command), ...(command ? { command: hide(command) } : {}) };
+        return JSON.stringify(masked).includes(tokenMask) ? { ...masked, tokenMask } : masked;
       });
       return json(200, { clients } satisfies ClientsView);
     },
