@@ -1,5 +1,6 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { PluginStatus } from '@capnode/host';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, readRuntimeState } from '@capnode/host/setup';
 import { isCliError } from '../errors.js';
 import { mcpEndpoint, mcpUrl, type Context } from '../context.js';
@@ -101,7 +102,31 @@ async function readSettingsView(context: Context): Promise<SettingsView> {
 /** How long doctor waits for the host's `tools/list`. */
 const HOST_TIMEOUT_MS = 3000;
 
-async function hostChecks(context: Context, view: SettingsView): Promise<{ checks: Check[]; running: boolean; tools?: number }> {
+/** The running host's plugins as `capnode status` shows them (best effort: `undefined` when it does not say). */
+async function hostPlugins(context: Context): Promise<readonly PluginStatus[] | undefined> {
+  try {
+    const result = (await rpcCall(mcpEndpoint(context), 'tools/call', { name: 'app.status', arguments: {} }, { signal: AbortSignal.timeout(HOST_TIMEOUT_MS) })) as { structuredContent?: { plugins?: unknown } };
+    const plugins = result.structuredContent?.plugins;
+    return Array.isArray(plugins) ? (plugins as PluginStatus[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One line per built-in plugin, from the running host's own availability: doctor and `status` agree by construction. */
+function pluginBackendChecks(plugins: readonly PluginStatus[]): Check[] {
+  return plugins
+    .filter((plugin) => plugin.kind === 'builtin' && plugin.state === 'loaded')
+    .map((plugin) => {
+      const title = `${plugin.name} (${plugin.commands.join(', ')})`;
+      if (plugin.unavailable.length === 0) return ok(`backend:${plugin.name}`, title, 'available on the running host');
+      const installs = [...new Set(plugin.unavailable.map((missing) => missing.install))];
+      const names = plugin.unavailable.map((missing) => missing.command).join(', ');
+      return warn(`backend:${plugin.name}`, title, `unavailable on the running host: ${names}`, installs.map((install) => `install ${install}`).join('; '));
+    });
+}
+
+async function hostChecks(context: Context, view: SettingsView): Promise<{ checks: Check[]; running: boolean; tools?: number; plugins?: readonly PluginStatus[] | undefined }> {
   const checks: Check[] = [];
   if (!view.valid) checks.push(fail('settings-valid', 'settings.json valid', view.error ?? 'invalid', 'fix the key it names, or delete the file to start from the defaults'));
   else if (view.oldKey) checks.push(warn('settings-valid', 'settings.json valid', view.oldKey, 'start the host once (it rewrites the file), or rename "node" to "gateway" yourself'));
@@ -109,7 +134,7 @@ async function hostChecks(context: Context, view: SettingsView): Promise<{ check
   try {
     const listed = (await rpcCall(mcpEndpoint(context), 'tools/list', {}, { signal: AbortSignal.timeout(HOST_TIMEOUT_MS) })) as { tools?: unknown[] };
     checks.push(ok('host', 'host reachable', `${url} answers (${listed.tools?.length ?? 0} tools)`));
-    return { checks, running: true, tools: listed.tools?.length ?? 0 };
+    return { checks, running: true, tools: listed.tools?.length ?? 0, plugins: await hostPlugins(context) };
   } catch (error) {
     if (isCliError(error) && error.code === 'unreachable') checks.push(warn('host', 'host reachable', `no host answers on ${url}`, 'start it: capnode serve (or the tray)'));
     else if (isCliError(error) && error.code === 'unauthorized') checks.push(fail('host', 'host reachable', `${url} refused the token (HTTP 401)`, 'the token file does not match the running host: run with the CAPNODE_HOME it uses'));
@@ -172,11 +197,17 @@ export async function runChecks(context: Context): Promise<Check[]> {
   const host = await hostChecks(context, view);
   const checks = [...fileChecks(context), ...host.checks];
   if (!host.running) checks.push(await portCheck(context, view));
-  else checks.push(ok('port', `port ${view.port}`, 'in use by the running host'));
+  else {
+    // The port the host really listens on (the runtime file), which --port may have set apart from settings.
+    const port = new URL(mcpUrl(context)).port || String(view.port);
+    checks.push(ok('port', `port ${port}`, 'in use by the running host'));
+  }
   checks.push(...(await clientChecks(context, host.running)));
   const gateway = await gatewayCheck(view);
   if (gateway) checks.push(gateway);
-  checks.push(...(await checkBackends(context.env)).map((backend) => (backend.found ? ok(`backend:${backend.name}`, backend.title, backend.found) : warn(`backend:${backend.name}`, backend.title, 'not found on PATH', backend.install))));
+  const local = await checkBackends(context.env, host.plugins === undefined ? 'all' : 'programs');
+  checks.push(...local.map((backend) => (backend.found ? ok(`backend:${backend.name}`, backend.title, backend.found) : warn(`backend:${backend.name}`, backend.title, backend.missing ?? 'not found on PATH', backend.install))));
+  if (host.plugins) checks.push(...pluginBackendChecks(host.plugins));
   return checks;
 }
 

@@ -103,10 +103,38 @@ const LINUX_BACKENDS: readonly Backend[] = [
 
 const OTHER_BACKENDS: readonly Backend[] = [LINUX_BACKENDS[0]!];
 
-/** Each capability backend and where it was found (`found` absent: missing; its commands say "unavailable here"). */
-export async function checkBackends(env: Readonly<Record<string, string | undefined>>): Promise<{ name: string; title: string; found?: string; install: string }[]> {
+/** Backends that are programs only, not a plugin of the pack whose availability the host reports itself. */
+const PROGRAM_ONLY = new Set(['ffmpeg', 'notify']);
+
+/** One backend as doctor reports it: where it was found, or what is missing and what to install. */
+export interface BackendCheck {
+  readonly name: string;
+  readonly title: string;
+  readonly found?: string;
+  /** What is missing, when not just the program (e.g. "DISPLAY is not set"). */
+  readonly missing?: string;
+  readonly install: string;
+}
+
+/** The clipboard as the pack's own probe sees it, so doctor never calls ok what `status` calls unavailable. */
+async function clipboardCheck(env: Readonly<Record<string, string | undefined>>): Promise<BackendCheck> {
+  const { probeClipboard } = await import('@capnode/capabilities/pack');
+  const title = 'clipboard (xclip or wl-copy, and a display)';
+  const found = await probeClipboard({ env: env as NodeJS.ProcessEnv });
+  if (found.available) return { name: 'clipboard', title, found: 'available', install: '' };
+  return { name: 'clipboard', title, missing: `unavailable: needs ${found.install}`, install: `install ${found.install}` };
+}
+
+/**
+ * Each capability backend and where it was found (`found` absent: missing; its commands say
+ * "unavailable here"). `programs` checks only what no plugin reports (ffmpeg, notify-send): a running
+ * host's status covers the rest.
+ */
+export async function checkBackends(env: Readonly<Record<string, string | undefined>>, which: 'all' | 'programs' = 'all'): Promise<BackendCheck[]> {
+  const list = (process.platform === 'linux' ? LINUX_BACKENDS : OTHER_BACKENDS).filter((backend) => which === 'all' || PROGRAM_ONLY.has(backend.name));
   return Promise.all(
-    (process.platform === 'linux' ? LINUX_BACKENDS : OTHER_BACKENDS).map(async (backend) => {
+    list.map(async (backend): Promise<BackendCheck> => {
+      if (backend.name === 'clipboard') return clipboardCheck(env);
       let found: string | undefined;
       for (const program of backend.programs) {
         found = await findExecutable(program, { env: env as NodeJS.ProcessEnv });

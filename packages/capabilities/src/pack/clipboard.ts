@@ -30,7 +30,11 @@ export async function probeClipboard(options: PackEnvironment = {}): Promise<Ava
   if (backend === 'windows') return (await findFirst(['powershell', 'pwsh'], options)) ? { available: true } : { available: false, install };
   if (backend === 'macos') return (await has('pbcopy')) && (await has('pbpaste')) && (await has('osascript')) ? { available: true } : { available: false, install };
   if (backend === 'wl-clipboard' && (await has('wl-copy')) && (await has('wl-paste'))) return { available: true };
-  if (env.DISPLAY && (await has('xclip'))) return { available: true };
+  const xclip = await has('xclip');
+  if (env.DISPLAY && xclip) return { available: true };
+  // Name only what is missing: a machine with xclip but no DISPLAY needs a display, not a package.
+  if (xclip && backend === 'xclip') return { available: false, install: 'an X display: DISPLAY is not set (xclip is installed)' };
+  if (env.DISPLAY && backend === 'xclip') return { available: false, install: 'xclip (Debian/Ubuntu: apt install xclip)' };
   return { available: false, install };
 }
 
