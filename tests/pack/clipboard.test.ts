@@ -97,8 +97,10 @@ describe.runIf(ready)('clipboard over MCP (xclip on Xvfb)', () => {
 });
 
 describe('clipboard availability', () => {
-  it('is unavailable without a display or without xclip, with an install hint', async () => {
-    expect(await probeClipboard({ platform: 'linux', env: { PATH: process.env.PATH ?? '' } })).toEqual({ available: false, install: expect.stringMatching(/xclip .*X display/) });
+  it('is unavailable without a display or without xclip, with a hint naming only what is missing', async () => {
+    // xclip installed (CI installs it), no DISPLAY: the hint asks for a display, not for xclip.
+    expect(await probeClipboard({ platform: 'linux', env: { PATH: process.env.PATH ?? '' } })).toEqual({ available: false, install: 'an X display: DISPLAY is not set (xclip is installed)' });
+    expect(await probeClipboard({ platform: 'linux', env: { PATH: '/nonexistent' } })).toEqual({ available: false, install: expect.stringMatching(/xclip .*X display/) });
     expect(await probeClipboard({ platform: 'linux', env: { PATH: '/nonexistent', DISPLAY: ':0' } })).toEqual({ available: false, install: expect.stringMatching(/apt install xclip/) });
     expect(await probeClipboard({ platform: 'linux', env: { PATH: '/nonexistent', WAYLAND_DISPLAY: 'wayland-0' } })).toEqual({ available: false, install: expect.stringMatching(/wl-clipboard/) });
     expect(await probeClipboard({ platform: 'darwin', env: { PATH: '/nonexistent' } })).toEqual({ available: false, install: expect.stringMatching(/pbcopy/) });
