@@ -67,7 +67,7 @@ const readInput = z.strictObject({
   sessionId: sessionIdInput,
   stdoutCursor: z.number().int().min(0).default(0).describe('Byte offset into stdout to read from: the previous read\'s stdout.nextCursor (0 for everything kept).'),
   stderrCursor: z.number().int().min(0).default(0).describe('Byte offset into stderr to read from: the previous read\'s stderr.nextCursor.'),
-  maxBytes: z.number().int().min(16).max(MAX_SHELL_READ_BYTES).default(DEFAULT_READ_BYTES).describe(`Most bytes returned per stream (default ${DEFAULT_READ_BYTES}); a read cut there says truncated: true.`),
+  maxBytes: z.number().int().min(16).max(MAX_SHELL_READ_BYTES).default(DEFAULT_READ_BYTES).describe('Most bytes returned per stream; a read cut there says truncated: true and is an exact prefix of the output.'),
   waitMs: z.number().int().min(0).max(MAX_SHELL_READ_WAIT_MS).default(0).describe('When nothing new is there yet, wait this long for output or the end before answering.'),
 });
 
@@ -82,7 +82,7 @@ const writeInput = z
 const killInput = z.strictObject({
   sessionId: sessionIdInput,
   signal: z.enum(['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGKILL']).default('SIGTERM').describe('Signal sent to the whole process group first.'),
-  graceMs: z.number().int().min(0).max(MAX_KILL_GRACE_MS).default(DEFAULT_KILL_GRACE_MS).describe(`SIGKILL follows after this many ms if the program still runs (default ${DEFAULT_KILL_GRACE_MS}).`),
+  graceMs: z.number().int().min(0).max(MAX_KILL_GRACE_MS).default(DEFAULT_KILL_GRACE_MS).describe('SIGKILL follows after this many ms if the program still runs.'),
 });
 
 /**
