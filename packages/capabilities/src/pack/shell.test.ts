@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalBroker, type ApprovalDecision } from '../approvalBroker.js';
+import type { ClientConnection, ClientEvent } from '../contract.js';
 import { createExecApprovalHook } from '../execApprovalHook.js';
 import { createMemoryExecApprovalStore, type ExecApprovalPolicy } from '../execPolicy.js';
 import { createNodeExecResolvers } from '../node.js';
@@ -34,7 +35,8 @@ function setup(policy: Partial<ExecApprovalPolicy> = { mode: 'full' }, options: 
   });
   const registry = createRegistry([createShellCapability({ defaultCwd: tmp, ...options, signal: controller.signal })]);
   const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, ...createNodeExecResolvers({ defaultCwd: tmp }) })] });
-  const call = (command: string, args: Record<string, unknown>, caller = 'unit') => invoker.invoke({ command, args, transport: 'mcp-http', caller });
+  const call = (command: string, args: Record<string, unknown>, caller = 'unit', connection?: ClientConnection) =>
+    invoker.invoke({ command, args, transport: 'mcp-http', caller, ...(connection ? { connection } : {}) });
   return {
     asked,
     call,
@@ -201,5 +203,23 @@ describe('shell sessions', () => {
     await eventually(() => !isAlive(pid), { what: 'the session to end with the host' });
     await eventually(async () => ok(await shell.call('shell.read', { sessionId })).status === 'cancelled', { what: 'the cancelled status' });
     expect(failure(await shell.call('shell.start', { command: [node, '-e', '1'] })).code).toBe('unavailable');
+  });
+
+  it('sends shell_completed to the connection that started the session, and counts the limit per connection', async () => {
+    await using shell = setup({ mode: 'full' }, { maxSessionsPerCaller: 1 });
+    const seen: Record<'one' | 'two', ClientEvent[]> = { one: [], two: [] };
+    const first: ClientConnection = { id: 'one', notify: (event) => seen.one.push(event) };
+    const second: ClientConnection = { id: 'two', notify: (event) => seen.two.push(event) };
+    const { sessionId } = ok(await shell.call('shell.start', { command: [node, '-e', 'process.stdout.write("12345"); process.stderr.write("67"); process.exitCode = 2'] }, 'same name', first));
+    const sleeper = ok(await shell.call('shell.start', { command: [node, '-e', 'setInterval(() => {}, 1000)'] }, 'same name', second));
+    expect(failure(await shell.call('shell.start', { command: [node, '-e', '1'] }, 'same name', second)).code).toBe('busy');
+    await eventually(() => seen.one.length > 0, { what: 'the completion event' });
+    expect(seen.one).toEqual([{ type: 'shell_completed', sessionId, status: 'exited', exitCode: 2, signal: null, stdoutBytes: 5, stderrBytes: 2, at: expect.any(Number) }]);
+    expect(seen.two).toEqual([]);
+    // Killed through any caller, the event goes to the connection that started the session.
+    ok(await shell.call('shell.kill', { sessionId: sleeper.sessionId, graceMs: 0 }, 'same name', first));
+    await eventually(() => seen.two.length === 1, { what: 'the second event' });
+    expect(seen.two[0]).toMatchObject({ type: 'shell_completed', sessionId: sleeper.sessionId, status: 'killed', exitCode: null, signal: 'SIGTERM' });
+    expect(seen.one).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import { defineCapability, defineCommand, type Capability, type CommandContext, 
 import { json } from '../content.js';
 import { CapabilityError } from '../errors.js';
 import { definePlugin } from '../plugin.js';
-import type { ShellLimits, ShellSessions } from './internal/shellSessions.js';
+import type { ShellEndListener, ShellLimits, ShellSessions } from './internal/shellSessions.js';
 import type { ShellSession } from './internal/shellSession.js';
 import { readSessionOutput, sessionSummary, type ShellReadResult } from './internal/shellViews.js';
 
@@ -90,7 +90,24 @@ const killInput = z.strictObject({
  * one, else the transport and the caller's self-reported name.
  */
 function shellOwnerOf(request: InvocationRequest): string {
-  return `${request.transport}:${request.caller ?? ''}`;
+  return request.connection ? `connection:${request.connection.id}` : `${request.transport}:${request.caller ?? ''}`;
+}
+
+/** Tells the connection that started a session how it ended (`shell_completed`). */
+function completionNotifier(request: InvocationRequest): ShellEndListener | undefined {
+  const connection = request.connection;
+  if (!connection) return undefined;
+  return (session, end) =>
+    connection.notify({
+      type: 'shell_completed',
+      sessionId: session.id,
+      status: end.status,
+      exitCode: end.exitCode,
+      signal: end.signal,
+      stdoutBytes: session.stdout.total,
+      stderrBytes: session.stderr.total,
+      at: end.endedAt,
+    });
 }
 
 function limitsOf(options: ShellCapabilityOptions): ShellLimits {
@@ -140,7 +157,8 @@ async function readOutput(session: ShellSession, args: z.output<typeof readInput
  * same program, cwd and env checks, asked once for the session's command); reading, writing and
  * killing a session started that way need no further approval. Each session's stdout and stderr are
  * kept apart, the last `maxOutputBytes` of each; sessions end with the host (SIGTERM, then SIGKILL to
- * their process groups). Local transports only: OpenClaw's gateway defines no `shell.*` commands.
+ * their process groups). When a session ends, the client connection that started it (when its transport
+ * keeps one: `InvocationRequest.connection`) gets a `shell_completed` event. Local transports only: OpenClaw's gateway defines no `shell.*` commands.
  */
 export function createShellCapability(options: ShellCapabilityOptions = {}): Capability {
   const table = lazySessions(options);
@@ -162,7 +180,7 @@ export function createShellCapability(options: ShellCapabilityOptions = {}): Cap
           const sessions = await table.open();
           let session: ShellSession;
           try {
-            session = await sessions.start(shellOwnerOf(ctx.request), launch);
+            session = await sessions.start(shellOwnerOf(ctx.request), launch, completionNotifier(ctx.request));
           } catch (error) {
             if (error instanceof CapabilityError) throw error;
             const code = (error as NodeJS.ErrnoException).code;

@@ -77,7 +77,11 @@ export function createShellSessions(limits: ShellLimits): ShellSessions {
       }
       const session = await ShellSession.start(sessionId(), owner, launch, limits.maxOutputBytes, (done, end) => {
         ended(done);
-        onEnd?.(done, end);
+        try {
+          onEnd?.(done, end);
+        } catch {
+          // A listener's fault (a closed connection) must not disturb the session table.
+        }
       });
       sessions.set(session.id, session);
       if (closed) session.killNow();
