@@ -1,3 +1,11 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { eventually, isAlive } from '../support/poll.js';
 import { startTestHost, type TestHost, type ToolOutcome } from '../support/testHost.js';
@@ -12,10 +20,20 @@ function shellHost(mode: 'full' | 'ask' | 'allowlist' | 'deny', shell: Record<st
   return startTestHost({ settings: { execApprovals: { mode }, pluginSettings: { shell } } });
 }
 
-/** Calls a tool over the host's SDK v2 HTTP client, keeping the failure code of an error result. */
-function caller(host: TestHost): Call {
+/** The notification a shell session's end sends to the MCP connection that started it. */
+const SHELL_COMPLETED = 'notifications/capnode/shell_completed';
+
+/** The smallest client both SDK generations fit: calls, and the notifications nobody else handles. */
+interface AnyClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  fallbackNotificationHandler?: ((notification: { method: string; params?: unknown }) => Promise<void>) | undefined;
+  close(): Promise<void>;
+}
+
+/** Calls a tool over `client` (default the host's SDK v2 HTTP client), keeping the failure code of an error result. */
+function caller(host: TestHost, client: AnyClient = host.client as unknown as AnyClient): Call {
   return async (name, args) => {
-    const result = (await host.client.callTool({ name, arguments: args })) as {
+    const result = (await client.callTool({ name, arguments: args })) as {
       isError?: boolean;
       content?: { type: string; text?: string }[];
       structuredContent?: Record<string, unknown>;
@@ -32,10 +50,10 @@ function ok(outcome: ToolOutcome): Record<string, any> {
 }
 
 /** Reads `sessionId` incrementally (each stream from its last nextCursor) until `done` holds. */
-async function readUntil(call: Call, sessionId: string, done: (read: Record<string, any>, stdout: string) => boolean) {
+async function readUntil(call: Call, sessionId: string, done: (read: Record<string, any>, stdout: string) => boolean, from = { stdoutCursor: 0, stderrCursor: 0 }) {
   let stdout = '';
   let stderr = '';
-  const cursors = { stdoutCursor: 0, stderrCursor: 0 };
+  const cursors = { ...from };
   const reads: Record<string, any>[] = [];
   return eventually(
     async () => {
@@ -175,5 +193,105 @@ describe('shell sessions over MCP HTTP (real host, SDK v2 client)', () => {
     const background = Number(stdout.trim());
     await host[Symbol.asyncDispose]();
     await eventually(() => !isAlive(pid) && !isAlive(background), { what: 'the session to end with the host' });
+  });
+
+  it.each([
+    ['SDK v1 client (stateful session)', 'v1'],
+    ['SDK v2 client (initialize-era session)', 'v2'],
+  ] as const)('sends %s a completion notification naming the session id, exit code and byte counts', async (_label, generation) => {
+    await using host = await shellHost('full');
+    const token = readFileSync(join(host.home, 'mcp-token'), 'utf8').trim();
+    const requestInit = { headers: { Authorization: `Bearer ${token}` } };
+    const client: AnyClient =
+      generation === 'v1'
+        ? new ClientV1({ name: 'shell-v1', version: '1.0.0' })
+        : new ClientV2({ name: 'shell-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    const received: { method: string; params?: unknown }[] = [];
+    client.fallbackNotificationHandler = async (notification) => {
+      received.push(notification);
+    };
+    if (client instanceof ClientV1) await client.connect(new HttpTransportV1(new URL(host.url), { requestInit }));
+    else await (client as ClientV2).connect(new HttpTransportV2(new URL(host.url), { requestInit }));
+    try {
+      const call = caller(host, client);
+      const finished = ok(await call('shell.start', { command: [node, '-e', 'process.stdout.write("x".repeat(70000)); process.stderr.write("bad"); process.exitCode = 5'] }));
+      const killed = ok(await call('shell.start', { command: [node, '-e', 'setInterval(() => {}, 1000)'] }));
+      const done = await eventually(() => received.find((notification) => (notification.params as { sessionId?: string })?.sessionId === finished.sessionId), { what: 'the completion notification' });
+      expect(done).toMatchObject({ method: SHELL_COMPLETED, params: { sessionId: finished.sessionId, status: 'exited', exitCode: 5, signal: null, stdoutBytes: 70000, stderrBytes: 3, at: expect.any(Number) } });
+      ok(await call('shell.kill', { sessionId: killed.sessionId, graceMs: 5_000 }));
+      const ended = await eventually(() => received.find((notification) => (notification.params as { sessionId?: string })?.sessionId === killed.sessionId), { what: 'the kill notification' });
+      expect(ended).toMatchObject({ method: SHELL_COMPLETED, params: { status: 'killed', exitCode: null, signal: 'SIGTERM' } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends the notification to no other client, and none over the per-request (2026-07-28) HTTP era, which keeps no connection', async () => {
+    await using host = await shellHost('full');
+    const token = readFileSync(join(host.home, 'mcp-token'), 'utf8').trim();
+    const perRequest = new ClientV2({ name: 'per-request', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await perRequest.connect(new HttpTransportV2(new URL(host.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    expect(perRequest.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const seen: { method: string; params?: unknown }[] = [];
+    (host.client as unknown as AnyClient).fallbackNotificationHandler = async (notification) => {
+      seen.push(notification);
+    };
+    try {
+      const call = caller(host, perRequest as unknown as AnyClient);
+      const { sessionId } = ok(await call('shell.start', { command: [node, '-e', '1'] }));
+      await readUntil(call, sessionId, (read) => read.status === 'exited');
+      // Any client may read the session; only the event is the starter's (here: nobody's).
+      expect(ok(await caller(host)('shell.read', { sessionId }))).toMatchObject({ status: 'exited', exitCode: 0 });
+      const own = ok(await caller(host)('shell.start', { command: [node, '-e', '1'] }));
+      await eventually(() => seen.find((notification) => notification.method === SHELL_COMPLETED), { what: "the session client's own notification" });
+      expect(seen.filter((notification) => notification.method === SHELL_COMPLETED).map((notification) => (notification.params as { sessionId: string }).sessionId)).toEqual([own.sessionId]);
+    } finally {
+      await perRequest.close();
+    }
+  });
+});
+
+/** The built CLI (`pnpm turbo run build --filter capnode...`): `capnode mcp` serves MCP on stdio. */
+const cliPath = fileURLToPath(new URL('../../apps/cli/dist/bin.js', import.meta.url));
+
+describe.runIf(posix)('shell sessions over MCP stdio (capnode mcp, SDK v2 client)', () => {
+  it('starts, reads incrementally, writes stdin, kills a process group, notifies the completion; sessions end when the host exits', async () => {
+    expect(existsSync(cliPath), `${cliPath} is missing; build first: pnpm turbo run build --filter capnode...`).toBe(true);
+    const home = mkdtempSync(join(tmpdir(), 'capnode-shell-stdio-'));
+    writeFileSync(join(home, 'settings.json'), JSON.stringify({ execApprovals: { mode: 'full' } }), { mode: 0o600 });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp'], env: { ...(process.env as Record<string, string>), CAPNODE_HOME: home }, stderr: 'pipe' });
+    const client = new ClientV2({ name: 'shell-stdio', version: '1.0.0' });
+    const received: { method: string; params?: unknown }[] = [];
+    client.fallbackNotificationHandler = async (notification) => {
+      received.push(notification);
+    };
+    let survivor = 0;
+    try {
+      await client.connect(transport);
+      const call = caller({} as TestHost, client as unknown as AnyClient);
+      const echo = ok(await call('shell.start', { command: [node, '-e', ECHO_LINES] }));
+      ok(await call('shell.write', { sessionId: echo.sessionId, data: 'over stdio\n' }));
+      const first = await readUntil(call, echo.sessionId, (_read, stdout) => stdout === 'echo:over stdio\n');
+      ok(await call('shell.write', { sessionId: echo.sessionId, data: 'again\n', eof: true }));
+      const rest = await readUntil(call, echo.sessionId, (read) => read.status !== 'running', { stdoutCursor: first.read.stdout.nextCursor, stderrCursor: first.read.stderr.nextCursor });
+      expect([rest.stdout, rest.stderr, rest.read.exitCode]).toEqual(['echo:again\n', 'stdin closed\n', 4]);
+      const done = await eventually(() => received.find((notification) => (notification.params as { sessionId?: string })?.sessionId === echo.sessionId), { what: 'the completion notification' });
+      expect(done).toMatchObject({ method: SHELL_COMPLETED, params: { sessionId: echo.sessionId, status: 'exited', exitCode: 4, signal: null, stdoutBytes: 27, stderrBytes: 13 } });
+
+      const tree = ok(await call('shell.start', { command: 'sleep 300 & echo "$!"; wait', shell: true }));
+      const { stdout } = await readUntil(call, tree.sessionId, (_read, text) => /\d+\n/.test(text));
+      const background = Number(stdout.trim());
+      ok(await call('shell.kill', { sessionId: tree.sessionId, graceMs: 200 }));
+      await eventually(() => !isAlive(tree.pid) && !isAlive(background), { what: 'the killed process group to die' });
+      await eventually(() => received.find((notification) => (notification.params as { sessionId?: string })?.sessionId === tree.sessionId), { what: 'the kill notification' });
+
+      const left = ok(await call('shell.start', { command: [node, '-e', 'setInterval(() => {}, 1000)'] }));
+      survivor = left.pid;
+    } finally {
+      await client.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+    // The client closing stdin ends the host, and the host ends the session it leaves behind.
+    await eventually(() => !isAlive(survivor), { what: 'the session to end with the host', timeoutMs: 20_000 });
   });
 });

@@ -217,7 +217,7 @@ describe('shell sessions', () => {
     expect(seen.one).toEqual([{ type: 'shell_completed', sessionId, status: 'exited', exitCode: 2, signal: null, stdoutBytes: 5, stderrBytes: 2, at: expect.any(Number) }]);
     expect(seen.two).toEqual([]);
     // Killed through any caller, the event goes to the connection that started the session.
-    ok(await shell.call('shell.kill', { sessionId: sleeper.sessionId, graceMs: 0 }, 'same name', first));
+    ok(await shell.call('shell.kill', { sessionId: sleeper.sessionId, graceMs: 5_000 }, 'same name', first));
     await eventually(() => seen.two.length === 1, { what: 'the second event' });
     expect(seen.two[0]).toMatchObject({ type: 'shell_completed', sessionId: sleeper.sessionId, status: 'killed', exitCode: null, signal: 'SIGTERM' });
     expect(seen.one).toHaveLength(1);
