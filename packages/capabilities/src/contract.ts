@@ -50,6 +50,40 @@ export type { LogLevel } from '@capnode/toolkit';
 /** Which way a call arrived; recorded in audit and visible to hooks. */
 export type Transport = 'mcp-http' | 'mcp-stdio' | 'gateway' | 'cli' | 'internal';
 
+/** `shell_completed`: a shell session that the connection started has ended. */
+export interface ShellCompletedEvent {
+  readonly type: 'shell_completed';
+  /** The id `shell.start` returned. */
+  readonly sessionId: string;
+  /** How it ended: `exited` by itself, `killed` through `shell.kill`, `cancelled` by the host closing. */
+  readonly status: 'exited' | 'killed' | 'cancelled';
+  /** Its exit code; `null` when a signal ended it. */
+  readonly exitCode: number | null;
+  /** The signal that ended it, else `null`. */
+  readonly signal: string | null;
+  /** Bytes it wrote to stdout and stderr in all (also those no longer kept). */
+  readonly stdoutBytes: number;
+  readonly stderrBytes: number;
+  /** When it ended, epoch ms. */
+  readonly at: number;
+}
+
+/** What a command may send, after its call returned, to the client connection the call came from. */
+export type ClientEvent = ShellCompletedEvent;
+
+/**
+ * The client connection a call arrived on, for transports that keep one: an MCP stdio connection or
+ * stateful HTTP session (events become `notifications/capnode/<type>`), an OpenAgent capability
+ * channel (`client_tool_event`). Absent for calls without a lasting connection (sessionless and
+ * per-request HTTP, the gateway, the CLI).
+ */
+export interface ClientConnection {
+  /** Names the connection, unique within the host for its lifetime. */
+  readonly id: string;
+  /** Delivers `event` to the client while the connection is open; drops it after. Never throws. */
+  notify(event: ClientEvent): void;
+}
+
 /** What the caller asked for, independent of transport. */
 export interface InvocationRequest {
   /** Command name as the caller spelled it (matched case-insensitively). */
@@ -63,6 +97,8 @@ export interface InvocationRequest {
   readonly caller?: string;
   /** Overall deadline for this call, in ms; the pipeline's default applies when absent. */
   readonly timeoutMs?: number;
+  /** The client connection the call came on, when the transport keeps one (see {@link ClientConnection}). */
+  readonly connection?: ClientConnection;
 }
 
 /** What a command's `execute` receives beside its parsed arguments. */

@@ -17,7 +17,7 @@ describe('@capnode/capabilities/pack', () => {
     const loaded = staticGraph('pack.ts');
     expect(loaded).toContain('pack/screen.ts');
     expect(loaded).toContain('pack/camera.ts');
-    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts', 'pack/sttEngine.ts', 'pack/ttsBackend.ts', 'pack/clipboardBackend.ts', 'pack/locationBackend.ts']) {
+    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts', 'pack/sttEngine.ts', 'pack/ttsBackend.ts', 'pack/clipboardBackend.ts', 'pack/locationBackend.ts', 'pack/internal/shellSessions.ts', 'pack/internal/shellSession.ts', 'internal/execLaunch.ts']) {
       expect(loaded, heavy).not.toContain(heavy);
     }
     // A camera command does not load the screen's X11 client or pixel code either.
@@ -60,5 +60,18 @@ describe('@capnode/capabilities/pack', () => {
       'camera.clip': 'camera',
     });
     for (const command of commands.filter((entry) => entry.name !== 'camera.list')) expect(typeof command.availability, command.name).toBe('function');
+  });
+
+  it('declares the shell commands local-only, shell.start gated by the exec policy and no consent category', async () => {
+    const { createShellCapability, builtinPlugins } = await import('./pack.js');
+    expect(builtinPlugins.map((plugin) => plugin.name)).toContain('shell');
+    const commands = createShellCapability().commands;
+    expect(commands.map((command) => [command.name, command.approval ?? null, command.localOnly ?? false, command.consent ?? null])).toEqual([
+      ['shell.start', 'exec', true, null],
+      ['shell.read', null, true, null],
+      ['shell.write', null, true, null],
+      ['shell.kill', null, true, null],
+      ['shell.list', null, true, null],
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The capability pack (node-only): screen, camera, clipboard, speech and location, each a plugin on
+ * The capability pack (node-only): screen, camera, clipboard, speech, location and shell sessions, each a plugin on
  * the public plugin API (`PluginExport`). Backends load on first use, inside the command that needs
  * them, so registering the pack costs little memory.
  */
@@ -8,6 +8,7 @@ import { cameraPlugin } from './pack/camera.js';
 import { clipboardPlugin } from './pack/clipboard.js';
 import { locationPlugin } from './pack/location.js';
 import { screenPlugin } from './pack/screen.js';
+import { shellPlugin } from './pack/shell.js';
 import { sttPlugin } from './pack/stt.js';
 import { ttsPlugin } from './pack/tts.js';
 
@@ -24,6 +25,19 @@ export type { SttOptions, SttMicrophoneSource } from './pack/stt.js';
 export { sttPlugin, createSttCapability, MAX_TRANSCRIBE_MS } from './pack/stt.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
+export type { ShellCapabilityOptions } from './pack/shell.js';
+export {
+  shellPlugin,
+  createShellCapability,
+  shellSettingsSchema,
+  DEFAULT_SHELL_SESSIONS_PER_CALLER,
+  DEFAULT_SHELL_OUTPUT_BYTES,
+  MAX_SHELL_READ_BYTES,
+  MAX_SHELL_WRITE_BYTES,
+  MAX_SHELL_READ_WAIT_MS,
+} from './pack/shell.js';
+export type { ShellSessionSummary, ShellReadResult } from './pack/internal/shellViews.js';
+export type { StreamRead } from './pack/internal/outputRing.js';
 
 /** One plugin of the capability pack: its name (the `pluginSettings` key) and the plugin itself. */
 export interface BuiltinPlugin {
@@ -39,4 +53,5 @@ export const builtinPlugins: readonly BuiltinPlugin[] = [
   { name: 'tts', plugin: ttsPlugin },
   { name: 'stt', plugin: sttPlugin },
   { name: 'location', plugin: locationPlugin },
+  { name: 'shell', plugin: shellPlugin },
 ];

@@ -1,18 +1,15 @@
-import { realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { json } from '../content.js';
 import { defineCommand, type CommandDefinition } from '../contract.js';
 import { CapabilityError } from '../errors.js';
-import { describeExecArgs } from '../execApprovalHook.js';
 import { formatDuration } from '../internal/askApproval.js';
-import { approvedExec } from '../internal/execGate.js';
-import { buildChildEnv } from '../internal/childEnv.js';
+import { approvedLaunch } from '../internal/execLaunch.js';
 import { runProcess } from '../internal/runProcess.js';
-import { findExecutable } from '../internal/which.js';
 import type { BuiltinOptions } from './options.js';
 import { MAX_TIMER_MS } from '@capnode/toolkit';
+
+export { resolveWorkingDirectory } from '../internal/execLaunch.js';
 
 /** Default deadline of one `system.run` call. */
 export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
@@ -78,35 +75,9 @@ export interface SystemRunResult {
   readonly success: boolean;
 }
 
-/**
- * The real path of a working directory: `requested` (absolute, or relative to `base`) with every
- * symlink resolved. Exported to the host through `createNodeExecResolvers`, so the policy and the
- * command see the same directory.
- *
- * @throws CapabilityError `invalid_arguments` when it does not exist or is not a directory.
- */
-export async function resolveWorkingDirectory(requested: string | undefined, base: string): Promise<string> {
-  const cwd = path.resolve(base, requested ?? '.');
-  let real: string;
-  try {
-    real = await realpath(cwd);
-  } catch {
-    throw new CapabilityError('invalid_arguments', `cwd '${cwd}' does not exist.`);
-  }
-  const info = await stat(real).catch(() => undefined);
-  if (!info) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' does not exist.`);
-  if (!info.isDirectory()) throw new CapabilityError('invalid_arguments', `cwd '${cwd}' is not a directory.`);
-  return real;
-}
-
 /** Where `system.run` runs a call without cwd: `options.defaultCwd`, else the user's home directory. */
 function defaultRunCwd(options: BuiltinOptions): string {
   return options.defaultCwd ?? os.homedir();
-}
-
-function sameEnv(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
-  const left = Object.entries(a ?? {});
-  return left.length === Object.keys(b ?? {}).length && left.every(([key, value]) => b?.[key] === value);
 }
 
 /**
@@ -137,37 +108,13 @@ export function createSystemRunCommand(options: BuiltinOptions = {}): CommandDef
     approval: 'exec',
     input: runInput,
     async execute(args, ctx) {
-      const approved = approvedExec(ctx.request);
-      if (!approved) {
-        throw new CapabilityError('denied', 'system.run refuses to run: the invoker has no exec approval hook. Add createExecApprovalHook({ store, broker }) to the invoker\'s hooks.');
-      }
-      const baseEnv = options.env ?? process.env;
-      const windows = process.platform === 'win32';
-      const exec = describeExecArgs(args);
-      if (!sameEnv(exec.env, approved.env)) throw new CapabilityError('denied', 'system.run refuses to run: its env differs from what the exec policy approved.');
-      const cwd = approved.cwd ?? (await resolveWorkingDirectory(exec.cwd, defaultRunCwd(options)));
-      const env = buildChildEnv(baseEnv, exec.env, windows);
+      const launch = await approvedLaunch('system.run', args, ctx.request, { env: options.env ?? process.env, defaultCwd: defaultRunCwd(options) });
+      const { cwd, env } = launch;
       const timeoutMs = Math.min(args.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS, MAX_RUN_TIMEOUT_MS);
-      let file: string;
-      let argv: readonly string[] = [];
-      if (exec.target.shell) {
-        file = exec.commandLine;
-      } else {
-        const program = exec.target.argv[0]!;
-        const resolved = approved.resolvedPath ?? (await findExecutable(program, { cwd, env: baseEnv }));
-        if (resolved === undefined) {
-          throw new CapabilityError('failed', `Program '${program}' was not found${/[/\\]/.test(program) ? '' : ' on PATH'} or is not executable.`);
-        }
-        if (windows && /\.(bat|cmd)$/i.test(resolved)) {
-          throw new CapabilityError('unsupported', `'${path.basename(resolved)}' is a batch file, which Windows only runs through cmd.exe: pass the command as a string with shell: true.`);
-        }
-        file = resolved;
-        argv = exec.target.argv.slice(1);
-      }
       const result = await runProcess({
-        file,
-        args: argv,
-        shell: exec.target.shell === true,
+        file: launch.file,
+        args: launch.args,
+        shell: launch.shell,
         cwd,
         env,
         timeoutMs,
@@ -181,7 +128,7 @@ export function createSystemRunCommand(options: BuiltinOptions = {}): CommandDef
       });
       if (result.cancelled) throw new CapabilityError('cancelled', 'system.run was cancelled; the process tree was killed.');
       const structured: SystemRunResult = {
-        command: exec.commandLine,
+        command: launch.commandLine,
         cwd,
         pid: result.pid ?? null,
         exitCode: result.exitCode,

@@ -1,3 +1,4 @@
+import type { ClientConnection, ClientEvent } from '@capnode/capabilities';
 import { CLIENT_INFO_META_KEY, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { CreateServerOptions } from '../capnodeMcp.js';
 import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
@@ -30,6 +31,31 @@ function callSignal(signal: AbortSignal, lifetime: AbortHook | undefined): Abort
   return latch;
 }
 
+/** The MCP notification method of a client event: `notifications/capnode/<type>` (e.g. `notifications/capnode/shell_completed`). */
+export function clientEventMethod(type: ClientEvent['type']): string {
+  return `notifications/capnode/${type}`;
+}
+
+/** Connections made in this process; numbers them, so ids stay unique for the host's life. */
+let connectionCount = 0;
+
+/**
+ * The connection seam of one connection's server: events become `notifications/capnode/<type>`
+ * notifications with the event's other fields as params, sent while the connection is open.
+ */
+function connectionOf(server: () => Server | undefined): ClientConnection {
+  connectionCount += 1;
+  return {
+    id: `mcp-${connectionCount}`,
+    notify(event) {
+      const instance = server();
+      if (instance?.transport === undefined || instance.getNegotiatedProtocolVersion() === undefined) return;
+      const { type, ...params } = event;
+      instance.notification({ method: clientEventMethod(type), params }).catch(NOOP);
+    },
+  };
+}
+
 /** The per-connection servers (stdio, one HTTP session), tracked until they close. */
 export interface ConnectionServers {
   /** See `CapnodeMcp.createServer`. */
@@ -50,6 +76,7 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
    */
   const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal']): Server => {
     let server: Server | undefined;
+    const connection = connectionOf(() => server);
     const scopeOf = (ctx: ServerContext): CallScope => ({
       transport,
       signal: signalOf(ctx),
@@ -58,6 +85,7 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
       requestId: String(ctx.mcpReq.id),
       // A connection carries server-to-client requests on the call's own stream.
       canElicit: canElicitForm(server),
+      connection,
     });
     server = buildServer(wiring, scopeOf, true);
     const instance = server;

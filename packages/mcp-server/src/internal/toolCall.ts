@@ -1,4 +1,4 @@
-import type { AbortSignalLike, ElicitationRequest, ElicitationResult, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
+import type { AbortSignalLike, ClientConnection, ElicitationRequest, ElicitationResult, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
 import { MAX_ARGUMENTS_DEPTH, exceedsJsonDepth } from '@capnode/protocol';
 import { CLIENT_CAPABILITIES_META_KEY, inputRequired, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import { isPlainObject } from '@capnode/toolkit';
@@ -20,6 +20,8 @@ export interface CallScope {
    * initialize-era sessionless HTTP transport can do neither.
    */
   readonly canElicit?: boolean;
+  /** The connection (stdio, stateful HTTP session) the call came on; events a command sends later go to it. */
+  readonly connection?: ClientConnection | undefined;
 }
 
 /** How long a question put to the user through the client may stay open; the approval's own timeout ends it sooner. */
@@ -124,6 +126,7 @@ export async function runToolCall(
       transport: scope.transport,
       requestId: scope.requestId,
       ...(scope.caller === undefined ? {} : { caller: scope.caller }),
+      ...(scope.connection === undefined ? {} : { connection: scope.connection }),
     };
     const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = { signal: scope.signal };
     if (scope.canStream) {
