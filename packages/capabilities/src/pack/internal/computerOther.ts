@@ -57,7 +57,7 @@ export function helperSteps(steps: readonly InputStep[], platform: 'darwin' | 'w
  * HID tap (Accessibility permission needed), text one character at a time through System Events,
  * so killing the helper stops typing before the next character.
  */
-export const MAC_INPUT_SCRIPT = String.raw`ObjC.import('CoreGraphics'); ObjC.import('AppKit'); ObjC.import('Foundation');
+export const MAC_INPUT_SCRIPT = String.raw`['CoreGraphics', 'AppKit', 'Foundation'].forEach(function (framework) { ObjC.import(framework); });
 function run() {
   var env = $.NSProcessInfo.processInfo.environment;
   var steps = JSON.parse(ObjC.unwrap(env.objectForKey('CAPNODE_INPUT_STEPS')));
