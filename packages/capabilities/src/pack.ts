@@ -1,11 +1,12 @@
 /**
- * The capability pack (node-only): screen, camera, clipboard, speech, location and shell sessions, each a plugin on
+ * The capability pack (node-only): every built-in machine capability, each a plugin on
  * the public plugin API (`PluginExport`). Backends load on first use, inside the command that needs
  * them, so registering the pack costs little memory.
  */
 import type { PluginExport } from './plugin.js';
 import { cameraPlugin } from './pack/camera.js';
 import { clipboardPlugin } from './pack/clipboard.js';
+import { computerPlugin } from './pack/computer.js';
 import { locationPlugin } from './pack/location.js';
 import { screenPlugin } from './pack/screen.js';
 import { shellPlugin } from './pack/shell.js';
@@ -14,6 +15,8 @@ import { ttsPlugin } from './pack/tts.js';
 
 export type { ScreenCapabilityOptions, RecordingNotifier } from './pack/screen.js';
 export { createScreenCapability, screenPlugin, probeScreen, MAX_SCREEN_RECORD_MS, DEFAULT_SCREEN_RECORD_MS } from './pack/screen.js';
+export type { ComputerCapabilityOptions } from './pack/computer.js';
+export { createComputerCapability, computerPlugin, COMPUTER_NOTICE_QUIET_MS } from './pack/computer.js';
 export type { CameraCapabilityOptions, VirtualCameraSetting } from './pack/camera.js';
 export { createCameraCapability, cameraPlugin, cameraSettingsSchema, DEFAULT_CAMERA_CLIP_MS, MIN_CAMERA_CLIP_MS, MAX_CAMERA_CLIP_MS } from './pack/camera.js';
 export type { PackEnvironment } from './pack/internal/voiceProbe.js';
@@ -48,6 +51,7 @@ export interface BuiltinPlugin {
 /** The pack's plugins, as the host loads them: each name is also its `pluginSettings` section. */
 export const builtinPlugins: readonly BuiltinPlugin[] = [
   { name: 'screen', plugin: screenPlugin },
+  { name: 'computer', plugin: computerPlugin },
   { name: 'camera', plugin: cameraPlugin },
   { name: 'clipboard', plugin: clipboardPlugin },
   { name: 'tts', plugin: ttsPlugin },

@@ -9,6 +9,7 @@ import { probeFfmpeg } from './internal/ffmpeg.js';
 import { imageResult, toBoundedBase64, videoResult } from './internal/media.js';
 import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
 import type { ScreenBackendContext } from './internal/screenBackend.js';
+import { sharedDisplayFrames, type DisplayFrames } from './internal/displayFrames.js';
 
 export type { RecordingNotifier } from './internal/recordingNotice.js';
 
@@ -23,6 +24,8 @@ export interface ScreenCapabilityOptions extends PackEnvironment {
   readonly display?: string;
   /** Tells the user a recording runs; default a desktop notification; `false` turns it off (tests only). */
   readonly notify?: RecordingNotifier | false;
+  /** Where snapshots record the frames `computer.act` coordinates refer to; default the process-wide store. */
+  readonly frames?: DisplayFrames;
 }
 
 /** Settings section `pluginSettings.screen`: `{ display?: ":1" }`. */
@@ -31,6 +34,7 @@ const screenSettingsSchema = z.object({ display: z.string().min(1).optional() })
 const quality = z.number().min(0).max(100).describe('JPEG quality 0..1 (1..100 accepted).');
 
 const snapshotInput = z.object({
+  executionId: z.string().min(1).max(128).optional().describe("OpenClaw's execution id: the frame is bound to it (computer.act must send the same)."),
   screenIndex: z.number().int().min(0).max(63).optional().describe('Which screen (see screen.list); default 0.'),
   monitor: z.number().int().min(0).max(63).optional().describe('Alias of screenIndex (Windows tray).'),
   maxWidth: z.number().int().min(16).max(16384).optional().describe('Downscale to at most this width (aspect kept).'),
@@ -86,7 +90,7 @@ async function backend(options: ScreenCapabilityOptions, ctx: CommandContext): P
 function createSnapshotCommand(options: ScreenCapabilityOptions) {
   return defineCommand({
     name: 'screen.snapshot',
-    description: 'Takes a screenshot of one screen (PNG or JPEG), optionally downscaled to maxWidth.',
+    description: 'Takes a screenshot of one screen (PNG or JPEG), optionally downscaled to maxWidth; its displayFrameId and width bind computer.act coordinates to this picture.',
     annotations: { title: 'Screenshot', readOnly: true, openWorld: false },
     consent: 'screen',
     availability: () => probeScreen(options),
@@ -98,7 +102,10 @@ function createSnapshotCommand(options: ScreenCapabilityOptions) {
       const request = { screenIndex, maxWidth: args.maxWidth, format, quality: normalizeQuality(args.quality, 0.85), includePointer: args.includePointer } as const;
       const image = await module.takeSnapshot(request, context);
       const base64 = toBoundedBase64(image.data, 'The screenshot', 'pass a smaller maxWidth, or format "jpeg" with a lower quality');
-      return imageResult({ format, base64, width: image.width, height: image.height, screenIndex, capturedAtMs: Date.now() }, format === 'png' ? 'image/png' : 'image/jpeg');
+      const source = image.source && { x: image.source.x, y: image.source.y, width: image.source.width, height: image.source.height };
+      const frame = (options.frames ?? sharedDisplayFrames).issue({ scope: args.executionId ?? '', screenIndex, width: image.width, height: image.height, requestedWidth: args.maxWidth, source });
+      const fields = { format, base64, width: image.width, height: image.height, screenIndex, displayFrameId: frame.id, capturedAtMs: Date.now() };
+      return imageResult(fields, format === 'png' ? 'image/png' : 'image/jpeg');
     },
   });
 }

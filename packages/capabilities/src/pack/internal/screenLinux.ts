@@ -8,7 +8,7 @@ import { PULSE_AUDIO_INPUT, x11grabRecordArgs, type ScreenInfo } from './screenA
 import { connectX11, type X11Client } from './x11.js';
 import type { CapturedImage, RecordRequest, SnapshotRequest } from './screenTypes.js';
 
-async function screensOf(client: X11Client, signal: AbortSignal): Promise<ScreenInfo[]> {
+export async function screensOf(client: X11Client, signal: AbortSignal): Promise<ScreenInfo[]> {
   const monitors = await client.getMonitors({ signal }).catch((error: unknown) => {
     if (client.closed) throw error;
     return undefined;
@@ -36,10 +36,11 @@ const clients = new Map<string, CachedClient>();
 
 /**
  * A connection to `display`, kept for the next screenshot (setup and extension queries cost round
- * trips) and closed after {@link IDLE_CLOSE_MS} idle; it never keeps the process alive.
+ * trips) and closed after {@link IDLE_CLOSE_MS} idle; it never keeps the process alive. `purpose`
+ * keeps apart connections that must not share a stream (input is never queued behind a GetImage).
  */
-async function open(display: string, ctx: MediaBackendContext): Promise<X11Client> {
-  const key = `${display}\0${ctx.env.XAUTHORITY ?? ''}`;
+export async function openCachedX11(display: string, ctx: Pick<MediaBackendContext, 'env' | 'signal'>, purpose = 'screen'): Promise<X11Client> {
+  const key = `${purpose}\0${display}\0${ctx.env.XAUTHORITY ?? ''}`;
   let cached = clients.get(key);
   if (cached) {
     const client = await cached.client.catch(() => undefined);
@@ -84,7 +85,7 @@ export async function closeX11Connections(): Promise<void> {
 
 /** Linux/X11: the display's screens (RandR monitors, else the root window). */
 export async function listX11Screens(display: string, ctx: MediaBackendContext): Promise<ScreenInfo[]> {
-  return screensOf(await open(display, ctx), ctx.signal);
+  return screensOf(await openCachedX11(display, ctx), ctx.signal);
 }
 
 /** JPEG from raw RGB through ffmpeg's mjpeg encoder; quality 0..1. */
@@ -112,12 +113,12 @@ export async function fullSizePng(client: X11Client, rect: ScreenInfo, signal?: 
  * (XFIXES), downscaled in process, encoded as PNG (node:zlib) or JPEG (ffmpeg).
  */
 export async function snapshotX11(display: string, request: SnapshotRequest, ctx: MediaBackendContext): Promise<CapturedImage> {
-  const client = await open(display, ctx);
+  const client = await openCachedX11(display, ctx);
   const screen = pickScreen(await screensOf(client, ctx.signal), request.screenIndex);
   const size = fitWidth(screen.width, screen.height, request.maxWidth);
   if (request.format === 'png' && !request.includePointer && size.width === screen.width) {
     // The common case: a full-size PNG, straight from the pixels to scanlines.
-    return { data: await fullSizePng(client, screen, ctx.signal), width: screen.width, height: screen.height };
+    return { data: await fullSizePng(client, screen, ctx.signal), width: screen.width, height: screen.height, source: screen };
   }
   let rgb: RgbImage = x11ImageToRgb(await client.getImage(screen, { signal: ctx.signal }));
   if (request.includePointer) {
@@ -126,7 +127,7 @@ export async function snapshotX11(display: string, request: SnapshotRequest, ctx
   }
   rgb = downscaleRgb(rgb, size.width, size.height);
   const data = request.format === 'png' ? await encodePng(rgb) : await encodeJpegWithFfmpeg(rgb, request.quality, ctx);
-  return { data, width: rgb.width, height: rgb.height };
+  return { data, width: rgb.width, height: rgb.height, source: screen };
 }
 
 /** Linux/X11: ffmpeg x11grab of one screen into an mp4, with pulse audio when asked and reachable. */

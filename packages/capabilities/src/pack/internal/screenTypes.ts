@@ -13,6 +13,8 @@ export interface CapturedImage {
   readonly data: Buffer;
   readonly width: number;
   readonly height: number;
+  /** Where the captured screen lies in the input backend's coordinates, when known (X11 root pixels). */
+  readonly source?: { readonly x: number; readonly y: number; readonly width: number; readonly height: number };
 }
 
 /** What `screen.record` asks a backend for, after defaults. */

@@ -86,6 +86,9 @@ export interface X11Setup {
   /** depth → bits per pixel and scanline pad of ZPixmap images. */
   readonly formats: ReadonlyMap<number, { readonly bitsPerPixel: number; readonly scanlinePad: number }>;
   readonly screens: readonly X11Screen[];
+  /** The range of keycodes the server uses (8..255 at most). */
+  readonly minKeycode: number;
+  readonly maxKeycode: number;
 }
 
 /** Parses the additional data of a successful setup reply (the bytes after its 8-byte header). */
@@ -94,6 +97,8 @@ export function parseSetup(data: Buffer): X11Setup {
   const screenCount = data.readUInt8(20);
   const formatCount = data.readUInt8(21);
   const imageByteOrder = data.readUInt8(22);
+  const minKeycode = data.readUInt8(26);
+  const maxKeycode = data.readUInt8(27);
   let at = 32;
   const vendor = data.toString('latin1', at, at + vendorLength);
   at += pad4(vendorLength);
@@ -119,7 +124,7 @@ export function parseSetup(data: Buffer): X11Setup {
     }
     screens.push({ root, width, height, rootDepth, rootVisual, visuals });
   }
-  return { vendor, imageByteOrder, formats, screens };
+  return { vendor, imageByteOrder, formats, screens, minKeycode, maxKeycode };
 }
 
 /** A ZPixmap image as the server sent it, with what it takes to decode its pixels. */
@@ -173,6 +178,14 @@ export interface X11Client extends AsyncDisposable {
   getMonitors(options?: X11RequestOptions): Promise<X11Monitor[] | undefined>;
   /** The pointer image; `undefined` when the server has no XFIXES 4. */
   getCursor(options?: X11RequestOptions): Promise<X11Cursor | undefined>;
+  /** The major opcode of an extension (QueryExtension, cached), `undefined` when the server lacks it. */
+  extension(name: string): Promise<number | undefined>;
+  /** Sends any request that has a reply (input injection and keyboard mapping build their own). */
+  request(bytes: Buffer, what: string, options?: X11RequestOptions): Promise<Buffer>;
+  /** Sends a request without a reply; follow it with {@link X11Client.sync} to learn it was handled. */
+  send(bytes: Buffer): void;
+  /** A round trip (GetInputFocus): resolves once the server has handled every earlier request. */
+  sync(options?: X11RequestOptions): Promise<void>;
   /** True once the connection is closed or broken; a cached client is then replaced. */
   readonly closed: boolean;
   /** Lets the process exit while the connection is idle (a cached client). */
@@ -277,6 +290,14 @@ export function versionRequest(major: number, wantMajor: number, wantMinor: numb
   return bytes;
 }
 
+/** GetInputFocus (opcode 43): the cheapest request with a reply, used as a sync point. */
+export function getInputFocusRequest(): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt8(43, 0);
+  bytes.writeUInt16LE(1, 2);
+  return bytes;
+}
+
 /** GetAtomName (opcode 17). */
 export function atomNameRequest(atom: number): Buffer {
   const bytes = Buffer.alloc(8);
@@ -375,6 +396,12 @@ function createClient(wire: X11Wire, setup: X11Setup, screen: X11Screen): X11Cli
       return closed || wire.broken;
     },
     unref: () => wire.unref(),
+    extension,
+    request: (bytes, what, options) => wire.request(bytes, what, options?.signal),
+    send: (bytes) => wire.send(bytes),
+    async sync(options) {
+      await wire.request(getInputFocusRequest(), 'GetInputFocus', options?.signal);
+    },
     async getImage(rect, options) {
       return imageFromReply(await wire.request(getImageRequest(screen.root, rect), 'GetImage', options?.signal), rect, setup, screen);
     },

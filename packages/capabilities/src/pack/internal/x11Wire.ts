@@ -12,6 +12,8 @@ export interface X11Wire {
   setup(request: Buffer, signal: AbortSignal | undefined): Promise<Buffer>;
   /** Sends a request that has a reply and resolves with the reply (32-byte header included). */
   request(bytes: Buffer, what: string, signal?: AbortSignal): Promise<Buffer>;
+  /** Sends a request that has no reply; an error it causes is dropped (follow with a request to learn of it). */
+  send(bytes: Buffer): void;
   readonly broken: boolean;
   unref(): void;
   destroy(): void;
@@ -137,6 +139,11 @@ export function openX11Wire(socket: net.Socket, display: string, timeoutMs: numb
       const seq = sequence;
       socket.write(bytes);
       return bounded(new Promise<Buffer>((resolve, reject) => pending.set(seq, { resolve, reject })), what, signal);
+    },
+    send(bytes) {
+      if (brokenBy) throw brokenBy;
+      sequence = (sequence + 1) & 0xffff;
+      socket.write(bytes);
     },
     get broken() {
       return brokenBy !== undefined || socket.destroyed;
