@@ -1,9 +1,10 @@
 /**
- * The capability pack (node-only): screen, camera, clipboard, speech and location, each a plugin on
+ * The capability pack (node-only): screen, camera, clipboard, speech, location and a dedicated browser, each a plugin on
  * the public plugin API (`PluginExport`). Backends load on first use, inside the command that needs
  * them, so registering the pack costs little memory.
  */
 import type { PluginExport } from './plugin.js';
+import { browserPlugin } from './pack/browser.js';
 import { cameraPlugin } from './pack/camera.js';
 import { clipboardPlugin } from './pack/clipboard.js';
 import { locationPlugin } from './pack/location.js';
@@ -23,6 +24,11 @@ export { ttsPlugin, createTtsCapability } from './pack/tts.js';
 export type { SttOptions, SttMicrophoneSource } from './pack/stt.js';
 export { sttPlugin, createSttCapability, MAX_TRANSCRIBE_MS } from './pack/stt.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
+export type { BrowserCapabilityOptions, BrowserCapability } from './pack/browser.js';
+export { browserPlugin, createBrowserCapability, probeBrowser, browserSettingsSchema } from './pack/browser.js';
+export type { BrowserEngine, BrowserEngineStatus, BrowserTabInfo, BrowserSnapshot } from './pack/internal/browserEngine.js';
+export { checkBrowserUrl, MAX_BROWSER_TEXT_CHARS, MAX_BROWSER_URL_CHARS } from './pack/internal/browserArgs.js';
+export { findChromiumExecutable } from './pack/internal/chromiumPath.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
 
 /** One plugin of the capability pack: its name (the `pluginSettings` key) and the plugin itself. */
@@ -39,4 +45,5 @@ export const builtinPlugins: readonly BuiltinPlugin[] = [
   { name: 'tts', plugin: ttsPlugin },
   { name: 'stt', plugin: sttPlugin },
   { name: 'location', plugin: locationPlugin },
+  { name: 'browser', plugin: browserPlugin },
 ];
