@@ -14,7 +14,7 @@ interface RawResult {
   _meta?: Record<string, unknown>;
 }
 
-describe.runIf(chromium)('the dedicated browser over MCP HTTP (SDK v2 client, real Chromium)', () => {
+describe.runIf(chromium)('the dedicated browser over MCP HTTP (SDK v2 client, real Chromium)', { timeout: 90_000 }, () => {
   it('snapshots a local page, types into its field and clicks its button by ref, then reads the result', async () => {
     using profile = tempDir('capnode-browser-');
     await using pages = await servePages({ '/form': FORM_PAGE });

@@ -61,7 +61,7 @@ function defaultHeadless(env: NodeJS.ProcessEnv): boolean {
 
 const maxChars = z.number().int().min(1).max(MAX_BROWSER_TEXT_CHARS).default(MAX_BROWSER_TEXT_CHARS);
 const timeoutMs = z.number().int().min(100).max(120_000).optional().describe('Longest wait, in ms.');
-const tab = tabIdSchema.optional();
+const tab = tabIdSchema.optional().describe('Tab id from browser.tabs or browser.open; default the current tab.');
 
 function tabResult(info: { tabId: string; url: string; title: string }, extra: Record<string, unknown> = {}) {
   return json({ ok: true, tabId: info.tabId, url: info.url, title: info.title, ...extra });
@@ -165,7 +165,7 @@ function pageCommands(engineOf: EngineOf): CommandDefinition[] {
       consent: 'browser',
       input: z.strictObject({
         tabId: tab,
-        fullPage: z.boolean().optional(),
+        fullPage: z.boolean().optional().describe('The whole page instead of the viewport.'),
         ref: refSchema.optional(),
         format: z.enum(['png', 'jpeg']).default('png'),
         quality: z.number().int().min(1).max(100).optional().describe('JPEG quality 1..100.'),

@@ -28,7 +28,7 @@ export function checkBrowserUrl(raw: string): string {
 }
 
 /** A tab id as the browser commands hand them out (`t1`, `t2`, …). */
-export const tabIdSchema = z.string().min(1).max(64).describe('Tab id from browser.tabs or browser.open; default the current tab.');
+export const tabIdSchema = z.string().min(1).max(64).describe('Tab id from browser.tabs or browser.open.');
 
 /** An element ref from the latest `browser.snapshot` of the tab (`e12`, `f1e3`). */
 export const refSchema = z
@@ -84,6 +84,6 @@ export const actSchema = z.discriminatedUnion('kind', [
     ref: refSchema.optional(),
   }),
   z.strictObject({ kind: z.literal('hover'), ref: refSchema }),
-]);
+]).describe('One action: {kind:"click", ref, button?, doubleClick?} | {kind:"type", ref, text, submit?, slowly?} | {kind:"select", ref, values} | {kind:"press", key, ref?} | {kind:"hover", ref}.');
 
 export type BrowserAction = z.output<typeof actSchema>;
