@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +11,18 @@ const staticGraph = (entry: string): Set<string> => new Set([...staticImportGrap
 
 describe('@capnode/capabilities/pack', () => {
   it('loads no sibling package but the toolkit: zod, Node built-ins and @capnode/toolkit only', () => {
-    expectEntryImports(join(sourceDirectory, 'pack.ts'), (specifier) => specifier === 'zod' || specifier.startsWith('node:') || specifier === '@capnode/toolkit');
+    // playwright-core is the browser engine's own dependency, imported dynamically on first use (checked below).
+    expectEntryImports(join(sourceDirectory, 'pack.ts'), (specifier) => specifier === 'zod' || specifier.startsWith('node:') || specifier === '@capnode/toolkit' || specifier === 'playwright-core');
+  });
+
+  it('loads playwright-core only inside the browser engine, only by dynamic import, and never at pack load', () => {
+    const pack = join(sourceDirectory, 'pack');
+    const files = readdirSync(pack, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'));
+    const importing = files.filter((file) => readFileSync(join(pack, file), 'utf8').includes("'playwright-core'"));
+    expect(importing).toEqual([join('internal', 'browserEngine.ts')]);
+    const engine = readFileSync(join(pack, 'internal', 'browserEngine.ts'), 'utf8');
+    for (const match of engine.matchAll(/^.*'playwright-core'.*$/gm)) expect(match[0]).toMatch(/^import type |await import\('playwright-core'\)/);
+    expect(staticGraph('pack.ts')).not.toContain('pack/internal/browserEngine.ts');
   });
 
   it('loads the screen, camera and voice backends lazily (X11 client, PNG encoder, pixels, platform backends, speech, clipboard, locator)', () => {

@@ -4,6 +4,7 @@
  * them, so registering the pack costs little memory.
  */
 import type { PluginExport } from './plugin.js';
+import { browserPlugin } from './pack/browser.js';
 import { cameraPlugin } from './pack/camera.js';
 import { clipboardPlugin } from './pack/clipboard.js';
 import { computerPlugin } from './pack/computer.js';
@@ -27,6 +28,11 @@ export { ttsPlugin, createTtsCapability } from './pack/tts.js';
 export type { SttOptions, SttMicrophoneSource } from './pack/stt.js';
 export { sttPlugin, createSttCapability, MAX_TRANSCRIBE_MS } from './pack/stt.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
+export type { BrowserCapabilityOptions, BrowserCapability } from './pack/browser.js';
+export { browserPlugin, createBrowserCapability, probeBrowser, browserSettingsSchema } from './pack/browser.js';
+export type { BrowserEngine, BrowserEngineStatus, BrowserTabInfo, BrowserSnapshot } from './pack/internal/browserEngine.js';
+export { checkBrowserUrl, MAX_BROWSER_TEXT_CHARS, MAX_BROWSER_URL_CHARS } from './pack/internal/browserArgs.js';
+export { findChromiumExecutable } from './pack/internal/chromiumPath.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
 export type { ShellCapabilityOptions } from './pack/shell.js';
 export {
@@ -58,4 +64,5 @@ export const builtinPlugins: readonly BuiltinPlugin[] = [
   { name: 'stt', plugin: sttPlugin },
   { name: 'location', plugin: locationPlugin },
   { name: 'shell', plugin: shellPlugin },
+  { name: 'browser', plugin: browserPlugin },
 ];

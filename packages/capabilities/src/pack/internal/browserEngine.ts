@@ -1,0 +1,330 @@
+/**
+ * The dedicated browser: the system's Chromium driven through playwright-core, on a persistent
+ * profile of its own. Loaded on first use only (playwright-core is imported here, dynamically).
+ */
+import { mkdirSync } from 'node:fs';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { CapabilityError } from '../../errors.js';
+import { checkBrowserUrl, cutText, refsOf, type BrowserAction } from './browserArgs.js';
+
+/** Where the browser runs from and how. */
+export interface BrowserEngineOptions {
+  /** The profile directory (created when missing); never the user's everyday profile. */
+  readonly profileDir: string;
+  readonly executablePath: string;
+  readonly headless: boolean;
+  /** Environment Chromium runs with (DISPLAY, XAUTHORITY). Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Default wait for one navigation or action, in ms. */
+  readonly actionTimeoutMs?: number;
+}
+
+/** One tab as the browser commands report it. */
+export interface BrowserTabInfo {
+  readonly tabId: string;
+  readonly url: string;
+  readonly title: string;
+  readonly active: boolean;
+}
+
+export interface BrowserSnapshot {
+  readonly tabId: string;
+  readonly url: string;
+  readonly title: string;
+  readonly snapshot: string;
+  readonly refs: number;
+  readonly truncated: boolean;
+}
+
+export interface BrowserEngineStatus {
+  readonly running: boolean;
+  readonly headless: boolean;
+  readonly profileDir: string;
+  readonly executablePath: string;
+  readonly tabs: number;
+}
+
+interface Call {
+  readonly signal?: AbortSignal;
+}
+
+/** The browser behind `browser.*` and the browser-control service. */
+export interface BrowserEngine extends AsyncDisposable {
+  status(): BrowserEngineStatus;
+  start(options?: Call): Promise<BrowserEngineStatus>;
+  stop(): Promise<boolean>;
+  tabs(options?: Call): Promise<BrowserTabInfo[]>;
+  open(url: string, options?: Call): Promise<BrowserTabInfo>;
+  navigate(tabId: string | undefined, url: string, options?: Call & { readonly timeoutMs?: number }): Promise<BrowserTabInfo>;
+  snapshot(tabId: string | undefined, options: Call & { readonly maxChars: number }): Promise<BrowserSnapshot>;
+  act(tabId: string | undefined, action: BrowserAction, options?: Call & { readonly timeoutMs?: number }): Promise<BrowserTabInfo>;
+  screenshot(tabId: string | undefined, options: Call & { readonly fullPage?: boolean; readonly ref?: string; readonly format: 'png' | 'jpeg'; readonly quality?: number }): Promise<{ readonly tab: BrowserTabInfo; readonly data: Buffer }>;
+  text(tabId: string | undefined, options: Call & { readonly selector?: string; readonly maxChars: number }): Promise<{ readonly tab: BrowserTabInfo; readonly text: string; readonly truncated: boolean }>;
+  closeTab(tabId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Flags for an agent's browser: no first-run UI, no background traffic of its own. */
+const CHROMIUM_ARGS = ['--no-first-run', '--no-default-browser-check', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-features=Translate,MediaRouter'];
+
+function unknownTab(tabId: string): CapabilityError {
+  return new CapabilityError('invalid_arguments', `No tab ${JSON.stringify(tabId)}: see browser.tabs.`, { data: { reason: 'unknown_tab', tabId } });
+}
+
+/** Turns a Playwright failure into a capability failure without its internals (call log, stack). */
+function actionFailure(error: unknown, what: string, signal?: AbortSignal): CapabilityError {
+  if (error instanceof CapabilityError) return error;
+  if (signal?.aborted) return new CapabilityError('cancelled', `${what} was cancelled.`);
+  const name = (error as { name?: unknown })?.name;
+  if (name === 'TimeoutError') return new CapabilityError('timeout', `${what} timed out.`);
+  const first = String((error as { message?: unknown })?.message ?? error).split('\n')[0]!.replace(/^[a-zA-Z.]+: /, '').slice(0, 300);
+  return new CapabilityError('failed', `${what} failed: ${first}`);
+}
+
+/** The tabs of one browser: ids handed out per page, the current tab, and each page's latest snapshot refs. */
+interface TabRegistry {
+  readonly pages: Map<string, Page>;
+  active: string | undefined;
+  adopt(page: Page): string;
+  idOf(page: Page): string;
+  locate(page: Page, ref: string): Locator;
+  remember(page: Page, found: Set<string>): void;
+  clear(): void;
+}
+
+function createTabRegistry(): TabRegistry {
+  const ids = new WeakMap<Page, string>();
+  const refs = new WeakMap<Page, Set<string>>();
+  let counter = 0;
+  const registry: TabRegistry = {
+    pages: new Map(),
+    active: undefined,
+    adopt(page) {
+      const known = ids.get(page);
+      if (known) return known;
+      const tabId = `t${++counter}`;
+      ids.set(page, tabId);
+      registry.pages.set(tabId, page);
+      registry.active = tabId;
+      page.on('close', () => {
+        registry.pages.delete(tabId);
+        if (registry.active === tabId) registry.active = [...registry.pages.keys()].at(-1);
+      });
+      // Refs name elements of one document: a new document makes every earlier ref unknown.
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) refs.delete(page);
+      });
+      return tabId;
+    },
+    idOf: (page) => ids.get(page) ?? registry.adopt(page),
+    locate(page, ref) {
+      if (!refs.get(page)?.has(ref)) {
+        throw new CapabilityError('invalid_arguments', `Unknown ref ${JSON.stringify(ref)}: take a new browser.snapshot of this tab and use one of its refs.`, { data: { reason: 'unknown_ref', ref } });
+      }
+      return page.getByRef(ref);
+    },
+    remember: (page, found) => void refs.set(page, found),
+    clear() {
+      registry.pages.clear();
+      registry.active = undefined;
+    },
+  };
+  return registry;
+}
+
+/** Launches Chromium on the persistent profile; its pages join `registry`. */
+async function launchContext(options: BrowserEngineOptions, registry: TabRegistry, actionTimeoutMs: number): Promise<BrowserContext> {
+  const { chromium } = await import('playwright-core');
+  mkdirSync(options.profileDir, { recursive: true, mode: 0o700 });
+  let launched: BrowserContext;
+  try {
+    launched = await chromium.launchPersistentContext(options.profileDir, {
+      executablePath: options.executablePath,
+      headless: options.headless,
+      args: CHROMIUM_ARGS,
+      acceptDownloads: false,
+      env: options.env ?? process.env,
+      timeout: 30_000,
+      viewport: options.headless ? { width: 1280, height: 800 } : null,
+    });
+  } catch (error) {
+    const message = String((error as { message?: unknown })?.message ?? error);
+    if (/ProcessSingleton|profile.*in use|SingletonLock/i.test(message)) throw new CapabilityError('busy', 'The browser profile is in use by another capnode or Chromium process.');
+    throw new CapabilityError('unavailable', `Chromium did not start: ${message.split('\n')[0]!.slice(0, 300)}`);
+  }
+  launched.setDefaultTimeout(actionTimeoutMs);
+  launched.on('page', (page) => void registry.adopt(page));
+  for (const page of launched.pages()) registry.adopt(page);
+  return launched;
+}
+
+/** Runs one `browser.act` action on `page` (its ref already resolved to `target`). */
+async function performAction(page: Page, target: Locator | undefined, action: BrowserAction, timeout: number, signal: AbortSignal | undefined): Promise<void> {
+  const common = { timeout, ...(signal ? { signal } : {}) };
+  switch (action.kind) {
+    case 'click': {
+      const click = { ...common, ...(action.button ? { button: action.button } : {}) };
+      await (action.doubleClick ? target!.dblclick(click) : target!.click(click));
+      return;
+    }
+    case 'type':
+      await (action.slowly ? target!.pressSequentially(action.text, common) : target!.fill(action.text, common));
+      if (action.submit) await target!.press('Enter', common);
+      return;
+    case 'select':
+      await target!.selectOption(action.values, common);
+      return;
+    case 'press':
+      await (target ? target.press(action.key, common) : page.keyboard.press(action.key));
+      return;
+    case 'hover':
+      await target!.hover(common);
+      return;
+  }
+}
+
+/** Creates the engine; Chromium starts on the first call that needs it. */
+export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngine {
+  const actionTimeoutMs = options.actionTimeoutMs ?? 15_000;
+  const tabs = createTabRegistry();
+  let context: BrowserContext | undefined;
+  let starting: Promise<BrowserContext> | undefined;
+  /** The blank tab a fresh launch opens with, until the first `open` uses it. */
+  let launchTab: Page | undefined;
+
+  const ensure = async (): Promise<BrowserContext> => {
+    if (context) return context;
+    starting ??= launchContext(options, tabs, actionTimeoutMs)
+      .then((launched) => {
+        launched.on('close', () => {
+          if (context === launched) context = undefined;
+          tabs.clear();
+        });
+        const initial = launched.pages();
+        launchTab = initial.length === 1 && initial[0]!.url() === 'about:blank' ? initial[0] : undefined;
+        return launched;
+      })
+      .finally(() => (starting = undefined));
+    context = await starting;
+    return context;
+  };
+
+  const info = async (page: Page): Promise<BrowserTabInfo> => {
+    const tabId = tabs.idOf(page);
+    const title = await page.title().catch(() => '');
+    return { tabId, url: page.url(), title, active: tabId === tabs.active };
+  };
+
+  /** The tab `tabId` names, or the current one; starts the browser (with one blank tab) when needed. */
+  const pageOf = async (tabId: string | undefined): Promise<Page> => {
+    if (tabId !== undefined) {
+      const page = tabs.pages.get(tabId);
+      if (!page) throw unknownTab(tabId);
+      return page;
+    }
+    const browser = await ensure();
+    const current = tabs.active === undefined ? undefined : tabs.pages.get(tabs.active);
+    if (current) return current;
+    const page = await browser.newPage();
+    tabs.adopt(page);
+    return page;
+  };
+
+  const goto = async (page: Page, url: string, signal: AbortSignal | undefined, timeout: number) => {
+    const target = checkBrowserUrl(url);
+    try {
+      await page.goto(target, { timeout, waitUntil: 'load' });
+    } catch (error) {
+      throw actionFailure(error, `Opening ${target}`, signal);
+    }
+  };
+
+  const engine: BrowserEngine = {
+    status: () => ({ running: context !== undefined, headless: options.headless, profileDir: options.profileDir, executablePath: options.executablePath, tabs: tabs.pages.size }),
+    async start() {
+      await ensure();
+      return engine.status();
+    },
+    async stop() {
+      if (!context && !starting) return false;
+      const closing = context ?? (await starting?.catch(() => undefined));
+      context = undefined;
+      await closing?.close().catch(() => undefined);
+      return true;
+    },
+    tabs: async () => (context ? Promise.all([...tabs.pages.values()].map(info)) : []),
+    async open(url, call = {}) {
+      const target = checkBrowserUrl(url);
+      const browser = await ensure();
+      // A fresh launch starts with one blank tab: the first open uses it.
+      const blank = launchTab && !launchTab.isClosed() && launchTab.url() === 'about:blank' ? launchTab : undefined;
+      launchTab = undefined;
+      const page = blank ?? (await browser.newPage());
+      tabs.active = tabs.adopt(page);
+      if (target !== 'about:blank') await goto(page, target, call.signal, actionTimeoutMs);
+      return info(page);
+    },
+    async navigate(tabId, url, call = {}) {
+      checkBrowserUrl(url);
+      const page = await pageOf(tabId);
+      tabs.active = tabs.idOf(page);
+      await goto(page, url, call.signal, call.timeoutMs ?? actionTimeoutMs);
+      return info(page);
+    },
+    async snapshot(tabId, call) {
+      const page = await pageOf(tabId);
+      let text: string;
+      try {
+        text = await page.ariaSnapshot({ mode: 'ai', timeout: actionTimeoutMs, ...(call.signal ? { signal: call.signal } : {}) });
+      } catch (error) {
+        throw actionFailure(error, 'The snapshot', call.signal);
+      }
+      const found = refsOf(text);
+      tabs.remember(page, found);
+      const cut = cutText(text, call.maxChars);
+      const tab = await info(page);
+      return { tabId: tab.tabId, url: tab.url, title: tab.title, snapshot: cut.text, refs: found.size, truncated: cut.truncated };
+    },
+    async act(tabId, action, call = {}) {
+      const page = await pageOf(tabId);
+      const ref = 'ref' in action ? action.ref : undefined;
+      const target = ref === undefined ? undefined : tabs.locate(page, ref);
+      try {
+        await performAction(page, target, action, call.timeoutMs ?? actionTimeoutMs, call.signal);
+      } catch (error) {
+        throw actionFailure(error, `${action.kind}${ref ? ` on ${ref}` : ''}`, call.signal);
+      }
+      return info(page);
+    },
+    async screenshot(tabId, call) {
+      const page = await pageOf(tabId);
+      const shot = { type: call.format, timeout: actionTimeoutMs, ...(call.format === 'jpeg' && call.quality !== undefined ? { quality: call.quality } : {}) };
+      const element = call.ref === undefined ? undefined : tabs.locate(page, call.ref);
+      try {
+        const data = element ? await element.screenshot(shot) : await page.screenshot({ ...shot, fullPage: call.fullPage ?? false });
+        return { tab: await info(page), data };
+      } catch (error) {
+        throw actionFailure(error, 'The screenshot', call.signal);
+      }
+    },
+    async text(tabId, call) {
+      const page = await pageOf(tabId);
+      let text: string;
+      try {
+        const root = call.selector === undefined ? page.locator('body') : page.locator(`css=${call.selector}`).first();
+        text = await root.innerText({ timeout: actionTimeoutMs });
+      } catch (error) {
+        throw actionFailure(error, 'Reading the page text', call.signal);
+      }
+      return { tab: await info(page), ...cutText(text, call.maxChars) };
+    },
+    async closeTab(tabId) {
+      const page = tabs.pages.get(tabId);
+      if (!page) throw unknownTab(tabId);
+      await page.close();
+    },
+    close: async () => void (await engine.stop()),
+    [Symbol.asyncDispose]: () => engine.close(),
+  };
+  return engine;
+}
