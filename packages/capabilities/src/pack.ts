@@ -1,10 +1,11 @@
 /**
- * The capability pack (node-only): screen, camera, clipboard, speech and location, each a plugin on
+ * The capability pack (node-only): screen, camera, clipboard, speech, location and the canvas, each a plugin on
  * the public plugin API (`PluginExport`). Backends load on first use, inside the command that needs
  * them, so registering the pack costs little memory.
  */
 import type { PluginExport } from './plugin.js';
 import { cameraPlugin } from './pack/camera.js';
+import { createCanvasPlugin, type GatewayCanvasSurface } from './pack/canvas.js';
 import { clipboardPlugin } from './pack/clipboard.js';
 import { locationPlugin } from './pack/location.js';
 import { screenPlugin } from './pack/screen.js';
@@ -24,6 +25,8 @@ export type { SttOptions, SttMicrophoneSource } from './pack/stt.js';
 export { sttPlugin, createSttCapability, MAX_TRANSCRIBE_MS } from './pack/stt.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
+export type { CanvasOptions, GatewayCanvasSurface } from './pack/canvas.js';
+export { canvasPlugin, createCanvasPlugin, createCanvasCapability, probeCanvas, MAX_CANVAS_HTML_BYTES, MAX_CANVAS_SCRIPT_CHARS, MAX_CANVAS_EVAL_RESULT_CHARS } from './pack/canvas.js';
 
 /** One plugin of the capability pack: its name (the `pluginSettings` key) and the plugin itself. */
 export interface BuiltinPlugin {
@@ -31,12 +34,24 @@ export interface BuiltinPlugin {
   readonly plugin: PluginExport;
 }
 
-/** The pack's plugins, as the host loads them: each name is also its `pluginSettings` section. */
-export const builtinPlugins: readonly BuiltinPlugin[] = [
-  { name: 'screen', plugin: screenPlugin },
-  { name: 'camera', plugin: cameraPlugin },
-  { name: 'clipboard', plugin: clipboardPlugin },
-  { name: 'tts', plugin: ttsPlugin },
-  { name: 'stt', plugin: sttPlugin },
-  { name: 'location', plugin: locationPlugin },
-];
+/** What the host lends the pack's plugins: narrow ports to its other parts. */
+export interface BuiltinPluginPorts {
+  /** The connected gateway's `pluginSurfaceUrls.canvas` (the canvas resolves hosted paths against it). */
+  readonly gatewayCanvasUrl?: GatewayCanvasSurface;
+}
+
+/** The pack's plugins wired to the host's ports: each name is also its `pluginSettings` section. */
+export function createBuiltinPlugins(ports: BuiltinPluginPorts = {}): readonly BuiltinPlugin[] {
+  return [
+    { name: 'screen', plugin: screenPlugin },
+    { name: 'camera', plugin: cameraPlugin },
+    { name: 'clipboard', plugin: clipboardPlugin },
+    { name: 'tts', plugin: ttsPlugin },
+    { name: 'stt', plugin: sttPlugin },
+    { name: 'location', plugin: locationPlugin },
+    { name: 'canvas', plugin: createCanvasPlugin(ports.gatewayCanvasUrl) },
+  ];
+}
+
+/** The pack's plugins, as a host without a gateway loads them. */
+export const builtinPlugins: readonly BuiltinPlugin[] = createBuiltinPlugins();
