@@ -2,7 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createInvoker, createRegistry, type CommandResult, type Transport } from '@capnode/capabilities';
+import { createHost } from '@capnode/host';
+import { startFakeGateway } from '../../packages/gateway-bridge/src/internal/fakeGateway.js';
 import { createCanvasCapability, MAX_CANVAS_HTML_BYTES, probeCanvas } from '@capnode/capabilities/pack';
 import { failureOf } from '../support/invocation.js';
 import { eventually } from '../support/poll.js';
@@ -214,6 +217,32 @@ describe.skipIf(!ready)('canvas on a real Xvfb display with real Chromium', { ti
     for (const [command, args, code] of cases) expect(failureOf(await call(command, args, 'mcp-http')).code, `${command} ${JSON.stringify(args).slice(0, 80)}`).toBe(code);
     expect(failureOf(await call('canvas.a2ui.push', {})).data).toMatchObject({ code: 'A2UI_UNSUPPORTED' });
     expect(failureOf(await call('canvas.snapshot', {})).data).toMatchObject({ code: 'CANVAS_NOT_OPEN' });
+  });
+
+  it("the stock host resolves hosted paths against the connected gateway's pluginSurfaceUrls.canvas", async () => {
+    await using gateway = await startFakeGateway((connection) => void connection.handshake({ pluginSurfaceUrls: { canvas: `${pages.origin}/__openclaw__/cap/stock` } }));
+    const home = join(dir.path, 'stock-home');
+    mkdirSync(home, { mode: 0o700 });
+    writeFileSync(join(home, 'settings.json'), JSON.stringify({ gateway: { enabled: true, url: gateway.url } }), { mode: 0o600 });
+    // The pack's canvas runs the browser on the host's own display.
+    const saved = process.env.DISPLAY;
+    process.env.DISPLAY = xvfb.display;
+    try {
+      await using host = createHost({ home, port: 0, logFile: false, onLog: () => undefined });
+      await host.start();
+      await host.pluginsReady();
+      await eventually(() => host.status().node.state === 'connected', { what: 'the gateway node to connect', timeoutMs: 30_000 });
+      const shown = await host.invoker.invoke({ command: 'canvas.navigate', args: { url: '/__openclaw__/canvas/hosted.html' }, transport: 'gateway' });
+      expect(shown.result.ok, JSON.stringify(shown.result)).toBe(true);
+      expect(pages.paths).toContain('/__openclaw__/cap/stock/__openclaw__/canvas/hosted.html');
+      const profiles = processesMatching(join(home, 'plugins-data'));
+      expect(profiles.length).toBeGreaterThan(0);
+      await host.close();
+      await eventually(() => processesMatching(join(home, 'plugins-data')).length === 0, { what: 'the canvas browser to close with the host', timeoutMs: 15_000 });
+    } finally {
+      if (saved === undefined) delete process.env.DISPLAY;
+      else process.env.DISPLAY = saved;
+    }
   });
 
   it('closes the browser when the host closes', async () => {
