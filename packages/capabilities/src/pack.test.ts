@@ -29,7 +29,7 @@ describe('@capnode/capabilities/pack', () => {
     const loaded = staticGraph('pack.ts');
     expect(loaded).toContain('pack/screen.ts');
     expect(loaded).toContain('pack/camera.ts');
-    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts', 'pack/sttEngine.ts', 'pack/ttsBackend.ts', 'pack/clipboardBackend.ts', 'pack/locationBackend.ts', 'pack/internal/shellSessions.ts', 'pack/internal/shellSession.ts', 'internal/execLaunch.ts']) {
+    for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts', 'pack/sttEngine.ts', 'pack/ttsBackend.ts', 'pack/clipboardBackend.ts', 'pack/locationBackend.ts', 'pack/internal/shellSessions.ts', 'pack/internal/shellSession.ts', 'internal/execLaunch.ts', 'pack/internal/canvasWindow.ts', 'pack/internal/canvasBrowser.ts']) {
       expect(loaded, heavy).not.toContain(heavy);
     }
     // A camera command does not load the screen's X11 client or pixel code either.
@@ -85,5 +85,15 @@ describe('@capnode/capabilities/pack', () => {
       ['shell.kill', null, true, null],
       ['shell.list', null, true, null],
     ]);
+  });
+
+  it('gives the canvas no consent category (it shows and reads only its own window) and an availability probe', async () => {
+    const { createCanvasCapability, builtinPlugins } = await import('./pack.js');
+    const canvas = createCanvasCapability({ profileDir: '/nonexistent' });
+    expect(canvas.category).toBe('canvas');
+    expect(canvas.commands.map((command) => command.name)).toEqual(['canvas.present', 'canvas.hide', 'canvas.navigate', 'canvas.eval', 'canvas.snapshot', 'canvas.caps', 'canvas.a2ui.push', 'canvas.a2ui.pushJSONL', 'canvas.a2ui.reset', 'canvas.a2ui.dump']);
+    for (const command of canvas.commands) expect(command.consent, command.name).toBeUndefined();
+    for (const command of canvas.commands.filter((entry) => !entry.name.startsWith('canvas.a2ui.'))) expect(typeof command.availability, command.name).toBe('function');
+    expect(builtinPlugins.map((plugin) => plugin.name)).toContain('canvas');
   });
 });

@@ -6,6 +6,7 @@
 import type { PluginExport } from './plugin.js';
 import { browserPlugin } from './pack/browser.js';
 import { cameraPlugin } from './pack/camera.js';
+import { createCanvasPlugin, type GatewayCanvasSurface } from './pack/canvas.js';
 import { clipboardPlugin } from './pack/clipboard.js';
 import { computerPlugin } from './pack/computer.js';
 import { locationPlugin } from './pack/location.js';
@@ -47,6 +48,8 @@ export {
 } from './pack/shell.js';
 export type { ShellSessionSummary, ShellReadResult } from './pack/internal/shellViews.js';
 export type { StreamRead } from './pack/internal/outputRing.js';
+export type { CanvasOptions, GatewayCanvasSurface } from './pack/canvas.js';
+export { canvasPlugin, createCanvasPlugin, createCanvasCapability, probeCanvas, MAX_CANVAS_HTML_BYTES, MAX_CANVAS_SCRIPT_CHARS, MAX_CANVAS_EVAL_RESULT_CHARS } from './pack/canvas.js';
 
 /** One plugin of the capability pack: its name (the `pluginSettings` key) and the plugin itself. */
 export interface BuiltinPlugin {
@@ -66,3 +69,24 @@ export const builtinPlugins: readonly BuiltinPlugin[] = [
   { name: 'shell', plugin: shellPlugin },
   { name: 'browser', plugin: browserPlugin },
 ];
+/** What the host lends the pack's plugins: narrow ports to its other parts. */
+export interface BuiltinPluginPorts {
+  /** The connected gateway's `pluginSurfaceUrls.canvas` (the canvas resolves hosted paths against it). */
+  readonly gatewayCanvasUrl?: GatewayCanvasSurface;
+}
+
+/** The pack's plugins wired to the host's ports: each name is also its `pluginSettings` section. */
+export function createBuiltinPlugins(ports: BuiltinPluginPorts = {}): readonly BuiltinPlugin[] {
+  return [
+    { name: 'screen', plugin: screenPlugin },
+    { name: 'camera', plugin: cameraPlugin },
+    { name: 'clipboard', plugin: clipboardPlugin },
+    { name: 'tts', plugin: ttsPlugin },
+    { name: 'stt', plugin: sttPlugin },
+    { name: 'location', plugin: locationPlugin },
+    { name: 'canvas', plugin: createCanvasPlugin(ports.gatewayCanvasUrl) },
+  ];
+}
+
+/** The pack's plugins, as a host without a gateway loads them. */
+export const builtinPlugins: readonly BuiltinPlugin[] = createBuiltinPlugins();

@@ -140,6 +140,11 @@ export const helloOkSchema = z.looseObject({
     /** The gateway sends a `tick` event this often; 2 × this without one means the connection is dead. */
     tickIntervalMs: z.number().int().positive(),
   }),
+  /**
+   * Hosted plugin surfaces by name (`canvas` → `https://gw/__openclaw__/cap/<token>`); capability-scoped
+   * URLs expire. A malformed map is dropped rather than failing the handshake.
+   */
+  pluginSurfaceUrls: z.record(z.string(), z.string()).optional().catch(undefined),
 });
 export type HelloOk = z.infer<typeof helloOkSchema>;
 

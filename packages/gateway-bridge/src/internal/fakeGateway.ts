@@ -15,7 +15,7 @@ export interface FakeConnection {
   /** Resolves with the next received frame matching `match` (or an earlier unclaimed one). */
   next(match: (frame: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
   /** Sends the challenge, waits for `connect` and answers hello-ok with `policy` overrides. */
-  handshake(options?: { readonly policy?: Partial<{ maxPayload: number; tickIntervalMs: number }>; readonly deviceToken?: string }): Promise<Record<string, any>>;
+  handshake(options?: { readonly policy?: Partial<{ maxPayload: number; tickIntervalMs: number }>; readonly deviceToken?: string; readonly pluginSurfaceUrls?: Record<string, string> }): Promise<Record<string, any>>;
   respond(id: string, payload: unknown): void;
   fail(id: string, error: Record<string, unknown>): void;
   readonly closed: Promise<{ code: number; reason: string }>;
@@ -94,6 +94,7 @@ export async function startFakeGateway(onConnection: (connection: FakeConnection
           snapshot: {},
           auth: { role: connect.params.role, scopes: connect.params.scopes ?? [], ...(options.deviceToken ? { deviceToken: options.deviceToken } : {}) },
           policy: { maxPayload: 1024 * 1024, maxBufferedBytes: 2 * 1024 * 1024, tickIntervalMs: 30_000, ...options.policy },
+          ...(options.pluginSurfaceUrls ? { pluginSurfaceUrls: options.pluginSurfaceUrls } : {}),
         });
         return connect;
       },

@@ -40,7 +40,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const { log } = context.logging;
   const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version }));
   const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log }));
-  const plugins = stack.use(createPluginsPart(context, options));
+  const plugins = stack.use(createPluginsPart(context, options, { gatewayCanvasUrl: () => gateway.surfaceUrl('canvas') }));
   const background = stack.use(createBackgroundWork(log));
   // A settings.json still in an older form (`node`, now `gateway`) is rewritten once, under the settings lock; loading it warned.
   background.run(settings.migrate());

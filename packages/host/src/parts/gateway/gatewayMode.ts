@@ -106,6 +106,8 @@ export interface GatewayMode {
    */
   start(config: GatewayConnectionConfig, options: { readonly node: boolean; readonly channel: boolean }): Promise<void>;
   status(enabled: boolean, url?: string): GatewayNodeModeStatus;
+  /** The connected gateway's hosted plugin surface URL (`pluginSurfaceUrls[surface]` of its hello), while connected. */
+  surfaceUrl(surface: string): string | undefined;
   /** Closes the node connection only (the channel stays); `start` can create a new one afterwards (settings changed live). */
   stopNode(): Promise<void>;
   close(): Promise<void>;
@@ -165,6 +167,10 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
         failure = { code: (error as { code?: string }).code ?? 'failed', message: (error as Error).message };
         throw new HostError('gateway_failed', `gateway node mode could not start: ${failure.message}`, { cause: error });
       }
+    },
+    surfaceUrl(surface) {
+      if (node?.status().connection.state !== 'connected') return undefined;
+      return node.client.hello()?.pluginSurfaceUrls?.[surface];
     },
     status(enabled, url) {
       if (node) return gatewayNodeModeStatus(node.status(), identityPath);

@@ -11,8 +11,14 @@ export interface PluginsPartOptions {
   readonly availabilityTimeoutMs?: number;
 }
 
+/** What the plugins part borrows from later parts, handed over by `createHost`. */
+export interface PluginsPartPorts {
+  /** The connected gateway's `pluginSurfaceUrls.canvas`, for the pack's canvas. */
+  readonly gatewayCanvasUrl?: () => string | undefined;
+}
+
 /** The plugins part: the shipped pack, then settings.json `plugins`, then dev plugins, loaded into the pipeline's registry. */
-export function createPluginsPart(context: HostContext, options: PluginsPartOptions): PluginManager {
+export function createPluginsPart(context: HostContext, options: PluginsPartOptions, ports: PluginsPartPorts = {}): PluginManager {
   const { settings, pipeline } = context;
   return createPluginManager({
     registry: pipeline.registry,
@@ -20,7 +26,7 @@ export function createPluginsPart(context: HostContext, options: PluginsPartOpti
     home: context.paths.home,
     pluginSettings: () => settings.get().pluginSettings,
     log: context.logging.log,
-    builtins: options.builtinPlugins === false ? [] : (options.builtinPlugins ?? import('@capnode/capabilities/pack').then((pack) => pack.builtinPlugins)),
+    builtins: options.builtinPlugins === false ? [] : (options.builtinPlugins ?? import('@capnode/capabilities/pack').then((pack) => pack.createBuiltinPlugins(ports.gatewayCanvasUrl ? { gatewayCanvasUrl: ports.gatewayCanvasUrl } : {}))),
     sources: options.plugins === false ? [] : settings.get().plugins,
     ...(options.devPlugins === undefined ? {} : { devPlugins: options.devPlugins }),
     ...(options.pluginLoadTimeoutMs === undefined ? {} : { loadTimeoutMs: options.pluginLoadTimeoutMs }),
