@@ -123,10 +123,10 @@ export type OpenAgentServerFrame =
 /** Why a server frame was refused: `invalid_json`, `invalid_frame` (shape) or `unknown_frame` (type). */
 export type OpenAgentFrameErrorCode = 'invalid_json' | 'invalid_frame' | 'unknown_frame';
 
-/** The outcome of {@link parseOpenAgentServerFrame}; `callId` is set when a refused frame named a call. */
+/** The outcome of {@link parseOpenAgentServerFrame}; `type` and `callId` are set when a refused frame had them. */
 export type OpenAgentFrameParse =
   | { readonly ok: true; readonly frame: OpenAgentServerFrame }
-  | { readonly ok: false; readonly code: OpenAgentFrameErrorCode; readonly message: string; readonly callId?: string };
+  | { readonly ok: false; readonly code: OpenAgentFrameErrorCode; readonly message: string; readonly type?: string; readonly callId?: string };
 
 const SHA256_HEX = /^[a-f0-9]{64}$/;
 
@@ -183,7 +183,7 @@ export function parseOpenAgentServerFrame(text: string): OpenAgentFrameParse {
   if (!checks) return { ok: false, code: 'unknown_frame', message: `unknown frame type ${JSON.stringify(value.type.slice(0, 64))}`, ...callId };
   for (const check of checks) {
     const bad = check(value);
-    if (bad !== undefined) return { ok: false, code: 'invalid_frame', message: `invalid ${value.type} frame: bad ${bad}`, ...callId };
+    if (bad !== undefined) return { ok: false, code: 'invalid_frame', message: `invalid ${value.type} frame: bad ${bad}`, type: value.type, ...callId };
   }
   return { ok: true, frame: value as unknown as OpenAgentServerFrame };
 }

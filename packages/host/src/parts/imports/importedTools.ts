@@ -25,6 +25,10 @@ export interface ImportedTools {
   /** Resolves once startup has settled (every server connected or failed); for tests and the tray. */
   ready(): Promise<void>;
   status(): ImportedToolsStatus;
+  /** Each imported tool's server and own name, by its exposed command name (for OpenAgent's catalog servers). */
+  origins(): ReadonlyMap<string, { readonly server: string; readonly tool: string }>;
+  /** Calls `listener` after {@link origins} changed; returns the unsubscribe function. */
+  subscribeOrigins(listener: () => void): () => void;
   /** Cancels a startup in progress and closes every server connection (stdio children included). */
   close(): Promise<void>;
 }
@@ -49,6 +53,8 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
   let error: string | undefined;
   let closed = false;
   const controller = new AbortController();
+  let origins: ReadonlyMap<string, { readonly server: string; readonly tool: string }> = new Map();
+  const originListeners = new Set<() => void>();
   try {
     setup = resolveMcpClientSettings(settings.get());
   } catch (failure) {
@@ -116,8 +122,12 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
       return;
     }
     runtime = started;
+    started.subscribe((event) => {
+      if (event.type === 'catalog-changed') void refreshOrigins();
+    });
     await started.ready({ signal: controller.signal });
     if (closed) return;
+    await refreshOrigins();
     state = 'ready';
     const diagnostics = started.diagnostics();
     for (const diagnostic of diagnostics) {
@@ -127,6 +137,17 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
     }
     const connected = diagnostics.filter((diagnostic) => diagnostic.state === 'connected').length;
     log('info', `imported MCP tools ready: ${importedCount()} tools from ${connected} of ${diagnostics.length} servers`);
+  }
+
+  async function refreshOrigins(): Promise<void> {
+    if (!runtime || closed) return;
+    try {
+      const tools = await runtime.tools({ signal: controller.signal });
+      origins = new Map(Object.values(tools).filter((tool) => tool.server !== '*').map((tool) => [tool.name, { server: tool.server, tool: tool.tool }]));
+    } catch {
+      return; // closing, or a server failed its listing: the previous map stands
+    }
+    for (const listener of originListeners) listener();
   }
 
   function importedCount(): number {
@@ -152,6 +173,11 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
     },
     async ready() {
       await startup;
+    },
+    origins: () => origins,
+    subscribeOrigins(listener) {
+      originListeners.add(listener);
+      return () => originListeners.delete(listener);
     },
     status() {
       const current = setup;
