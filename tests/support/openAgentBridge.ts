@@ -21,8 +21,8 @@ export interface OpenAgentBridgeOptions {
   readonly deviceId?: string;
   readonly accountId?: string;
   readonly networkId?: string;
-  /** Changes the hello_ack the bridge sends (e.g. another device id, `accepted: false`). */
-  readonly ack?: (hello: Record<string, unknown>) => Record<string, unknown>;
+  /** Changes the hello_ack the bridge sends (e.g. another device id, `accepted: false`); `undefined` sends none. */
+  readonly ack?: (ack: Record<string, unknown>) => Record<string, unknown> | undefined;
   /** Largest frame the bridge accepts; default 64 MiB. */
   readonly maxPayload?: number;
 }
@@ -130,7 +130,9 @@ export async function startOpenAgentBridge(options: OpenAgentBridgeOptions = {})
           generation: frame.generation,
           accepted: true,
         };
-        socket.send(JSON.stringify(options.ack ? options.ack({ ...ack }) : ack), () => hellos.set(connection.index, frame));
+        const sent = options.ack ? options.ack({ ...ack }) : ack;
+        if (sent === undefined) hellos.set(connection.index, frame);
+        else socket.send(JSON.stringify(sent), () => hellos.set(connection.index, frame));
       } else if (frame.type === 'capability_heartbeat' && bridge.heartbeatAcks) {
         socket.send(JSON.stringify({ type: 'capability_heartbeat_ack', generation: frame.generation, ts_ms: Date.now() }));
       }

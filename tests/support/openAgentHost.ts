@@ -3,15 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineCapability, defineCommand, z, type Capability } from '@capnode/capabilities';
 import { createHost, type Host, type HostOptions } from '@capnode/host';
+import { delay } from '@capnode/toolkit';
 import { startOpenAgentBridge, type OpenAgentBridge, type OpenAgentBridgeOptions } from './openAgentBridge.js';
 
 /** Test commands: `oa.echo` (read-only), `oa.wait` (read-only, runs until aborted or `ms`), `oa.append` (mutating: appends a line to `file`), `oa.screen` (needs `screen` consent). */
 export function openAgentTestCapability(): Capability {
-  const wait = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('aborted'))), { once: true });
-    });
+  const wait = (ms: number, signal: AbortSignal) => delay(ms, { signal });
   return defineCapability({
     category: 'oa',
     commands: [

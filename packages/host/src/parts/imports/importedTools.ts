@@ -33,6 +33,28 @@ export interface ImportedTools {
   close(): Promise<void>;
 }
 
+/** Each imported tool's server and own name by exposed name, re-read when the runtime's catalog changes. */
+function createOriginTracker() {
+  const listeners = new Set<() => void>();
+  const tracker = {
+    current: new Map<string, { readonly server: string; readonly tool: string }>() as ReadonlyMap<string, { readonly server: string; readonly tool: string }>,
+    async refresh(runtime: McpRuntime, signal: AbortSignal): Promise<void> {
+      try {
+        const tools = await runtime.tools({ signal });
+        tracker.current = new Map(Object.values(tools).filter((tool) => tool.server !== '*').map((tool) => [tool.name, { server: tool.server, tool: tool.tool }]));
+      } catch {
+        return; // closing, or a server failed its listing: the previous map stands
+      }
+      for (const listener of listeners) listener();
+    },
+    subscribe(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return tracker;
+}
+
 function pendingDiagnostic(server: McpServerConfig): ServerDiagnostic {
   return { server: server.name, transport: server.transport, state: 'connecting', toolCount: 0, warnings: [] };
 }
@@ -53,8 +75,7 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
   let error: string | undefined;
   let closed = false;
   const controller = new AbortController();
-  let origins: ReadonlyMap<string, { readonly server: string; readonly tool: string }> = new Map();
-  const originListeners = new Set<() => void>();
+  const origins = createOriginTracker();
   try {
     setup = resolveMcpClientSettings(settings.get());
   } catch (failure) {
@@ -139,16 +160,7 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
     log('info', `imported MCP tools ready: ${importedCount()} tools from ${connected} of ${diagnostics.length} servers`);
   }
 
-  async function refreshOrigins(): Promise<void> {
-    if (!runtime || closed) return;
-    try {
-      const tools = await runtime.tools({ signal: controller.signal });
-      origins = new Map(Object.values(tools).filter((tool) => tool.server !== '*').map((tool) => [tool.name, { server: tool.server, tool: tool.tool }]));
-    } catch {
-      return; // closing, or a server failed its listing: the previous map stands
-    }
-    for (const listener of originListeners) listener();
-  }
+  const refreshOrigins = () => (runtime && !closed ? origins.refresh(runtime, controller.signal) : Promise.resolve());
 
   function importedCount(): number {
     return invoker.registry.commands().filter((command) => command.category === 'mcp').length;
@@ -174,11 +186,8 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
     async ready() {
       await startup;
     },
-    origins: () => origins,
-    subscribeOrigins(listener) {
-      originListeners.add(listener);
-      return () => originListeners.delete(listener);
-    },
+    origins: () => origins.current,
+    subscribeOrigins: (listener) => origins.subscribe(listener),
     status() {
       const current = setup;
       const servers = runtime ? runtime.diagnostics() : state === 'starting' && current ? current.servers.map(pendingDiagnostic) : [];
