@@ -48,7 +48,7 @@ export type Elicitor = (request: ElicitationRequest, options: { readonly signal:
 export type { LogLevel } from '@capnode/toolkit';
 
 /** Which way a call arrived; recorded in audit and visible to hooks. */
-export type Transport = 'mcp-http' | 'mcp-stdio' | 'gateway' | 'cli' | 'internal';
+export type Transport = 'mcp-http' | 'mcp-stdio' | 'gateway' | 'openagent' | 'cli' | 'internal';
 
 /** `shell_completed`: a shell session that the connection started has ended. */
 export interface ShellCompletedEvent {

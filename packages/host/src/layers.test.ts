@@ -26,6 +26,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['parts/plugins/'],
   ['parts/imports/'],
   ['parts/gateway/'],
+  ['parts/openagent/'],
   ['parts/admin/'],
   ['parts/listener/'],
   ['parts/stdio/'],

@@ -30,3 +30,9 @@ describe('@capnode/protocol root entry', () => {
       'requestIdKeyFromMessage',
     ]));
 });
+
+describe('@capnode/protocol/openagent entry', () => {
+  it('is runtime-neutral: no Node built-ins, nothing but the leaf toolkit', () => {
+    expectImports('openagent.ts', (specifier) => specifier === '@capnode/toolkit');
+  });
+});

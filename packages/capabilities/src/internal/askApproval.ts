@@ -32,8 +32,8 @@ export interface ApprovalContext {
   readonly args?: unknown;
 }
 
-/** Transports whose callers always wait: the CLI prints what it waits for, a gateway has its own timeout. */
-const WAITING_TRANSPORTS: ReadonlySet<string> = new Set(['cli', 'gateway', 'internal']);
+/** Transports whose callers always wait: the CLI prints what it waits for, a gateway and OpenAgent have their own deadlines. */
+const WAITING_TRANSPORTS: ReadonlySet<string> = new Set(['cli', 'gateway', 'openagent', 'internal']);
 
 /** The answer of the user's client: `allow-once`, `deny`, or undefined when it said nothing usable. */
 function decisionOf(result: ElicitationResult): Exclude<ApprovalDecision, 'allow-always'> | undefined {

@@ -22,6 +22,7 @@ describe('settings', () => {
       mcp: { enabled: true, host: '127.0.0.1', port: 8765, maxConcurrency: 16 },
       gateway: { enabled: false },
       channel: { enabled: false },
+      openagent: { enabled: false, headers: {}, heartbeatMs: 15_000, servers: 'all' },
       execApprovals: { mode: 'ask', allowlist: [] },
       approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
       dashboard: { enabled: true, port: 0 },

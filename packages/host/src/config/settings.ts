@@ -55,6 +55,32 @@ export const settingsSchema = z.strictObject({
       enabled: z.boolean().default(false),
     })
     .prefault({}),
+  /**
+   * OpenAgent's client capabilities: this machine as the capability host an OpenAgent server calls over
+   * `client-capabilities/1`. `enabled` is the one device-level consent switch (`capnode openagent enable`).
+   */
+  openagent: z
+    .strictObject({
+      /** The consent switch: connect and serve calls. Off by default; turning it off closes the channel and cancels running calls. */
+      enabled: z.boolean().default(false),
+      /** The capability WebSocket, e.g. `ws://127.0.0.1:<port>/ws/capabilities` (a loopback proxy or bridge). */
+      url: z.string().regex(GATEWAY_URL, 'must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:8765/ws/capabilities').optional(),
+      /** HTTP headers of the WebSocket handshake (secrets like the gateway token: masked, never logged). */
+      headers: z.record(z.string().min(1).max(256), z.string().min(1).max(8192)).default({}),
+      /** The device id the server must acknowledge (`capability_hello_ack.device_id`). */
+      deviceId: z.string().min(1).max(200).optional(),
+      /** The account calls must come from (`account_id`); another one closes the channel. */
+      accountId: z.string().min(1).max(200).optional(),
+      /** The network id, when the server has one. */
+      networkId: z.string().min(1).max(200).optional(),
+      /** The label the server shows for this machine; the host name when absent. */
+      deviceLabel: z.string().min(1).max(200).optional(),
+      /** Heartbeat interval in ms (desktop default 15 000; honoured down to 1000). */
+      heartbeatMs: z.int().min(1000).max(600_000).default(15_000),
+      /** Which catalog servers are offered: `all`, or names (`capnode` and imported servers). */
+      servers: z.union([z.literal('all'), z.array(z.string().min(1).max(200)).max(128)]).default('all'),
+    })
+    .prefault({}),
   execApprovals: execApprovalPolicySchema.strict().prefault({}),
   /** How pending approvals reach the person who answers them (see README "How to answer approvals"). */
   approvals: z

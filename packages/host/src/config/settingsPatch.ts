@@ -13,7 +13,7 @@ export interface FieldError {
 export const SECRET_MASK = '••••••••';
 
 /** Setting paths (or section prefixes, ending in `.`) a running host applies at once. */
-const LIVE = ['mcp.enabled', 'gateway.enabled', 'gateway.url', 'gateway.token', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.'];
+const LIVE = ['mcp.enabled', 'gateway.enabled', 'gateway.url', 'gateway.token', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.', 'openagent.'];
 
 export type SettingsPatchResult =
   | {
@@ -56,11 +56,13 @@ function maskServer(entry: unknown): unknown {
   return out;
 }
 
-/** The settings with every secret masked: `gateway.token`, imported servers' env and header values, secret-named fields at any depth (servers, plugin settings). */
+/** The settings with every secret masked: `gateway.token`, `openagent.headers` values, imported servers' env and header values, secret-named fields at any depth (servers, plugin settings). */
 export function maskSettings(settings: Settings): Record<string, unknown> {
   const out = structuredClone(settings) as Record<string, unknown>;
   const gateway = out.gateway as Record<string, unknown>;
   if (typeof gateway.token === 'string') gateway.token = SECRET_MASK;
+  const openagent = out.openagent as Record<string, unknown>;
+  openagent.headers = maskValues(openagent.headers);
   const mcpClient = out.mcpClient as Record<string, unknown> | undefined;
   if (mcpClient && Array.isArray(mcpClient.servers)) mcpClient.servers = mcpClient.servers.map(maskServer);
   if (isPlainObject(out.pluginSettings)) out.pluginSettings = maskSecretNamed(out.pluginSettings);

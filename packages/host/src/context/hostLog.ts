@@ -40,7 +40,7 @@ export function hostSecrets(settings: Settings, env: Readonly<Record<string, str
     } catch {
       // Invalid mcpClient section: reported elsewhere; no server secrets to know.
     }
-    values = [...(settings.gateway.token ? [settings.gateway.token] : []), ...collectSecrets(servers)];
+    values = [...(settings.gateway.token ? [settings.gateway.token] : []), ...Object.values(settings.openagent.headers), ...collectSecrets(servers)];
     cache.set(settings, values);
   }
   return [...values, env[GATEWAY_TOKEN_ENV]];

@@ -12,6 +12,7 @@ import { createImportedTools } from '../parts/imports/importedTools.js';
 import { createHttpMode } from '../parts/listener/httpMode.js';
 import { createLockHolder } from '../parts/listener/lockHolder.js';
 import { createListen } from '../parts/listener/mcpListener.js';
+import { createOpenAgentPart } from '../parts/openagent/openAgentPart.js';
 import { createAppCapability } from '../parts/pipeline/appStatus.js';
 import { createApprovalsPart } from '../parts/approvals/approvalsPart.js';
 import { createPluginsPart } from '../parts/plugins/pluginsPart.js';
@@ -41,6 +42,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version }));
   const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log }));
   const plugins = stack.use(createPluginsPart(context, options, { gatewayCanvasUrl: () => gateway.surfaceUrl('canvas') }));
+  const openagent = stack.use(createOpenAgentPart(context, { ...(options.openagent === undefined ? {} : { override: options.openagent }), imports }));
   const background = stack.use(createBackgroundWork(log));
   // A settings.json still in an older form (`node`, now `gateway`) is rewritten once, under the settings lock; loading it warned.
   background.run(settings.migrate());
@@ -56,6 +58,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
       plugins,
       dashboard,
       gateway,
+      openagent,
       imports,
       listen,
       runtime,
@@ -69,8 +72,9 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const liveSettings: LiveSettings = createLiveSettings(settings, [
     { owns: (path) => path === 'mcp.enabled', apply: (next) => http.applyMcpEnabled(next.mcp.enabled) },
     { owns: (path) => path.startsWith('gateway.'), apply: (next) => http.applyGatewaySettings(next) },
+    { owns: (path) => path.startsWith('openagent.') || path.startsWith('consent.'), apply: (next) => openagent.apply(next) },
   ]);
-  return { imports, gateway, plugins, dashboard, http, stdio, liveSettings };
+  return { imports, gateway, plugins, dashboard, http, stdio, liveSettings, openagent };
 }
 
 /** Creates the host: loads settings (a bad file throws `HostError` `invalid_settings`), builds the registry and pipeline. Nothing listens until `start`. */

@@ -2,6 +2,7 @@ import type { ApprovalBroker, Capability, Invoker, Registry } from '@capnode/cap
 import type { AuditLogOptions } from '../audit/audit.js';
 import type { SettingsPatchResult } from '../config/settingsPatch.js';
 import type { GatewayOverride } from '../parts/gateway/gatewayMode.js';
+import type { OpenAgentOverride } from '../parts/openagent/openAgentPart.js';
 import type { HostPaths } from '../config/paths.js';
 import type { BuiltinPluginEntry } from '../parts/plugins/plugins.js';
 import type { SettingsStore } from '../config/settings.js';
@@ -39,6 +40,8 @@ export interface HostOptions {
    * says; the token defaults to `CAPNODE_GATEWAY_TOKEN`, then `gateway.token`.
    */
   readonly gateway?: GatewayOverride;
+  /** OpenAgent's capability URL for this run (`capnode serve --openagent <url>`), instead of `openagent.url`; the `openagent.enabled` switch still decides. */
+  readonly openagent?: OpenAgentOverride;
   /** Load the plugins listed in settings.json `plugins`. Default true. */
   readonly plugins?: boolean;
   /**

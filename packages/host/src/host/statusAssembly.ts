@@ -3,6 +3,7 @@ import type { GatewayMode, GatewayOverride } from '../parts/gateway/gatewayMode.
 import type { HostContext } from '../context/hostContext.js';
 import type { HostStatus } from '../status/hostStatus.js';
 import type { ImportedTools } from '../parts/imports/importedTools.js';
+import type { OpenAgentPart } from '../parts/openagent/openAgentPart.js';
 import type { PluginManager } from '../parts/plugins/plugins.js';
 import { adminUrlOf } from '../parts/listener/adminOnlyListener.js';
 import type { HttpMode } from '../parts/listener/httpMode.js';
@@ -18,6 +19,7 @@ export interface HostStatusSources {
   readonly imports: Pick<ImportedTools, 'status'>;
   readonly dashboard: Pick<DashboardService, 'status'>;
   readonly plugins: Pick<PluginManager, 'status'>;
+  readonly openagent: Pick<OpenAgentPart, 'status'>;
 }
 
 /** The host's real state, merged from its parts' slices (see {@link HostStatus}). */
@@ -51,6 +53,7 @@ export function assembleHostStatus(sources: HostStatusSources): HostStatus {
     execApprovals: { mode: current.execApprovals.mode, allowlist: current.execApprovals.allowlist.length, pending },
     node: sources.gateway.status(override?.url !== undefined || current.gateway.enabled, sources.http.gatewayConfig?.url ?? override?.url ?? current.gateway.url),
     channel: { enabled: current.channel.enabled },
+    openagent: sources.openagent.status(),
     ...(nodeAdmin ? { admin: { url: adminUrlOf(nodeAdmin) } } : {}),
     mcpClient: sources.imports.status(),
     audit: { path: audit.path, ...audit.stats() },

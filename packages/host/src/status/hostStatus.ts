@@ -34,6 +34,8 @@ export interface HostStatus {
   readonly node: GatewayNodeModeStatus;
   /** The gateway channel tools (`channel.enabled`), served by the local MCP server. */
   readonly channel: { readonly enabled: boolean };
+  /** OpenAgent's client capabilities channel (`openagent` in settings.json; `capnode openagent status`). */
+  readonly openagent: OpenAgentStatus;
   /** Where `capnode approvals` and `capnode gateway status` reach a host running without the MCP listener (node mode only). */
   readonly admin?: { readonly url: string };
   /** Tools imported from other MCP servers (`mcpClient` in settings.json) and each server's diagnostic. */
@@ -44,6 +46,34 @@ export interface HostStatus {
   readonly dashboard: DashboardStatus;
   /** Every plugin (the pack, settings.json `plugins`, dev plugins): loaded or failed with its diagnostic, and its unavailable commands. */
   readonly plugins: readonly PluginStatus[];
+}
+
+/** OpenAgent's names for the channel's state: off, opening, registered idle, registered with calls running, not reachable. */
+export type OpenAgentPhase = 'disabled' | 'connecting' | 'connected' | 'active' | 'unavailable';
+
+/** What `status().openagent` reports (never the handshake headers). */
+export interface OpenAgentStatus {
+  /** The device-level consent switch (`openagent.enabled`). */
+  readonly enabled: boolean;
+  readonly phase: OpenAgentPhase;
+  readonly connected: boolean;
+  readonly url?: string;
+  readonly deviceId?: string;
+  readonly accountId?: string;
+  /** Random per host start; the server keys this host by it. */
+  readonly clientInstanceId: string;
+  /** ≥ 1; kept across reconnects, bumped each time the channel is started again in this host. */
+  readonly generation: number;
+  readonly activeCalls: number;
+  readonly connectedAt?: string;
+  readonly nextRetryAt?: string;
+  /** Why the channel is not connected (a rejected registration's reason, a close, missing settings). */
+  readonly lastError?: string;
+  readonly closeCode?: number;
+  /** The offered catalog: servers, tools, tools left out for the quotas. */
+  readonly catalog: { readonly servers: number; readonly tools: number; readonly dropped: number };
+  /** One line for people. */
+  readonly detail: string;
 }
 
 /** What `status().node` reports: the node connection's real state, never the MCP listener's. */

@@ -25,8 +25,34 @@ export interface ImportedTools {
   /** Resolves once startup has settled (every server connected or failed); for tests and the tray. */
   ready(): Promise<void>;
   status(): ImportedToolsStatus;
+  /** Each imported tool's server and own name, by its exposed command name (for OpenAgent's catalog servers). */
+  origins(): ReadonlyMap<string, { readonly server: string; readonly tool: string }>;
+  /** Calls `listener` after {@link origins} changed; returns the unsubscribe function. */
+  subscribeOrigins(listener: () => void): () => void;
   /** Cancels a startup in progress and closes every server connection (stdio children included). */
   close(): Promise<void>;
+}
+
+/** Each imported tool's server and own name by exposed name, re-read when the runtime's catalog changes. */
+function createOriginTracker() {
+  const listeners = new Set<() => void>();
+  const tracker = {
+    current: new Map<string, { readonly server: string; readonly tool: string }>() as ReadonlyMap<string, { readonly server: string; readonly tool: string }>,
+    async refresh(runtime: McpRuntime, signal: AbortSignal): Promise<void> {
+      try {
+        const tools = await runtime.tools({ signal });
+        tracker.current = new Map(Object.values(tools).filter((tool) => tool.server !== '*').map((tool) => [tool.name, { server: tool.server, tool: tool.tool }]));
+      } catch {
+        return; // closing, or a server failed its listing: the previous map stands
+      }
+      for (const listener of listeners) listener();
+    },
+    subscribe(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return tracker;
 }
 
 function pendingDiagnostic(server: McpServerConfig): ServerDiagnostic {
@@ -49,6 +75,7 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
   let error: string | undefined;
   let closed = false;
   const controller = new AbortController();
+  const origins = createOriginTracker();
   try {
     setup = resolveMcpClientSettings(settings.get());
   } catch (failure) {
@@ -116,8 +143,12 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
       return;
     }
     runtime = started;
+    started.subscribe((event) => {
+      if (event.type === 'catalog-changed') void refreshOrigins();
+    });
     await started.ready({ signal: controller.signal });
     if (closed) return;
+    await refreshOrigins();
     state = 'ready';
     const diagnostics = started.diagnostics();
     for (const diagnostic of diagnostics) {
@@ -128,6 +159,8 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
     const connected = diagnostics.filter((diagnostic) => diagnostic.state === 'connected').length;
     log('info', `imported MCP tools ready: ${importedCount()} tools from ${connected} of ${diagnostics.length} servers`);
   }
+
+  const refreshOrigins = () => (runtime && !closed ? origins.refresh(runtime, controller.signal) : Promise.resolve());
 
   function importedCount(): number {
     return invoker.registry.commands().filter((command) => command.category === 'mcp').length;
@@ -153,6 +186,8 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
     async ready() {
       await startup;
     },
+    origins: () => origins.current,
+    subscribeOrigins: (listener) => origins.subscribe(listener),
     status() {
       const current = setup;
       const servers = runtime ? runtime.diagnostics() : state === 'starting' && current ? current.servers.map(pendingDiagnostic) : [];

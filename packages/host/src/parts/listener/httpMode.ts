@@ -5,6 +5,7 @@ import { resolveGatewayConfig, type GatewayConnectionConfig, type GatewayMode, t
 import type { HostContext } from '../../context/hostContext.js';
 import type { HostStatus } from '../../status/hostStatus.js';
 import type { ImportedTools } from '../imports/importedTools.js';
+import type { OpenAgentPart } from '../openagent/openAgentPart.js';
 import type { Settings } from '../../config/settings.js';
 import { adminUrlOf, openAdminOnly, type AdminOnlyOptions } from './adminOnlyListener.js';
 import type { LockHolder } from './lockHolder.js';
@@ -21,6 +22,8 @@ export interface HttpModeOptions {
   readonly plugins: { ready(): Promise<void> };
   readonly dashboard: { start(): Promise<unknown> };
   readonly gateway: Pick<GatewayMode, 'start' | 'stopNode'>;
+  /** OpenAgent's capability channel: connects once the host started, when its switch is on. */
+  readonly openagent: Pick<OpenAgentPart, 'start'>;
   readonly imports: Pick<ImportedTools, 'start'>;
   readonly listen: ListenFn;
   readonly runtime: RuntimeFiles;
@@ -102,6 +105,7 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
     const nodeOn = gatewayConfig !== undefined && (options.gatewayOverride?.url !== undefined || current.gateway.enabled);
     const channelOn = gatewayConfig !== undefined && current.channel.enabled && current.mcp.enabled;
     if (gatewayConfig) await options.gateway.start(gatewayConfig, { node: nodeOn, channel: channelOn });
+    options.openagent.start();
     if (current.mcp.enabled) return startListener();
     listener.disable();
     if (nodeOn && !nodeAdmin) {
