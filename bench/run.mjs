@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard), BENCH_RSS_RUNS (default 5),
+// BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard), BENCH_RSS_RUNS (default 5),
 // BENCH_SCREEN_SHOTS (default 60), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ const config = {
   durationSec: num('BENCH_DURATION', 2),
   warmupSec: num('BENCH_WARMUP', 1),
   rounds: num('BENCH_ROUNDS', 3),
-  connections: [8, 64],
+  connections: (process.env.BENCH_HTTP_CONNECTIONS ?? '8,64').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0),
   stdioRounds: 3,
   stdioCalls: num('BENCH_STDIO_CALLS', 2000),
   stdioWarmup: 300,

@@ -1,6 +1,10 @@
 import type { Invoker } from '@capnode/capabilities';
-import { SlotMap } from '@capnode/toolkit';
+import { SlotMap, isPlainObject } from '@capnode/toolkit';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -18,7 +22,7 @@ import {
   type ServerOptions,
   type Transport,
 } from '@modelcontextprotocol/server';
-import { runToolCall, type CallScope } from './toolCall.js';
+import { envelopeClientName, runToolCall, type CallScope } from './toolCall.js';
 
 /** What every SDK server instance capnode builds shares. */
 export interface ServerWiring {
@@ -195,53 +199,111 @@ export function requestEntry(server: Server): ((message: JSONRPCRequest, extra?:
   return (message, extra) => (entry as (message: JSONRPCRequest, extra?: MessageExtraInfo) => void).call(server, message, extra);
 }
 
-/** The facts of one sessionless `tools/call` the direct entry needs (see {@link directToolCall}). */
+/** The facts of one `tools/call` the direct entry needs (see {@link directToolCall}). */
 export interface DirectCall {
   readonly signal: CallScope['signal'];
   readonly canStream: boolean;
   readonly requestId: string;
 }
 
+/** Serves one `tools/call` without the SDK's request entry, or returns `undefined` when only that entry may serve it. */
+export type DirectToolCall = (message: JSONRPCRequest, call: DirectCall) => Promise<Result> | undefined;
+
+/** The two steps of the instance's wire codec the direct entry repeats. */
+interface WireCodecSeam {
+  checkInboundEnvelope(material: { readonly envelope?: Record<string, unknown> }): string | undefined;
+  encodeResult(method: string, result: Result, serverInfo: unknown): Result;
+}
+
+/** The SDK `Server` members the direct entry uses besides its public API (pinned by the SDK seam contract test). */
+interface DirectSeam {
+  _wireCodec(): WireCodecSeam;
+  _outboundServerInfo(): unknown;
+  buildContext(ctx: BaseContext): ServerContext;
+}
+
+function directSeamOf(server: Server): DirectSeam | undefined {
+  const seam = server as unknown as Partial<DirectSeam>;
+  if (typeof seam._wireCodec !== 'function' || typeof seam._outboundServerInfo !== 'function' || typeof seam.buildContext !== 'function') return undefined;
+  return seam as DirectSeam;
+}
+
+/** The reserved per-request envelope keys the SDK lifts out of `params._meta` before a handler runs. */
+export const ENVELOPE_META_KEYS: readonly string[] = [PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY];
+
+/** `params._meta` as a handler sees it and the envelope lifted out of it. */
+interface LiftedMeta {
+  readonly meta: unknown;
+  readonly envelope: Record<string, unknown> | undefined;
+}
+
+const NOTHING_LIFTED: LiftedMeta = { meta: undefined, envelope: undefined };
+
 /**
- * `tools/call` of the initialize era on the long-lived sessionless `server`, without the SDK's request
- * entry: for that era the entry only looks the method up, builds an AbortController and a context, and
- * hands the handler's result back unchanged (the era's codec encodes a `tools/call` result as it is), and
- * those per-call objects were the largest share of its cost. The call runs through the same
- * `runToolCall` (pipeline, policy, audit, validation); progress and log notifications go out through the
- * server related to the call, as the SDK's own context sends them (the log through the SDK's context).
- * Only messages without reserved `io.modelcontextprotocol/` `_meta` keys take it: the SDK lifts those.
+ * Splits `params._meta` as the SDK's request entry does; `undefined` for a retry of a per-request
+ * call (`inputResponses` or `requestState` in params), whose material only the SDK's entry decodes.
  */
-export function directToolCall(wiring: ServerWiring, server: Server): (message: JSONRPCRequest, call: DirectCall) => Promise<Result> {
-  const buildContext = (server as unknown as { buildContext(ctx: BaseContext): ServerContext }).buildContext.bind(server);
+function liftMeta(params: unknown): LiftedMeta | undefined {
+  if (!isPlainObject(params)) return NOTHING_LIFTED;
+  if ('inputResponses' in params || 'requestState' in params) return undefined;
+  const meta = params._meta;
+  if (!isPlainObject(meta)) return { meta, envelope: undefined };
+  let envelope: Record<string, unknown> | undefined;
+  for (const key of ENVELOPE_META_KEYS) if (key in meta) (envelope ??= {})[key] = meta[key];
+  if (envelope === undefined) return { meta, envelope };
+  const rest: Record<string, unknown> = { ...meta };
+  for (const key in envelope) delete rest[key];
+  return { meta: Object.keys(rest).length > 0 ? rest : undefined, envelope };
+}
+
+const NOT_DIRECT: DirectToolCall = () => undefined;
+const NO_REQUEST_STATE = (): undefined => undefined;
+
+/**
+ * `tools/call` on a long-lived multiplexed `server` (the initialize-era sessionless server and the
+ * per-request server bound to 2026-07-28 alike), without the SDK's request entry: for `tools/call`
+ * that entry lifts the envelope out of `_meta`, checks it with the instance's wire codec, builds an
+ * AbortController and a context, runs the handler and encodes its result with the same codec, and
+ * its per-call objects and promise hops were the largest share of a call's cost. This repeats exactly
+ * those steps with the instance's own codec (so results are byte-identical, 2026-07-28 `resultType`
+ * and server-info stamping included) and runs the same `runToolCall` (pipeline, policy, audit,
+ * validation) under the call's own signal. A request the codec's envelope check refuses, or a retry
+ * carrying `inputResponses`/`requestState`, is left to the SDK's entry (`undefined`), which owns
+ * those answers. Progress and log notifications go out through `server` related to the call, as the
+ * SDK's own context sends them.
+ */
+export function directToolCall(wiring: ServerWiring, server: Server): DirectToolCall {
+  const seam = directSeamOf(server);
+  if (seam === undefined) return NOT_DIRECT;
   return (message, call) => {
+    const lifted = liftMeta(message.params);
+    if (lifted === undefined) return undefined;
+    const codec = seam._wireCodec();
+    if (codec.checkInboundEnvelope(lifted.envelope === undefined ? {} : { envelope: lifted.envelope }) !== undefined) return undefined;
     const id = message.id;
-    const notify = (notification: Parameters<Server['notification']>[0]): Promise<void> => server.notification(notification, { relatedRequestId: id });
-    const params = message.params as { _meta?: Record<string, unknown> } | undefined;
-    const base = {
-      sessionId: undefined,
-      mcpReq: {
-        id,
-        method: message.method,
-        _meta: params?._meta,
-        requestState: NO_REQUEST_STATE,
-        signal: call.signal as AbortSignal,
-        send: () => Promise.reject(new Error('a sessionless call cannot send requests to the client')),
-        notify,
-      },
-      http: undefined,
-    } as unknown as BaseContext;
-    const ctx = buildContext(base);
-    const scope: CallScope = { transport: 'mcp-http', signal: call.signal, canStream: call.canStream, caller: undefined, requestId: call.requestId };
-    return runToolCall(wiring.invoker, message.params, ctx, scope, wiring.onError) as Promise<Result>;
+    const mcpReq: Record<string, unknown> = {
+      id,
+      method: message.method,
+      _meta: lifted.meta,
+      requestState: NO_REQUEST_STATE,
+      signal: call.signal,
+      send: rejectServerRequest,
+      notify: (notification: Parameters<Server['notification']>[0]) => server.notification(notification, { relatedRequestId: id }),
+    };
+    if (lifted.envelope !== undefined) mcpReq.envelope = lifted.envelope;
+    const ctx = seam.buildContext({ sessionId: undefined, mcpReq, http: undefined } as unknown as BaseContext);
+    const scope: CallScope = { transport: 'mcp-http', signal: call.signal, canStream: call.canStream, caller: envelopeClientName(lifted.envelope), requestId: call.requestId };
+    return runToolCall(wiring.invoker, message.params, ctx, scope, wiring.onError).then((result) => {
+      try {
+        return codec.encodeResult('tools/call', result as Result, seam._outboundServerInfo());
+      } catch (error) {
+        wiring.onError(new Error(`Failed to encode result for tools/call: ${String(error)}`));
+        throw error;
+      }
+    });
   };
 }
 
-const NO_REQUEST_STATE = (): undefined => undefined;
-
-/** True when `params._meta` carries a reserved `io.modelcontextprotocol/` key (the SDK lifts those into an envelope). */
-export function hasReservedMeta(params: unknown): boolean {
-  const meta = (params as { _meta?: unknown } | undefined)?._meta;
-  if (typeof meta !== 'object' || meta === null) return false;
-  for (const key in meta) if (key.startsWith('io.modelcontextprotocol/')) return true;
-  return false;
+function rejectServerRequest(): Promise<never> {
+  return Promise.reject(new Error('a multiplexed call cannot send requests to the client'));
 }

@@ -1,16 +1,16 @@
 import type { ClientConnection, ClientEvent } from '@capnode/capabilities';
-import { CLIENT_INFO_META_KEY, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import type { CreateServerOptions } from '../capnodeMcp.js';
 import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { buildServer, type ServerWiring } from './buildServer.js';
-import type { CallScope } from './toolCall.js';
+import { envelopeClientName, type CallScope } from './toolCall.js';
 
 const NOOP = (): void => {};
 
 /** The calling client's name: the request's client-info `_meta`, else what the connection's client declared. */
 export function clientNameOf(ctx: ServerContext, server: Server | undefined): string | undefined {
-  const info = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
-  if (typeof info?.name === 'string') return info.name;
+  const fromEnvelope = envelopeClientName(ctx.mcpReq.envelope as Record<string, unknown> | undefined);
+  if (fromEnvelope !== undefined) return fromEnvelope;
   const name = server?.getClientVersion()?.name;
   return typeof name === 'string' ? name : undefined;
 }

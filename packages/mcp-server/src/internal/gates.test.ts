@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // The loopback peer, listen-host and Host-header checks are the toolkit's (tested there).
-import { browserHeader, canonicalPath, createBearerCheck } from './gates.js';
+import { browserHeader, canonicalPath, createBearerCheck, createTokenCompare } from './gates.js';
 
 describe('browser gate', () => {
   it('flags Origin, Referer and fetch-metadata headers a browser sends', () => {
@@ -26,6 +26,19 @@ describe('bearer gate', () => {
     for (const value of [undefined, '', 'Bearer', 'Bearer ', 'Basic s3cret-token', 'Bearer s3cret-token2', 'Bearer s3cret-toke', 'Bearer a b', 's3cret-token']) {
       expect(check(value)).toBe(false);
     }
+  });
+});
+
+describe('token compare', () => {
+  it('matches the secret only, over its UTF-8 bytes, and reuses nothing between calls', () => {
+    const matches = createTokenCompare('tök-3n');
+    expect(matches('tök-3n')).toBe(true);
+    expect(matches('tok-3n')).toBe(false);
+    expect(matches('tök-3nn')).toBe(false);
+    expect(matches('tök-3')).toBe(false);
+    expect(matches('tök-3m')).toBe(false);
+    expect(matches('tök-3n')).toBe(true);
+    expect(matches('')).toBe(false);
   });
 });
 

@@ -149,6 +149,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   // Whatever the SDK refuses on delivery goes to its per-request entry below for the canonical answer.
   const fastModern = new SessionlessTransport(undefined, resultJson);
   const fastModernServer = multiplexedServer(wiring, fastModern, reportError, true, BOUND_MODERN_REVISION);
+  fastModern.directCall = directToolCall(wiring, fastModernServer);
   const modern = createModernEntry(wiring, reportError);
 
   let pendingListChange = false;

@@ -13,7 +13,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { serializeResponse, type Exchange } from './exchange.js';
-import { hasReservedMeta } from './buildServer.js';
+import type { DirectToolCall } from './buildServer.js';
 
 interface ActiveRequest {
   readonly exchange: Exchange;
@@ -88,8 +88,8 @@ export class SessionlessTransport implements Transport {
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   /** Delivers a request straight to the connected server's request handling; `onmessage` when unset. */
   deliverRequest: ((message: JSONRPCRequest, extra?: MessageExtraInfo) => void) | undefined = undefined;
-  /** Serves an unclassified `tools/call` without the SDK's request entry (see `directToolCall`); the entry when unset. */
-  directCall: ((message: JSONRPCRequest, call: SessionlessCall) => Promise<unknown>) | undefined = undefined;
+  /** Serves a `tools/call` without the SDK's request entry when it can (see `directToolCall`); the entry when unset. */
+  directCall: DirectToolCall | undefined = undefined;
 
   readonly #tracker: CancellationTracker | undefined;
   readonly #resultJson: (result: unknown) => string | undefined;
@@ -158,9 +158,15 @@ export class SessionlessTransport implements Transport {
     // its own and outlives young-generation collections with everything it references.
     const internal: JSONRPCRequest =
       message.params === undefined ? { jsonrpc: '2.0', id, method: message.method } : { jsonrpc: '2.0', id, method: message.method, params: message.params };
+    if (call !== undefined && this.directCall !== undefined) {
+      const served = this.directCall(internal, call);
+      if (served !== undefined) {
+        this.#answer(id, served);
+        return true;
+      }
+    }
     if (classification === undefined) {
-      if (call !== undefined && this.directCall !== undefined && !hasReservedMeta(message.params)) this.#direct(this.directCall, internal, call);
-      else this.#deliver(internal, undefined);
+      this.#deliver(internal, undefined);
       return true;
     }
     this.#delivering = id;
@@ -173,9 +179,9 @@ export class SessionlessTransport implements Transport {
     return !this.#refused;
   }
 
-  #direct(directCall: NonNullable<SessionlessTransport['directCall']>, message: JSONRPCRequest, call: SessionlessCall): void {
-    const id = message.id;
-    directCall(message, call).then(
+  /** Answers internal request `id` with the direct entry's outcome, as the SDK's entry would. */
+  #answer(id: number, served: Promise<unknown>): void {
+    served.then(
       (result) => this.send({ jsonrpc: '2.0', id, result: result as never }),
       () => this.send({ jsonrpc: '2.0', id, error: { code: JsonRpcErrorCode.InternalError, message: 'Internal error' } }),
     );

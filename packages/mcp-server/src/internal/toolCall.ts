@@ -1,6 +1,6 @@
 import type { AbortSignalLike, ClientConnection, ElicitationRequest, ElicitationResult, InvocationRequest, InvokeOptions, Invoker, LogLevel, ProgressUpdate } from '@capnode/capabilities';
 import { MAX_ARGUMENTS_DEPTH, exceedsJsonDepth } from '@capnode/protocol';
-import { CLIENT_CAPABILITIES_META_KEY, inputRequired, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, inputRequired, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import { isPlainObject } from '@capnode/toolkit';
 import { toCallToolResult, toolError } from '../tools.js';
 
@@ -22,6 +22,12 @@ export interface CallScope {
   readonly canElicit?: boolean;
   /** The connection (stdio, stateful HTTP session) the call came on; events a command sends later go to it. */
   readonly connection?: ClientConnection | undefined;
+}
+
+/** The calling client's name from a per-request envelope (`io.modelcontextprotocol/clientInfo`). */
+export function envelopeClientName(envelope: Record<string, unknown> | undefined): string | undefined {
+  const info = envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+  return typeof info?.name === 'string' ? info.name : undefined;
 }
 
 /** How long a question put to the user through the client may stay open; the approval's own timeout ends it sooner. */
