@@ -57,18 +57,6 @@ export interface BuiltinPlugin {
   readonly plugin: PluginExport;
 }
 
-/** The pack's plugins, as the host loads them: each name is also its `pluginSettings` section. */
-export const builtinPlugins: readonly BuiltinPlugin[] = [
-  { name: 'screen', plugin: screenPlugin },
-  { name: 'computer', plugin: computerPlugin },
-  { name: 'camera', plugin: cameraPlugin },
-  { name: 'clipboard', plugin: clipboardPlugin },
-  { name: 'tts', plugin: ttsPlugin },
-  { name: 'stt', plugin: sttPlugin },
-  { name: 'location', plugin: locationPlugin },
-  { name: 'shell', plugin: shellPlugin },
-  { name: 'browser', plugin: browserPlugin },
-];
 /** What the host lends the pack's plugins: narrow ports to its other parts. */
 export interface BuiltinPluginPorts {
   /** The connected gateway's `pluginSurfaceUrls.canvas` (the canvas resolves hosted paths against it). */
@@ -79,11 +67,14 @@ export interface BuiltinPluginPorts {
 export function createBuiltinPlugins(ports: BuiltinPluginPorts = {}): readonly BuiltinPlugin[] {
   return [
     { name: 'screen', plugin: screenPlugin },
+    { name: 'computer', plugin: computerPlugin },
     { name: 'camera', plugin: cameraPlugin },
     { name: 'clipboard', plugin: clipboardPlugin },
     { name: 'tts', plugin: ttsPlugin },
     { name: 'stt', plugin: sttPlugin },
     { name: 'location', plugin: locationPlugin },
+    { name: 'shell', plugin: shellPlugin },
+    { name: 'browser', plugin: browserPlugin },
     { name: 'canvas', plugin: createCanvasPlugin(ports.gatewayCanvasUrl) },
   ];
 }
