@@ -144,6 +144,28 @@ describe('shell sessions over MCP HTTP (real host, SDK v2 client)', () => {
     expect(host.asked).toHaveLength(2);
   });
 
+  it('a client that can neither wait nor be asked gets approval_pending; after the answer its identical retry starts exactly one session, and the next session asks again', async () => {
+    await using host = await startTestHost({ settings: { execApprovals: { mode: 'ask' }, approvals: { wait: 'return' } } });
+    const token = readFileSync(join(host.home, 'mcp-token'), 'utf8').trim();
+    const plain = new ClientV1({ name: 'plain-v1', version: '1.0.0' });
+    await plain.connect(new HttpTransportV1(new URL(host.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    try {
+      const call = caller(host, plain as unknown as AnyClient);
+      const args = { command: [node, '-e', 'setInterval(() => {}, 1000)'] };
+      expect(await call('shell.start', args)).toMatchObject({ isError: true, failure: 'approval_pending' });
+      expect(host.asked).toHaveLength(1);
+      host.host.approvals.resolve(host.asked[0]!.id, 'allow-once');
+      const started = ok(await call('shell.start', args));
+      expect(ok(await call('shell.list', {})).sessions).toEqual([expect.objectContaining({ sessionId: started.sessionId, status: 'running' })]);
+      ok(await call('shell.kill', { sessionId: started.sessionId, graceMs: 0 }));
+      expect(await call('shell.start', args)).toMatchObject({ isError: true, failure: 'approval_pending' });
+      expect(host.asked).toHaveLength(2);
+      expect(ok(await call('shell.list', {})).sessions).toHaveLength(1);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('limits running sessions per caller (pluginSettings.shell.maxSessionsPerCaller): busy until one ends', async () => {
     await using host = await shellHost('full', { maxSessionsPerCaller: 2 });
     const call = caller(host);
