@@ -208,14 +208,20 @@ describe('shell sessions over MCP HTTP (real host, SDK v2 client)', () => {
     expect(await call('shell.read', { sessionId, maxBytes: 10 * 1024 * 1024 })).toMatchObject({ isError: true, failure: 'invalid_arguments' });
   });
 
-  it.runIf(posix)('sessions end with the host: closing it kills every process group', async () => {
+  it.runIf(posix)('sessions end with the host: closing it kills every process group, and what an ended session left running', async () => {
     const host = await shellHost('full');
     const call = caller(host);
     const { sessionId, pid } = ok(await call('shell.start', { command: 'sleep 300 & echo "$!"; wait', shell: true }));
     const { stdout } = await readUntil(call, sessionId, (_read, text) => /\d+\n/.test(text));
     const background = Number(stdout.trim());
+    // This program exits at once, leaving a child in its group that holds its output open.
+    const left = ok(await call('shell.start', { command: 'sleep 300 & echo "$!"', shell: true }));
+    const leftover = await readUntil(call, left.sessionId, (read) => read.status !== 'running');
+    expect(leftover.read).toMatchObject({ status: 'exited', exitCode: 0 });
+    const orphan = Number(leftover.stdout.trim());
+    expect(isAlive(orphan)).toBe(true);
     await host[Symbol.asyncDispose]();
-    await eventually(() => !isAlive(pid) && !isAlive(background), { what: 'the session to end with the host' });
+    await eventually(() => !isAlive(pid) && !isAlive(background) && !isAlive(orphan), { what: 'the sessions to end with the host' });
   });
 
   it.each([
