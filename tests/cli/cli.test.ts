@@ -234,7 +234,8 @@ describe('capnode against a running host', () => {
     expect((await runCli(['approvals', 'allow', third!.id, '--always'], dir.home)).code).toBe(0);
     expect((await always).code).toBe(0);
     const settings = json<{ execApprovals: { mode: string; allowlist: string[] } }>(readFileSync(join(dir.home, 'settings.json'), 'utf8'));
-    expect(settings.execApprovals.mode).toBe('ask');
+    // Sparse writes: the default mode stays implicit.
+    expect(settings.execApprovals.mode ?? 'ask').toBe('ask');
     expect(settings.execApprovals.allowlist).toHaveLength(1);
     const direct = await runCli(['--command', 'system.run', '--params', params, '--json'], dir.home);
     expect(direct.code, direct.stderr).toBe(0);

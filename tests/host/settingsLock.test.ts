@@ -58,7 +58,8 @@ describe('settings.json updates across processes', () => {
       for (const result of await Promise.all(runs)) expect(result.code, result.stderr).toBe(0);
       const settings = settingsOf(temp.home);
       expect([...settings.plugins].sort()).toEqual([...plugins].sort());
-      expect(settings.consent).toMatchObject({ screen: 'ask', camera: 'allow', location: 'ask', microphone: 'off' });
+      expect(settings.consent).toMatchObject({ screen: 'ask', camera: 'allow', location: 'ask' });
+      expect(settings.consent.microphone).toBeUndefined();
       expect(existsSync(join(temp.home, 'settings.json.lock'))).toBe(false);
     } finally {
       rmSync(pluginDir, { recursive: true, force: true });

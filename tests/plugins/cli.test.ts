@@ -99,6 +99,22 @@ describe('capnode plugins', () => {
   }, 60_000);
 });
 
+describe('capnode serve with a plugin whose import never settles', () => {
+  it('reports the plugin failed after the load timeout and serves on (it used to exit 0 silently)', async () => {
+    using temp = tempHome();
+    expect((await runCli(['plugins', 'add', fixture('hangsAtImport.mjs')], temp.home)).code).toBe(0);
+    const serve = await startServe(temp.home, ['--port', '0'], 30_000);
+    try {
+      expect(serve.stderr()).toMatch(/plugin hangsAtImport.*did not load within 10000 ms/s);
+      const listed = await runCli(['status', '--json'], temp.home);
+      const plugins = (JSON.parse(listed.stdout) as { plugins: { name: string; state: string }[] }).plugins;
+      expect(plugins.find((plugin) => plugin.name === 'hangsAtImport')?.state).toBe('failed');
+    } finally {
+      await serve.stop();
+    }
+  }, 60_000);
+});
+
 describe('capnode consent', () => {
   it('set and list; bad categories and modes are usage errors that write nothing', async () => {
     using temp = tempHome();
@@ -107,9 +123,10 @@ describe('capnode consent', () => {
     expect(listed.stdout).toMatch(/^location +off/m);
     const set = await runCli(['consent', 'set', 'camera', 'ask'], temp.home);
     expect(set.code, set.stderr).toBe(0);
-    expect(settingsOf(temp.home).consent).toMatchObject({ camera: 'ask', screen: 'off' });
+    // Sparse writes: only the category that changed is in the file.
+    expect(settingsOf(temp.home).consent).toEqual({ camera: 'ask' });
     const json = await runCli(['consent', 'list', '--json'], temp.home);
-    expect(JSON.parse(json.stdout)).toEqual({ screen: 'off', camera: 'ask', microphone: 'off', location: 'off', allowed: [] });
+    expect(JSON.parse(json.stdout)).toEqual({ screen: 'off', camera: 'ask', microphone: 'off', location: 'off', files: 'off', computer: 'off', browser: 'off', allowed: [] });
     const before = readFileSync(join(temp.home, 'settings.json'), 'utf8');
     expect((await runCli(['consent', 'set', 'keyboard', 'allow'], temp.home)).code).toBe(2);
     expect((await runCli(['consent', 'set', 'screen', 'always'], temp.home)).code).toBe(2);

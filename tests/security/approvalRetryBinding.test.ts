@@ -60,3 +60,37 @@ describe('retry mode: system.run', () => {
     }
   });
 });
+
+describe('retry mode through a real host: an answer kept for the retry does not survive a policy change', () => {
+  it('allow once, then exec approvals set to deny and back to ask: the retry asks again and nothing runs', async () => {
+    const { startTestHost } = await import('../support/testHost.js');
+    const { mkdtemp, readFile, rm } = await import('node:fs/promises');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'capnode-revision-'));
+    try {
+      await using t = await startTestHost({ settings: { approvals: { wait: 'return' } } });
+      const marker = path.join(dir, 'ran');
+      const run = () => t.call('system.run', { command: ['/bin/sh', '-c', `echo ran >> ${marker}`] });
+      const first = await run();
+      expect(first.isError).toBe(true);
+      expect(first.text).toContain('is waiting for the user');
+      const [pending] = t.host.approvals.list();
+      expect(t.host.approvals.answer(pending!.id, 'allow-once', { argsHash: pending!.argsHash! })).toBe('answered');
+      const setMode = (mode: 'deny' | 'ask') => t.host.settings.update((settings) => ({ ...settings, execApprovals: { ...settings.execApprovals, mode } }));
+      await setMode('deny');
+      await setMode('ask');
+      const retry = await run();
+      expect(retry.isError).toBe(true);
+      expect(retry.text).toContain('is waiting for the user');
+      await expect(readFile(marker, 'utf8')).rejects.toThrow();
+      // Control: with no change between the answer and the retry, the retry runs once.
+      const [again] = t.host.approvals.list();
+      expect(t.host.approvals.answer(again!.id, 'allow-once', { argsHash: again!.argsHash! })).toBe('answered');
+      expect((await run()).isError).toBe(false);
+      expect(await readFile(marker, 'utf8')).toBe('ran\n');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -186,6 +186,23 @@ describe('createApprovalBroker', () => {
     expect(broker.claim(asked)).toBeUndefined();
   });
 
+  it('discards an answer kept for a retry once the policy revision changed (a switch to deny and back)', async () => {
+    let revision = 'r1';
+    await using broker = createApprovalBroker({ policyRevision: () => revision });
+    const asked = { ...input, argsHash: 'h' };
+    const { id } = broker.open(asked) as { id: string };
+    broker.resolve(id, 'allow-once');
+    revision = 'r2';
+    expect(broker.claim(asked)).toBeUndefined();
+    // Discarded, not kept for later: going back to the old revision does not revive it.
+    revision = 'r1';
+    expect(broker.claim(asked)).toBeUndefined();
+    // Control: with no change between answer and retry, the answer applies.
+    const again = broker.open(asked) as { id: string };
+    broker.resolve(again.id, 'allow-once');
+    expect(broker.claim(asked)).toEqual({ answer: { id: again.id, decision: 'allow-once', settlement: 'answered' } });
+  });
+
   it('keeps an opened request pending when a joined waiter goes away, and drops kept answers after the timeout', async () => {
     await using broker = createApprovalBroker({ timeoutMs: 60 });
     const asked = { ...input, argsHash: 'h' };

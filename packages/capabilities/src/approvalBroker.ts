@@ -101,6 +101,12 @@ export interface ApprovalBrokerOptions {
   readonly elicitation?: boolean | (() => boolean);
   /** Clock for `createdAt` / `expiresAt` (epoch ms). Default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * The policy's revision as it is now (the host passes its settings file's). An answer kept for a
+   * retry applies only while the revision is the one it was given under: the person answered the
+   * policy as it was, so a switch to a stricter one (even `deny` and back) discards it.
+   */
+  readonly policyRevision?: () => string | undefined;
 }
 
 export interface ApprovalRequestOptions {
@@ -203,6 +209,7 @@ interface Entry {
 
 interface KeptAnswer {
   readonly answer: ApprovalAnswer;
+  readonly revision: string | undefined;
   readonly timer: ReturnType<typeof setTimeout>;
 }
 
@@ -213,13 +220,13 @@ interface KeptAnswer {
 function createKeptAnswers(retentionMs: number, max: number) {
   const kept = new Map<string, KeptAnswer>();
   return {
-    keep(key: string, answer: ApprovalAnswer): void {
+    keep(key: string, answer: ApprovalAnswer, revision: string | undefined): void {
       const earlier = kept.get(key);
       if (earlier) clearTimeout(earlier.timer);
       kept.delete(key);
       const timer = setTimeout(() => kept.delete(key), retentionMs);
       (timer as { unref?: () => void }).unref?.();
-      kept.set(key, { answer, timer });
+      kept.set(key, { answer, revision, timer });
       if (kept.size > max) {
         const [oldest] = kept;
         if (oldest) {
@@ -228,12 +235,13 @@ function createKeptAnswers(retentionMs: number, max: number) {
         }
       }
     },
-    take(key: string): ApprovalAnswer | undefined {
+    /** The kept answer (consumed), when it was given under `revision`; one given under another is discarded. */
+    take(key: string, revision: string | undefined): ApprovalAnswer | undefined {
       const entry = kept.get(key);
       if (!entry) return undefined;
       clearTimeout(entry.timer);
       kept.delete(key);
-      return entry.answer;
+      return entry.revision === revision ? entry.answer : undefined;
     },
     clear(): void {
       for (const { timer } of kept.values()) clearTimeout(timer);
@@ -260,6 +268,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const waitSetting = options.waitMode ?? 'auto';
   const elicitationSetting = options.elicitation ?? true;
   const now = options.now ?? Date.now;
+  const policyRevision = options.policyRevision ?? (() => undefined);
   const pending = new Map<string, Entry>();
   const kept = createKeptAnswers(timeoutMs, maxPending);
   const listeners = new Set<(event: ApprovalEvent) => void>();
@@ -282,7 +291,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     const answer: ApprovalAnswer = { id: entry.approval.id, decision, settlement };
     emit({ type: 'resolved', approval: entry.approval, decision, settlement });
     if (entry.waiter) entry.waiter(answer);
-    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer);
+    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer, policyRevision());
   };
 
   /** A new pending entry, or the refusal when the queue (or this caller's share of it) is full. */
@@ -358,7 +367,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     claim(input) {
       const key = retryKey(input);
       if (key === undefined) return undefined;
-      const answer = kept.take(key);
+      const answer = kept.take(key, policyRevision());
       if (answer) return { answer };
       const open = findOpened(key);
       return open ? { pending: open.approval } : undefined;

@@ -199,6 +199,11 @@ export interface SettingsStore {
   /** Re-reads the file. */
   reload(): Settings;
   /**
+   * Which version of the file is on disk now (its identity and timestamps; every atomic write changes
+   * it), for what must not outlive a change of policy: answers kept for a retry.
+   */
+  revision(): string;
+  /**
    * Rewrites the file in the current form when it still uses an old key (`node`, now `gateway`),
    * the way {@link update} writes; resolves whether it wrote. The host runs it once it has the settings.
    */
@@ -234,6 +239,16 @@ const TIMESTAMP_GRANULARITY_MS = 1000n;
  * What `lstat` says of `path`, as one string: any write, rename, chmod or chown changes it. Undefined
  * while the file's timestamps are too recent to tell a later write in the same clock tick apart.
  */
+/** `lstat`'s identity and timestamps of `path` (`missing`, or `unreadable` when lstat fails). */
+function fileRevision(path: string): string {
+  try {
+    const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+    return stat === undefined ? 'missing' : [stat.dev, stat.ino, stat.mode, stat.size, stat.mtimeNs, stat.ctimeNs].join(':');
+  } catch {
+    return 'unreadable';
+  }
+}
+
 function fileSignature(path: string): string | undefined {
   let stat;
   try {
@@ -323,6 +338,7 @@ export function createSettingsStore(path: string, options: SettingsStoreOptions 
     path,
     get: () => current,
     reload,
+    revision: () => fileRevision(path),
     update(change, updateOptions = {}) {
       const run = queue.then(async () => {
         const release = await acquireSettingsLock(path, {

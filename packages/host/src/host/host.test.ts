@@ -116,7 +116,7 @@ describe('createHost', () => {
     const warnings: string[] = [];
     const host = createHost({ home, onLog: (level: HostLogLevel, message) => level === 'warning' && warnings.push(message) });
     await host.close();
-    expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ gateway: { enabled: false, url: 'ws://127.0.0.1:9', token: 'gateway-secret-1' } });
+    expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ gateway: { url: 'ws://127.0.0.1:9', token: 'gateway-secret-1' } });
     expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')).node).toBeUndefined();
     expect(warnings.filter((message) => message.includes('"node"'))).toEqual([expect.stringContaining('is now called "gateway"')]);
     expect(host.settings.get().gateway.url).toBe('ws://127.0.0.1:9');

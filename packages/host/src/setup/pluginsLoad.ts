@@ -2,7 +2,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Capability, PluginContext, PluginExport } from '@capnode/capabilities';
-import { defineErrorClass } from '@capnode/toolkit';
+import { armDeadline, defineErrorClass, type DeadlineTimer } from '@capnode/toolkit';
 
 /** Where `capnode plugins add <package>` installs packages: `<config dir>/plugins` (an npm prefix). */
 export function pluginsDirectory(home: string): string {
@@ -166,14 +166,17 @@ export function toCapabilities(value: unknown, what: string): readonly Capabilit
 }
 
 /** A timer that rejects after `ms` with `message`; `clear` stops it. */
+/**
+ * A rejection at `ms`. The timer is ref'd on purpose: a host whose only pending work is a plugin load
+ * that never settles must report that plugin as failed, not exit silently with an empty event loop.
+ */
 function deadline(ms: number, message: string): { readonly promise: Promise<never>; clear(): void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: DeadlineTimer | undefined;
   const promise = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new PluginLoadError('timeout', message)), ms);
-    (timer as { unref?: () => void }).unref?.();
+    timer = armDeadline({ timeoutMs: ms, timeoutReason: () => new PluginLoadError('timeout', message) }, reject);
   });
   promise.catch(() => undefined);
-  return { promise, clear: () => clearTimeout(timer) };
+  return { promise, clear: () => timer?.clear() };
 }
 
 /**

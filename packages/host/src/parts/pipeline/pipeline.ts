@@ -71,6 +71,8 @@ export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
     waitMode: () => settings.get().approvals.wait,
     elicitation: () => settings.get().approvals.elicit,
     progressIntervalMs: options.approvalProgressIntervalMs ?? settings.get().approvals.progressIntervalMs,
+    // A settings change between an answer and its retry (a stricter policy, even deny and back) discards the answer.
+    policyRevision: () => settings.revision(),
   });
   const availability = createAvailabilityGate();
   const audit = createAuditLog({ ...options.audit, path: paths.auditLog, onError: (error) => log('error', `audit log ${paths.auditLog}: ${error.message}`) });
