@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { spawn } from 'node:child_process';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -143,6 +144,28 @@ describe('shell sessions over MCP HTTP (real host, SDK v2 client)', () => {
     expect(host.asked).toHaveLength(2);
   });
 
+  it('a client that can neither wait nor be asked gets approval_pending; after the answer its identical retry starts exactly one session, and the next session asks again', async () => {
+    await using host = await startTestHost({ settings: { execApprovals: { mode: 'ask' }, approvals: { wait: 'return' } } });
+    const token = readFileSync(join(host.home, 'mcp-token'), 'utf8').trim();
+    const plain = new ClientV1({ name: 'plain-v1', version: '1.0.0' });
+    await plain.connect(new HttpTransportV1(new URL(host.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    try {
+      const call = caller(host, plain as unknown as AnyClient);
+      const args = { command: [node, '-e', 'setInterval(() => {}, 1000)'] };
+      expect(await call('shell.start', args)).toMatchObject({ isError: true, failure: 'approval_pending' });
+      expect(host.asked).toHaveLength(1);
+      host.host.approvals.resolve(host.asked[0]!.id, 'allow-once');
+      const started = ok(await call('shell.start', args));
+      expect(ok(await call('shell.list', {})).sessions).toEqual([expect.objectContaining({ sessionId: started.sessionId, status: 'running' })]);
+      ok(await call('shell.kill', { sessionId: started.sessionId, graceMs: 0 }));
+      expect(await call('shell.start', args)).toMatchObject({ isError: true, failure: 'approval_pending' });
+      expect(host.asked).toHaveLength(2);
+      expect(ok(await call('shell.list', {})).sessions).toHaveLength(1);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('limits running sessions per caller (pluginSettings.shell.maxSessionsPerCaller): busy until one ends', async () => {
     await using host = await shellHost('full', { maxSessionsPerCaller: 2 });
     const call = caller(host);
@@ -185,14 +208,20 @@ describe('shell sessions over MCP HTTP (real host, SDK v2 client)', () => {
     expect(await call('shell.read', { sessionId, maxBytes: 10 * 1024 * 1024 })).toMatchObject({ isError: true, failure: 'invalid_arguments' });
   });
 
-  it.runIf(posix)('sessions end with the host: closing it kills every process group', async () => {
+  it.runIf(posix)('sessions end with the host: closing it kills every process group, and what an ended session left running', async () => {
     const host = await shellHost('full');
     const call = caller(host);
     const { sessionId, pid } = ok(await call('shell.start', { command: 'sleep 300 & echo "$!"; wait', shell: true }));
     const { stdout } = await readUntil(call, sessionId, (_read, text) => /\d+\n/.test(text));
     const background = Number(stdout.trim());
+    // This program exits at once, leaving a child in its group that holds its output open.
+    const left = ok(await call('shell.start', { command: 'sleep 300 & echo "$!"', shell: true }));
+    const leftover = await readUntil(call, left.sessionId, (read) => read.status !== 'running');
+    expect(leftover.read).toMatchObject({ status: 'exited', exitCode: 0 });
+    const orphan = Number(leftover.stdout.trim());
+    expect(isAlive(orphan)).toBe(true);
     await host[Symbol.asyncDispose]();
-    await eventually(() => !isAlive(pid) && !isAlive(background), { what: 'the session to end with the host' });
+    await eventually(() => !isAlive(pid) && !isAlive(background) && !isAlive(orphan), { what: 'the sessions to end with the host' });
   });
 
   it.each([
@@ -202,16 +231,22 @@ describe('shell sessions over MCP HTTP (real host, SDK v2 client)', () => {
     await using host = await shellHost('full');
     const token = readFileSync(join(host.home, 'mcp-token'), 'utf8').trim();
     const requestInit = { headers: { Authorization: `Bearer ${token}` } };
-    const client: AnyClient =
-      generation === 'v1'
-        ? new ClientV1({ name: 'shell-v1', version: '1.0.0' })
-        : new ClientV2({ name: 'shell-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
     const received: { method: string; params?: unknown }[] = [];
-    client.fallbackNotificationHandler = async (notification) => {
+    const handler = async (notification: { method: string; params?: unknown }) => {
       received.push(notification);
     };
-    if (client instanceof ClientV1) await client.connect(new HttpTransportV1(new URL(host.url), { requestInit }));
-    else await (client as ClientV2).connect(new HttpTransportV2(new URL(host.url), { requestInit }));
+    let client: AnyClient;
+    if (generation === 'v1') {
+      const v1 = new ClientV1({ name: 'shell-v1', version: '1.0.0' });
+      v1.fallbackNotificationHandler = handler;
+      await v1.connect(new HttpTransportV1(new URL(host.url), { requestInit }));
+      client = v1 as unknown as AnyClient;
+    } else {
+      const v2 = new ClientV2({ name: 'shell-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+      v2.fallbackNotificationHandler = handler;
+      await v2.connect(new HttpTransportV2(new URL(host.url), { requestInit }));
+      client = v2 as unknown as AnyClient;
+    }
     try {
       const call = caller(host, client);
       const finished = ok(await call('shell.start', { command: [node, '-e', 'process.stdout.write("x".repeat(70000)); process.stderr.write("bad"); process.exitCode = 5'] }));
@@ -293,5 +328,45 @@ describe.runIf(posix)('shell sessions over MCP stdio (capnode mcp, SDK v2 client
     }
     // The client closing stdin ends the host, and the host ends the session it leaves behind.
     await eventually(() => !isAlive(survivor), { what: 'the session to end with the host', timeoutMs: 20_000 });
+  });
+});
+
+/** The built capabilities package, for a process of its own (`pnpm turbo run build --filter capnode...`). */
+const capabilitiesDist = fileURLToPath(new URL('../../packages/capabilities/dist/', import.meta.url));
+
+describe.runIf(posix)('shell sessions and the process that hosts them', () => {
+  it('closing the plugin ends a session that ignores SIGTERM, and the host process then exits by itself', async () => {
+    expect(existsSync(join(capabilitiesDist, 'pack.js')), 'build first: pnpm turbo run build --filter capnode...').toBe(true);
+    const dist = (file: string) => JSON.stringify(pathToFileURL(join(capabilitiesDist, file)).href);
+    const script = `
+      const { createApprovalBroker, createExecApprovalHook, createInvoker, createMemoryExecApprovalStore, createRegistry } = await import(${dist('index.js')});
+      const { createNodeExecResolvers } = await import(${dist('node.js')});
+      const { createShellCapability } = await import(${dist('pack.js')});
+      const controller = new AbortController();
+      const store = createMemoryExecApprovalStore({ mode: 'full' });
+      const broker = createApprovalBroker({ waitMode: 'block' });
+      const registry = createRegistry([createShellCapability({ signal: controller.signal })]);
+      const invoker = createInvoker({ registry, hooks: [createExecApprovalHook({ store, broker, ...createNodeExecResolvers() })] });
+      const stubborn = [process.execPath, '-e', "process.on('SIGTERM', () => {}); console.log('ready'); setInterval(() => {}, 1000)"];
+      const { result } = await invoker.invoke({ command: 'shell.start', args: { command: stubborn }, transport: 'internal' });
+      for (;;) {
+        const read = await invoker.invoke({ command: 'shell.read', args: { sessionId: result.structured.sessionId, waitMs: 1000 }, transport: 'internal' });
+        if (read.result.structured.stdout.text.includes('ready')) break;
+      }
+      console.log(result.structured.pid);
+      controller.abort();
+      await broker.close();
+    `;
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    host.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exit = new Promise<number | null>((resolve) => host.once('exit', (code) => resolve(code)));
+    try {
+      const pid = Number((await eventually(() => /^(\d+)$/m.exec(out), { what: 'the session pid', timeoutMs: 20_000 }))[1]);
+      expect(await exit).toBe(0);
+      await eventually(() => !isAlive(pid), { what: 'the stubborn session to be killed' });
+    } finally {
+      host.kill('SIGKILL');
+    }
   });
 });

@@ -157,8 +157,9 @@ async function readOutput(session: ShellSession, args: z.output<typeof readInput
  * same program, cwd and env checks, asked once for the session's command); reading, writing and
  * killing a session started that way need no further approval. Each session's stdout and stderr are
  * kept apart, the last `maxOutputBytes` of each; sessions end with the host (SIGTERM, then SIGKILL to
- * their process groups). When a session ends, the client connection that started it (when its transport
- * keeps one: `InvocationRequest.connection`) gets a `shell_completed` event. Local transports only: OpenClaw's gateway defines no `shell.*` commands.
+ * their process groups). When a session ends, the client connection that started it (when its
+ * transport keeps one: `InvocationRequest.connection`) gets a `shell_completed` event. Local transports
+ * only: OpenClaw's gateway defines no `shell.*` commands.
  */
 export function createShellCapability(options: ShellCapabilityOptions = {}): Capability {
   const table = lazySessions(options);

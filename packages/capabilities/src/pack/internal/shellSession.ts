@@ -58,6 +58,8 @@ export class ShellSession {
   private changed = deferred<void>();
   private readonly finished = deferred<ShellEnd>();
   private killTimer: NodeJS.Timeout | undefined;
+  /** The program exited while others of its process group still held its output pipes. */
+  private leftovers = false;
 
   private constructor(
     readonly id: string,
@@ -113,7 +115,11 @@ export class ShellSession {
       exit = { code, signal };
       // After a TERM, what the program left behind in its group is killed with it.
       if (this.ending !== undefined) killProcessTree(child);
-      drain = setTimeout(end, EXIT_DRAIN_MS);
+      drain = setTimeout(() => {
+        // The pipes are still open after the program exited: something it started in its group holds them.
+        this.leftovers = true;
+        end();
+      }, EXIT_DRAIN_MS);
       drain.unref();
     });
     child.once('close', end);
@@ -206,10 +212,28 @@ export class ShellSession {
     return this.finished.promise;
   }
 
-  /** SIGKILL to the whole group at once, synchronously (the host process is exiting). */
+  /**
+   * SIGKILL to the whole group at once, synchronously (the host is closing or its process exiting).
+   * After the program exited, only when members of its group were seen alive then (they held its
+   * pipes): they keep the group's id from being reused, and they end with the host as well.
+   */
   killNow(): void {
-    if (this.outcome) return;
+    if (this.outcome) {
+      if (this.leftovers) this.killLeftovers();
+      return;
+    }
     this.ending ??= 'cancelled';
     killProcessTree(this.child);
+  }
+
+  private killLeftovers(): void {
+    this.leftovers = false;
+    const pid = this.child.pid;
+    if (pid === undefined || process.platform === 'win32') return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // The group is gone.
+    }
   }
 }

@@ -25,7 +25,10 @@ export interface ShellSessions {
   /** @throws CapabilityError `invalid_arguments` naming the id when there is no such session. */
   get(id: string): ShellSession;
   list(): readonly ShellSession[];
-  /** Ends every running session (SIGTERM, SIGKILL after the grace) and refuses new ones; resolves when all have ended. */
+  /**
+   * Ends every running session (SIGTERM, SIGKILL after the grace), kills what ended sessions left
+   * running in their process groups, and refuses new sessions; resolves when all have ended.
+   */
   close(): Promise<void>;
 }
 
@@ -35,9 +38,9 @@ function sessionId(): string {
 
 /**
  * Creates the session table. Running sessions count against their owner's and the overall limit;
- * ended ones stay readable until {@link ShellLimits.maxEndedSessions} newer ones ended. While any
- * session runs, a `process` exit listener kills the remaining process groups, so no program outlives
- * the host even when it exits without closing.
+ * ended ones stay readable until {@link ShellLimits.maxEndedSessions} newer ones ended. Once a session
+ * started, a `process` exit listener kills the remaining process groups, so no program outlives
+ * the host even when it exits without closing (nor what an ended session left running in its group).
  */
 export function createShellSessions(limits: ShellLimits): ShellSessions {
   const sessions = new Map<string, ShellSession>();
@@ -57,7 +60,6 @@ export function createShellSessions(limits: ShellLimits): ShellSessions {
   const ended = (session: ShellSession) => {
     endedOrder.push(session.id);
     while (endedOrder.length > limits.maxEndedSessions) sessions.delete(endedOrder.shift()!);
-    if (running().length === 0) hookExit(false);
   };
 
   return {
@@ -85,7 +87,7 @@ export function createShellSessions(limits: ShellLimits): ShellSessions {
       });
       sessions.set(session.id, session);
       if (closed) session.killNow();
-      else if (!session.ended) hookExit(true);
+      else hookExit(true);
       return session;
     },
     get(id) {
@@ -96,6 +98,7 @@ export function createShellSessions(limits: ShellLimits): ShellSessions {
     list: () => [...sessions.values()],
     async close() {
       closed = true;
+      for (const session of sessions.values()) if (session.ended) session.killNow();
       await Promise.all(running().map((session) => session.kill('SIGTERM', limits.closeGraceMs, 'cancelled')));
       hookExit(false);
     },
