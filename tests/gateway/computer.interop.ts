@@ -61,7 +61,7 @@ describe.skipIf(skipReason !== undefined)('computer.act through the real OpenCla
     await eventually(async () => ((await findGatewayNode(operator, nodeId))?.pendingDeclaredCommands?.length ? true : undefined), gatewayWait('the declared commands'));
     await approveGatewayNodePairing(operator, nodeId);
     await eventually(() => host.status().node.pairing?.state === 'approved', gatewayWait('the node to see the approval'));
-  });
+  }, 600_000);
 
   afterAll(async () => {
     if (process.env.COMPUTER_INTEROP_DEBUG) console.info(logs.join('\n'));
