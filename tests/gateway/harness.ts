@@ -155,7 +155,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<RealGa
     const readyMs = Number(process.env.CAPNODE_INTEROP_READY_MS) || 90_000;
     const deadline = Date.now() + readyMs;
     while (!/\[gateway\] ready\s*$/m.test(stripAnsi(output))) {
-      if (proc.exitCode !== null) throw new Error(`the gateway exited early (${proc.exitCode}):\n${stripAnsi(output).slice(-2000)}`);
+      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`the gateway exited early (${proc.exitCode ?? proc.signalCode}):\n${stripAnsi(output).slice(-2000)}`);
       if (Date.now() > deadline) throw new Error(`the gateway was not ready within ${readyMs / 1000} s:\n${stripAnsi(output).slice(-2000)}`);
       await delay(200);
     }
