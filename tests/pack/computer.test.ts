@@ -106,8 +106,10 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     const keys = xev.keysyms.length;
     const act = (args: Record<string, unknown>) => callRaw(host, 'computer.act', { action: 'left_click', x: 400, y: 300, executionId: 'exec-a', refWidth: 1280, ...args });
 
-    const stale = refusal(await act({ displayFrameId: old.id }));
+    const staleResult = await act({ displayFrameId: old.id });
+    const stale = refusal(staleResult);
     expect(stale.code).toBe('invalid_arguments');
+    expect(staleResult._meta?.['capnode/failure']).toEqual({ code: 'invalid_arguments', reason: 'COMPUTER_STALE_FRAME' });
     expect(stale.text).toMatch(/^COMPUTER_STALE_FRAME: /);
     expect(refusal(await act({ displayFrameId: other.id })).text).toMatch(/^COMPUTER_STALE_FRAME: /);
     expect(refusal(await act({ displayFrameId: 'cn1-00000000000000000000000000000000' })).text).toMatch(/^COMPUTER_STALE_FRAME: /);
@@ -119,9 +121,12 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     const outside = refusal(await act({ displayFrameId: current.id, x: 1280, y: 10 }));
     expect(outside).toMatchObject({ code: 'invalid_arguments' });
     expect(outside.text).toMatch(/^COMPUTER_INVALID_REQUEST: .*outside the 1280×800 frame/);
+    expect((await act({ displayFrameId: current.id, x: 1280, y: 10 }))._meta?.['capnode/failure']).toEqual({ code: 'invalid_arguments', reason: 'COMPUTER_INVALID_REQUEST' });
     expect(refusal(await act({ displayFrameId: current.id, x: -1 })).text).toMatch(/outside/);
     expect(refusal(await act({ action: 'left_click_drag', displayFrameId: current.id, fromX: 10, fromY: 5000 })).text).toMatch(/drag start/);
-    const key = refusal(await callRaw(host, 'computer.act', { action: 'key', keys: 'ctrl+Hyper_Q' }));
+    const keyResult = await callRaw(host, 'computer.act', { action: 'key', keys: 'ctrl+Hyper_Q' });
+    expect(keyResult._meta?.['capnode/failure']).toEqual({ code: 'invalid_arguments', reason: 'COMPUTER_UNSUPPORTED_KEY' });
+    const key = refusal(keyResult);
     expect(key).toMatchObject({ code: 'invalid_arguments' });
     expect(key.text).toMatch(/^COMPUTER_UNSUPPORTED_KEY: unknown key "Hyper_Q"/);
     expect(refusal(await callRaw(host, 'computer.act', { action: 'left_click', x: 1, y: 1, displayFrameId: current.id, refWidth: 1280, executionId: 'exec-a', modifiers: 'ctrl+q' })).text).toMatch(/unknown modifier/);
