@@ -81,6 +81,29 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     expect(xev.presses.at(-1)).toMatchObject({ rootX: 303, rootY: 200 });
   });
 
+  it('drag presses at the start and releases at the end; mouse down/up and hold_key reach the window', async () => {
+    await using host = await startComputerHost(xvfb, notify);
+    const frame = await snapshot(host);
+    const act = (args: Record<string, unknown>) => callRaw(host, 'computer.act', { displayFrameId: frame.id, refWidth: frame.width, ...args });
+    const presses = xev.presses.length;
+    const releases = xev.releases.length;
+    expect((await act({ action: 'left_click_drag', fromX: 300, fromY: 150, x: 500, y: 350 })).isError).not.toBe(true);
+    await eventually(() => xev.releases.length > releases, { what: 'the drag release' });
+    expect(xev.presses[presses]).toEqual({ button: 1, rootX: 300, rootY: 150 });
+    expect(xev.releases[releases]).toEqual({ button: 1, rootX: 500, rootY: 350 });
+    expect((await act({ action: 'left_mouse_down', x: 250, y: 250 })).isError).not.toBe(true);
+    expect((await act({ action: 'left_mouse_up', x: 260, y: 260 })).isError).not.toBe(true);
+    await eventually(() => xev.releases.length > releases + 1, { what: 'the button up' });
+    expect(xev.presses[presses + 1]).toEqual({ button: 1, rootX: 250, rootY: 250 });
+    expect(xev.releases[releases + 1]).toEqual({ button: 1, rootX: 260, rootY: 260 });
+    const keys = xev.keysyms.length;
+    const started = Date.now();
+    expect((await callRaw(host, 'computer.act', { action: 'hold_key', keys: 'shift', durationMs: 300 })).isError).not.toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    await eventually(() => xev.keysyms.length > keys, { what: 'the held Shift' });
+    expect(xev.keysyms.slice(keys)).toEqual([0xffe1]);
+  });
+
   it('typing reaches the focused window: shifted, Latin-1 and characters the keymap lacks (spare keycode), then key combos', async () => {
     await using host = await startComputerHost(xvfb, notify);
     const frame = await snapshot(host);

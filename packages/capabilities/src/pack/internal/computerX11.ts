@@ -96,7 +96,7 @@ async function inTurn<T>(display: string, work: () => Promise<T>): Promise<T> {
  * Linux/X11: input through XTEST over the display's socket (no process per action). Motion,
  * buttons and keys go out back to back and end with one round trip, so the call returns once the
  * X server has handled them; typing syncs after each character and stops at once on cancel.
- * Whatever is still held when the steps stop early is released; actions on one display take turns.
+ * Whatever the steps pressed is released when they stop early; actions on one display take turns.
  */
 export function createX11InputBackend(display: string): InputBackend {
   const open = async (ctx: InputContext) => {
@@ -118,8 +118,10 @@ export function createX11InputBackend(display: string): InputBackend {
           await runStep(input, screens, step, held, ctx.signal);
         }
         await input.sync();
-      } finally {
+      } catch (error) {
+        // Stopped early: nothing it pressed stays down (a completed left_mouse_down keeps its button, as asked).
         await held.release(input).catch(() => undefined);
+        throw error;
       }
     }),
   };
