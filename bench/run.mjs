@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard), BENCH_RSS_RUNS (default 5),
+// BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard, computer), BENCH_RSS_RUNS (default 5),
 // BENCH_SCREEN_SHOTS (default 60), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen,dashboard').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen,computer,dashboard').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -67,6 +67,7 @@ const results = {
   imported: undefined,
   pluginsRss: undefined,
   screen: undefined,
+  computer: undefined,
   dashboard: undefined,
   skipped: [],
   targets,
@@ -226,6 +227,25 @@ if (only.has('screen')) {
     );
     console.log('');
     target(`screen.snapshot p50 vs ${screen.fastest ?? 'no program'}`, fmt.ratio(screen.ratio), '<= 1', screen.ratio <= 1);
+  }
+}
+
+if (only.has('computer')) {
+  console.log('\n== computer.act left_click through MCP HTTP vs an xdotool process per click (bench/computer.mjs; Xvfb 1280x800; interleaved; p50) ==');
+  const computer = await attempt('computer', async () => (await import('./computer.mjs')).benchComputer({ clicks: num('BENCH_COMPUTER_CLICKS', 100), log: (line) => console.log(`  ${line}`) }));
+  results.computer = computer;
+  if (computer.skipped) skipSection(computer.skipped, [['computer.act click p50 vs xdotool click', '<= 1']]);
+  else {
+    console.log('');
+    printTable(
+      ['click', 'p50 ms', 'p90 ms', 'min ms'],
+      [
+        ['capnode computer.act (MCP HTTP, XTEST)', fmt.ms(computer.capnode.p50Ms), fmt.ms(computer.capnode.p90Ms), fmt.ms(computer.capnode.minMs)],
+        ['xdotool mousemove + click 1 (a process per click)', fmt.ms(computer.xdotool.p50Ms), fmt.ms(computer.xdotool.p90Ms), fmt.ms(computer.xdotool.minMs)],
+      ],
+    );
+    console.log('');
+    target('computer.act click p50 vs xdotool click', fmt.ratio(computer.ratio), '<= 1', computer.ratio <= 1);
   }
 }
 

@@ -202,17 +202,17 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     expect(declared).not.toContain('screen.record');
     expect(declared).not.toContain('camera.clip');
 
-    // caps: OpenClaw's families only (clipboard, system, device are none).
+    // caps: OpenClaw's families only (clipboard, system, device are none); computer.act is in linux's defaults.
     const listed = (await operator.request('node.list', {})) as { nodes: { nodeId: string; caps?: string[]; pendingDeclaredCaps?: string[] }[] };
     const listedEntry = listed.nodes.find((node) => node.nodeId === nodeId);
-    expect([...(listedEntry?.pendingDeclaredCaps ?? [])].sort()).toEqual(['camera', 'location', 'screen', 'talk']);
+    expect([...(listedEntry?.pendingDeclaredCaps ?? [])].sort()).toEqual(['camera', 'computer', 'location', 'screen', 'talk']);
 
     const approved = await approveGatewayNodePairing(operator, nodeId);
     expect(approved.length).toBeGreaterThanOrEqual(1);
     await eventually(() => host.status().node.pairing?.state === 'approved', gatewayWait('the node to see the approval'));
     const after = await findGatewayNode(operator, nodeId);
     expect(after?.commands).toEqual(expect.arrayContaining(declared));
-    expect([...((after as { caps?: string[] } | undefined)?.caps ?? [])].sort()).toEqual(['camera', 'location', 'screen', 'talk']);
+    expect([...((after as { caps?: string[] } | undefined)?.caps ?? [])].sort()).toEqual(['camera', 'computer', 'location', 'screen', 'talk']);
   });
 
   it('screen.snapshot: canonical { format, base64 } whose PNG has the Xvfb size and colour', async () => {

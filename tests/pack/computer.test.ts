@@ -1,3 +1,9 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createComputerCapability, createScreenCapability, type RecordingNotifier } from '@capnode/capabilities/pack';
 import { eventually } from '../support/poll.js';
@@ -75,6 +81,29 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     expect(xev.presses.at(-1)).toMatchObject({ rootX: 303, rootY: 200 });
   });
 
+  it('drag presses at the start and releases at the end; mouse down/up and hold_key reach the window', async () => {
+    await using host = await startComputerHost(xvfb, notify);
+    const frame = await snapshot(host);
+    const act = (args: Record<string, unknown>) => callRaw(host, 'computer.act', { displayFrameId: frame.id, refWidth: frame.width, ...args });
+    const presses = xev.presses.length;
+    const releases = xev.releases.length;
+    expect((await act({ action: 'left_click_drag', fromX: 300, fromY: 150, x: 500, y: 350 })).isError).not.toBe(true);
+    await eventually(() => xev.releases.length > releases, { what: 'the drag release' });
+    expect(xev.presses[presses]).toEqual({ button: 1, rootX: 300, rootY: 150 });
+    expect(xev.releases[releases]).toEqual({ button: 1, rootX: 500, rootY: 350 });
+    expect((await act({ action: 'left_mouse_down', x: 250, y: 250 })).isError).not.toBe(true);
+    expect((await act({ action: 'left_mouse_up', x: 260, y: 260 })).isError).not.toBe(true);
+    await eventually(() => xev.releases.length > releases + 1, { what: 'the button up' });
+    expect(xev.presses[presses + 1]).toEqual({ button: 1, rootX: 250, rootY: 250 });
+    expect(xev.releases[releases + 1]).toEqual({ button: 1, rootX: 260, rootY: 260 });
+    const keys = xev.keysyms.length;
+    const started = Date.now();
+    expect((await callRaw(host, 'computer.act', { action: 'hold_key', keys: 'shift', durationMs: 300 })).isError).not.toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    await eventually(() => xev.keysyms.length > keys, { what: 'the held Shift' });
+    expect(xev.keysyms.slice(keys)).toEqual([0xffe1]);
+  });
+
   it('typing reaches the focused window: shifted, Latin-1 and characters the keymap lacks (spare keycode), then key combos', async () => {
     await using host = await startComputerHost(xvfb, notify);
     const frame = await snapshot(host);
@@ -100,8 +129,10 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     const keys = xev.keysyms.length;
     const act = (args: Record<string, unknown>) => callRaw(host, 'computer.act', { action: 'left_click', x: 400, y: 300, executionId: 'exec-a', refWidth: 1280, ...args });
 
-    const stale = refusal(await act({ displayFrameId: old.id }));
+    const staleResult = await act({ displayFrameId: old.id });
+    const stale = refusal(staleResult);
     expect(stale.code).toBe('invalid_arguments');
+    expect(staleResult._meta?.['capnode/failure']).toEqual({ code: 'invalid_arguments', reason: 'COMPUTER_STALE_FRAME' });
     expect(stale.text).toMatch(/^COMPUTER_STALE_FRAME: /);
     expect(refusal(await act({ displayFrameId: other.id })).text).toMatch(/^COMPUTER_STALE_FRAME: /);
     expect(refusal(await act({ displayFrameId: 'cn1-00000000000000000000000000000000' })).text).toMatch(/^COMPUTER_STALE_FRAME: /);
@@ -113,9 +144,12 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     const outside = refusal(await act({ displayFrameId: current.id, x: 1280, y: 10 }));
     expect(outside).toMatchObject({ code: 'invalid_arguments' });
     expect(outside.text).toMatch(/^COMPUTER_INVALID_REQUEST: .*outside the 1280×800 frame/);
+    expect((await act({ displayFrameId: current.id, x: 1280, y: 10 }))._meta?.['capnode/failure']).toEqual({ code: 'invalid_arguments', reason: 'COMPUTER_INVALID_REQUEST' });
     expect(refusal(await act({ displayFrameId: current.id, x: -1 })).text).toMatch(/outside/);
     expect(refusal(await act({ action: 'left_click_drag', displayFrameId: current.id, fromX: 10, fromY: 5000 })).text).toMatch(/drag start/);
-    const key = refusal(await callRaw(host, 'computer.act', { action: 'key', keys: 'ctrl+Hyper_Q' }));
+    const keyResult = await callRaw(host, 'computer.act', { action: 'key', keys: 'ctrl+Hyper_Q' });
+    expect(keyResult._meta?.['capnode/failure']).toEqual({ code: 'invalid_arguments', reason: 'COMPUTER_UNSUPPORTED_KEY' });
+    const key = refusal(keyResult);
     expect(key).toMatchObject({ code: 'invalid_arguments' });
     expect(key.text).toMatch(/^COMPUTER_UNSUPPORTED_KEY: unknown key "Hyper_Q"/);
     expect(refusal(await callRaw(host, 'computer.act', { action: 'left_click', x: 1, y: 1, displayFrameId: current.id, refWidth: 1280, executionId: 'exec-a', modifiers: 'ctrl+q' })).text).toMatch(/unknown modifier/);
@@ -131,6 +165,30 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     await eventually(() => xev.presses.length === presses + 1, { what: 'the one allowed click' });
   });
 
+  it('computer consent: off by default refuses before any input; ask shows the exact action and runs it once allowed', async () => {
+    const capabilities = [createScreenCapability({ env: xvfb.env, notify }), createComputerCapability({ env: xvfb.env, notify })];
+    {
+      await using host = await startMediaHost(capabilities, { consent: { screen: 'allow' } });
+      const frame = await snapshot(host);
+      const before = xev.presses.length;
+      const off = await callRaw(host, 'computer.act', { action: 'left_click', x: 400, y: 300, displayFrameId: frame.id, refWidth: frame.width });
+      expect(refusal(off)).toMatchObject({ code: 'consent_required', text: expect.stringContaining('capnode consent set computer ask') });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(xev.presses.length).toBe(before);
+    }
+    await using host = await startMediaHost(capabilities, { consent: { screen: 'allow', computer: 'ask' } });
+    host.answerWith('allow-once');
+    const frame = await snapshot(host);
+    const before = xev.presses.length;
+    const asked = await callRaw(host, 'computer.act', { action: 'left_click', x: 401, y: 301, displayFrameId: frame.id, refWidth: frame.width });
+    expect(asked.isError).not.toBe(true);
+    expect(host.asked).toHaveLength(1);
+    expect(host.asked[0]!.summary).toContain('computer.act asks for computer access with');
+    expect(host.asked[0]!.summary).toContain('"action":"left_click"');
+    expect(host.asked[0]!.summary).toContain('"x":401');
+    await eventually(() => xev.presses[before], { what: 'the allowed click' });
+  });
+
   it('cancelling a long type stops the keystrokes at once', async () => {
     await using host = await startComputerHost(xvfb, notify);
     const frame = await snapshot(host);
@@ -141,11 +199,53 @@ describe.skipIf(!ready)('computer.act on a real Xvfb display (XTEST), over MCP H
     await eventually(() => xev.keysyms.length - start >= 20, { what: 'the first keystrokes' });
     controller.abort();
     await call;
-    // Let what was already sent arrive, then the count must stand still, far short of the text.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // xev may still be printing what the server delivered before the cancel (it lags on a busy
+    // machine): wait until its count stands still for a second, then it must stay there.
+    let last = -1;
+    let since = Date.now();
+    await eventually(
+      () => {
+        const now = xev.keysyms.length;
+        if (now !== last) [last, since] = [now, Date.now()];
+        return Date.now() - since >= 1_000;
+      },
+      { what: 'the keystrokes to stop', timeoutMs: 20_000, intervalMs: 100 },
+    );
     const stopped = xev.keysyms.length - start;
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(xev.keysyms.length - start).toBe(stopped);
     expect(stopped).toBeLessThan(5000);
+  });
+});
+
+const cliPath = fileURLToPath(new URL('../../apps/cli/dist/bin.js', import.meta.url));
+
+describe.skipIf(!ready || !existsSync(cliPath))('computer.act over MCP stdio (capnode mcp, the stock host with the pack)', () => {
+  it('a snapshot frame, then a click and typing reach a real X window; a stale frame is refused', async () => {
+    await using xvfb = await startXvfb({ width: 1024, height: 768 });
+    await using xev = await startXevWindow(xvfb.env, { x: 50, y: 50, width: 400, height: 300 });
+    const home = mkdtempSync(join(tmpdir(), 'capnode-computer-stdio-'));
+    const settings = { consent: { screen: 'allow', computer: 'allow' }, pluginSettings: { screen: { display: xvfb.display }, computer: { display: xvfb.display } } };
+    writeFileSync(join(home, 'settings.json'), JSON.stringify(settings), { mode: 0o600 });
+    const client = new Client({ name: 'computer-stdio', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp'], env: { ...(xvfb.env as Record<string, string>), CAPNODE_HOME: home }, stderr: 'pipe' }));
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as unknown as RawToolResult;
+      const old = (await call('screen.snapshot', { format: 'jpeg', maxWidth: 512 })).structuredContent!;
+      const shot = (await call('screen.snapshot', { format: 'jpeg', maxWidth: 512 })).structuredContent!;
+      expect(shot).toMatchObject({ width: 512, height: 384, displayFrameId: expect.stringMatching(/^cn1-/) });
+      const stale = await call('computer.act', { action: 'left_click', x: 100, y: 100, displayFrameId: old.displayFrameId, refWidth: 512 });
+      expect(refusal(stale).text).toMatch(/^COMPUTER_STALE_FRAME: /);
+      const click = await call('computer.act', { action: 'left_click', x: 100, y: 100, displayFrameId: shot.displayFrameId, refWidth: 512 });
+      expect(click.isError).not.toBe(true);
+      // Pixel 100 of a half-size frame is root 200..201.
+      expect(await eventually(() => xev.presses[0], { what: 'the click' })).toEqual({ button: 1, rootX: 201, rootY: 201 });
+      expect(xev.presses).toHaveLength(1);
+      expect((await call('computer.act', { action: 'type', text: 'stdio OK' })).isError).not.toBe(true);
+      await eventually(() => xev.text() === 'stdio OK', { what: 'the typed text' });
+    } finally {
+      await client.close();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -18,6 +18,8 @@ import { ttsPlugin } from './pack/tts.js';
 export type { ScreenCapabilityOptions, RecordingNotifier } from './pack/screen.js';
 export { createScreenCapability, screenPlugin, probeScreen, MAX_SCREEN_RECORD_MS, DEFAULT_SCREEN_RECORD_MS } from './pack/screen.js';
 export type { ComputerCapabilityOptions } from './pack/computer.js';
+export type { DisplayFrame, DisplayFrames, FrameRect } from './pack/internal/displayFrames.js';
+export { createDisplayFrames } from './pack/internal/displayFrames.js';
 export { createComputerCapability, computerPlugin, COMPUTER_NOTICE_QUIET_MS } from './pack/computer.js';
 export type { CameraCapabilityOptions, VirtualCameraSetting } from './pack/camera.js';
 export { createCameraCapability, cameraPlugin, cameraSettingsSchema, DEFAULT_CAMERA_CLIP_MS, MIN_CAMERA_CLIP_MS, MAX_CAMERA_CLIP_MS } from './pack/camera.js';

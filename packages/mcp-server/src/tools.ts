@@ -30,6 +30,17 @@ export const FAILURE_META_KEY = 'capnode/failure';
 /** What {@link FAILURE_META_KEY} holds. */
 export interface ToolFailureMeta {
   readonly code: CapabilityErrorCode;
+  /**
+   * The command's own finer reason when it gives one (`data.code`, e.g. `COMPUTER_STALE_FRAME`,
+   * `LOCATION_DISABLED`): the same code a gateway caller gets.
+   */
+  readonly reason?: string;
+}
+
+/** A command's `data.code` when it is a short upper-case code name (never free text). */
+function failureReason(data: Record<string, unknown> | undefined): string | undefined {
+  const reason = data?.code;
+  return typeof reason === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(reason) ? reason : undefined;
 }
 
 /**
@@ -39,14 +50,14 @@ export interface ToolFailureMeta {
  * `_meta["capnode/failure"]`, so programs can tell failures apart.
  */
 export function toCallToolResult(result: CommandResult): CallToolResult {
-  if (!result.ok) return toolError(result.error.message, result.error.code);
+  if (!result.ok) return toolError(result.error.message, result.error.code, failureReason(result.error.data));
   const content = result.content as CallToolResult['content'];
   return result.structured === undefined ? { content } : { content, structuredContent: result.structured };
 }
 
-/** A tool error result carrying `message` as its only text content and `code` under {@link FAILURE_META_KEY}. */
-export function toolError(message: string, code: CapabilityErrorCode): CallToolResult {
-  const failure: ToolFailureMeta = { code };
+/** A tool error result carrying `message` as its only text content and `code` (and `reason`) under {@link FAILURE_META_KEY}. */
+export function toolError(message: string, code: CapabilityErrorCode, reason?: string): CallToolResult {
+  const failure: ToolFailureMeta = reason === undefined ? { code } : { code, reason };
   return { content: [{ type: 'text', text: message }], isError: true, _meta: { [FAILURE_META_KEY]: failure } };
 }
 

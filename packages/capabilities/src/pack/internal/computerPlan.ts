@@ -16,29 +16,30 @@ export const MAX_WAIT_MS = 60_000;
 /** Most wheel ticks of one scroll (as OpenClaw's agent caps it). */
 export const MAX_SCROLL_AMOUNT = 100;
 
-const coordinate = z.number().finite().describe('Pixel of the latest screen.snapshot picture (0 ≤ x < its width).');
+const coordinate = z.number().finite();
+const notSupported = z.string().max(200).optional().describe('Window and element targets are not supported (desktop only): refused.');
 
 /** `computer.act` arguments: OpenClaw's canonical wire shape. */
 export const computerActInput = z.object({
-  action: z.enum(COMPUTER_ACTIONS),
+  action: z.enum(COMPUTER_ACTIONS).describe('What to do; clicks, mouse_move and left_click_drag need x, y and the frame.'),
   executionId: z.string().min(1).max(128).optional().describe("OpenClaw's execution id; frames are bound to the one that took them."),
   displayFrameId: z.string().min(1).max(128).optional().describe('displayFrameId of the latest screen.snapshot (required with coordinates).'),
   refWidth: z.number().int().min(1).max(65_535).optional().describe('Width of the picture the coordinates refer to (the frame width, or the maxWidth it was taken with).'),
-  screenIndex: z.number().int().min(0).max(63).optional(),
-  x: coordinate.optional(),
-  y: coordinate.optional(),
-  fromX: coordinate.optional().describe('Drag start (left_click_drag).'),
-  fromY: coordinate.optional(),
+  screenIndex: z.number().int().min(0).max(63).optional().describe("Must be the frame's screen when given."),
+  x: coordinate.optional().describe('Pixel column in the latest screen.snapshot picture (0 ≤ x < its width).'),
+  y: coordinate.optional().describe('Pixel row in the latest screen.snapshot picture (0 ≤ y < its height).'),
+  fromX: coordinate.optional().describe('Drag start column (left_click_drag).'),
+  fromY: coordinate.optional().describe('Drag start row (left_click_drag).'),
   modifiers: z.string().max(100).optional().describe('Modifier keys held during a click or scroll: shift, ctrl, alt, cmd (joined with +).'),
   scrollDirection: z.enum(['up', 'down', 'left', 'right']).optional(),
   scrollAmount: z.number().int().min(1).max(MAX_SCROLL_AMOUNT).optional().describe('Wheel ticks; default 3.'),
   text: z.string().max(MAX_TYPE_CHARS).optional().describe('Text to type (type).'),
   keys: z.string().max(200).optional().describe('Key combo for key/hold_key, e.g. ctrl+shift+t, Return, "ctrl+a Delete".'),
   durationMs: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('hold_key hold time (default 1000, ≤ 30000), wait time (default 1000), drag duration.'),
-  windowRef: z.string().max(200).optional(),
-  elementRef: z.string().max(200).optional(),
-  observationId: z.string().max(200).optional(),
-  deliveryMode: z.enum(['background', 'foreground']).optional(),
+  windowRef: notSupported,
+  elementRef: notSupported,
+  observationId: notSupported,
+  deliveryMode: z.enum(['background', 'foreground']).optional().describe('Only foreground (the desktop) is supported.'),
 });
 export type ComputerActArgs = z.output<typeof computerActInput>;
 

@@ -28,8 +28,10 @@ class Held {
     else this.buttons.splice(this.buttons.lastIndexOf(button) >>> 0, 1);
   }
   async release(input: X11Input): Promise<void> {
+    if (this.buttons.length === 0 && this.keys.length === 0) return;
     for (const button of this.buttons.splice(0).reverse()) input.button(button, false);
     for (const keysym of this.keys.splice(0).reverse()) await input.key(keysym, false);
+    await input.sync();
   }
 }
 
@@ -75,11 +77,26 @@ async function runStep(input: X11Input, screens: readonly ScreenInfo[], step: In
   }
 }
 
+/** The action running on each display: actions take turns, so two callers' keystrokes never interleave. */
+const running = new Map<string, Promise<unknown>>();
+
+async function inTurn<T>(display: string, work: () => Promise<T>): Promise<T> {
+  const before = running.get(display) ?? Promise.resolve();
+  const turn = before.catch(() => undefined).then(work);
+  const settled = turn.catch(() => undefined);
+  running.set(display, settled);
+  try {
+    return await turn;
+  } finally {
+    if (running.get(display) === settled) running.delete(display);
+  }
+}
+
 /**
  * Linux/X11: input through XTEST over the display's socket (no process per action). Motion,
  * buttons and keys go out back to back and end with one round trip, so the call returns once the
  * X server has handled them; typing syncs after each character and stops at once on cancel.
- * Whatever is still held when the steps stop early is released.
+ * Whatever the steps pressed is released when they stop early; actions on one display take turns.
  */
 export function createX11InputBackend(display: string): InputBackend {
   const open = async (ctx: InputContext) => {
@@ -90,7 +107,8 @@ export function createX11InputBackend(display: string): InputBackend {
     async screens(ctx) {
       return screensOf(await openCachedX11(display, ctx, 'input'), ctx.signal);
     },
-    async run(steps, ctx) {
+    run: (steps, ctx) => inTurn(display, async () => {
+      if (ctx.signal.aborted) throw cancelled();
       const { client, input } = await open(ctx);
       const screens = steps.some((step) => step.kind === 'move') ? await screensOf(client, ctx.signal) : [];
       const held = new Held();
@@ -100,10 +118,11 @@ export function createX11InputBackend(display: string): InputBackend {
           await runStep(input, screens, step, held, ctx.signal);
         }
         await input.sync();
-      } finally {
+      } catch (error) {
+        // Stopped early: nothing it pressed stays down (a completed left_mouse_down keeps its button, as asked).
         await held.release(input).catch(() => undefined);
-        await input.restore().catch(() => undefined);
+        throw error;
       }
-    },
+    }),
   };
 }

@@ -115,8 +115,9 @@ const SHIFT_L = 0xffe1;
 
 /**
  * Synthetic input on an X display through XTEST over one connection: pointer motion, buttons and
- * keys by keysym. A keysym no key produces is typed by binding it to a spare keycode for the
- * moment (restored when the action ends), as xdotool does.
+ * keys by keysym. A keysym no key produces is typed by binding it to a spare keycode (one with no
+ * keysym), as xdotool does; the binding stays, so the keycode is never retargeted under a press an
+ * application has not handled yet.
  */
 export interface X11Input {
   readonly root: number;
@@ -126,8 +127,6 @@ export interface X11Input {
   key(keysym: number, down: boolean): Promise<void>;
   /** Waits until the server has handled every event sent so far. */
   sync(): Promise<void>;
-  /** Unbinds keysyms bound to spare keycodes by this input. */
-  restore(): Promise<void>;
 }
 
 /** Opens XTEST input on `client` (fails `unavailable` when the server has no XTEST). */
@@ -142,20 +141,17 @@ export async function openX11Input(client: X11Client): Promise<X11Input> {
     mapping ??= keyboardMappingFromReply(await client.request(getKeyboardMappingRequest(minKeycode, maxKeycode - minKeycode + 1), 'GetKeyboardMapping'), minKeycode);
     return mapping;
   };
-  let spare: { keycode: number; keysym: number } | undefined;
   const send = (type: number, detail: number) => client.send(fakeInputRequest(major, { type, detail, root }));
-  const setSpare = async (keycode: number, keysym: number) => {
-    const { perKeycode } = await keyboard();
-    client.send(changeKeyboardMappingRequest(keycode, Array.from({ length: perKeycode }, () => keysym)));
-    await client.sync();
-  };
-  // One spare keycode serves every character the layout lacks, rebound in turn (one request each).
+  // Each character the layout lacks gets a spare keycode of its own and keeps it: the next action
+  // finds it in the mapping. Rebinding a keycode would change what an application still processing
+  // an earlier press of it reads (it looks keysyms up when it handles the event, not when it was sent).
   const bind = async (keysym: number): Promise<KeyLocation> => {
-    if (spare?.keysym === keysym) return { keycode: spare.keycode, shift: false };
-    const keycode = spare?.keycode ?? spareKeycode(await keyboard());
-    if (keycode === undefined) throw new CapabilityError('failed', 'The keyboard has no free keycode to type this character with.');
-    await setSpare(keycode, keysym);
-    spare = { keycode, keysym };
+    const layout = await keyboard();
+    const keycode = spareKeycode(layout) ?? maxKeycode;
+    const row = (keycode - layout.first) * layout.perKeycode;
+    for (let column = 0; column < layout.perKeycode; column++) layout.keysyms[row + column] = keysym;
+    client.send(changeKeyboardMappingRequest(keycode, Array.from({ length: layout.perKeycode }, () => keysym)));
+    await client.sync();
     return { keycode, shift: false };
   };
 
@@ -165,7 +161,7 @@ export async function openX11Input(client: X11Client): Promise<X11Input> {
     button: (button, down) => send(down ? X_BUTTON_PRESS : X_BUTTON_RELEASE, button),
     async key(keysym, down) {
       const layout = await keyboard();
-      const location = (spare?.keysym === keysym ? undefined : locateKeysym(layout, keysym)) ?? (await bind(keysym));
+      const location = locateKeysym(layout, keysym) ?? (await bind(keysym));
       const shift = location.shift ? locateKeysym(layout, SHIFT_L) : undefined;
       if (down) {
         if (shift) send(X_KEY_PRESS, shift.keycode);
@@ -176,11 +172,5 @@ export async function openX11Input(client: X11Client): Promise<X11Input> {
       }
     },
     sync: () => client.sync(),
-    async restore() {
-      if (!spare) return;
-      const { keycode } = spare;
-      spare = undefined;
-      await setSpare(keycode, 0);
-    },
   };
 }
