@@ -34,12 +34,12 @@ export interface BrowserProxyOptions {
 const input = z.object({
   method: z.string().max(16).optional().describe('GET (default), POST or DELETE.'),
   path: z.string().min(1).max(2048).describe('A browser-control path such as /tabs or /snapshot: never a URL.'),
-  query: z.record(z.string().max(256), z.union([z.string().max(8192), z.number(), z.boolean(), z.null()])).optional(),
-  body: z.unknown().optional(),
-  timeoutMs: z.number().int().min(1).max(120_000).optional(),
-  profile: z.string().max(128).optional(),
+  query: z.record(z.string().max(256), z.union([z.string().max(8192), z.number(), z.boolean(), z.null()])).optional().describe('Query parameters, e.g. { targetId, selector }.'),
+  body: z.unknown().optional().describe('JSON body of a POST, e.g. { url } or { kind, ref, text }.'),
+  timeoutMs: z.number().int().min(1).max(120_000).optional().describe('Longest wait, in ms (default 60000).'),
+  profile: z.string().max(128).optional().describe('Browser profile: capnode (also called openclaw), the only one.'),
   errorEnvelope: z.string().max(32).optional().describe('"browser-v1": a route failure is answered as { error: { status, body } } (OpenClaw gateway).'),
-  upload: z.unknown().optional(),
+  upload: z.unknown().optional().describe('Refused: file uploads are not supported.'),
 });
 
 /** OpenClaw's opt-in for route failures as a payload instead of an invoke error. */
@@ -133,7 +133,8 @@ async function send(target: BrowserProxyTarget, method: string, path: string, qu
 export function createBrowserProxyCommand(options: BrowserProxyOptions): CommandDefinition {
   return defineCommand({
     name: 'browser.proxy',
-    description: "Forwards one request to capnode's browser-control service (OpenClaw's routes: /, /tabs, /tabs/open, /navigate, /snapshot, /act, /screenshot, /text, DELETE /tabs/:id) and returns its answer with any screenshot files as base64.",
+    description:
+      "Forwards one request to capnode's browser-control service (OpenClaw's routes: /, /tabs, /tabs/open, /navigate, /snapshot, /act, /screenshot, /text, DELETE /tabs/:id) and returns its answer with any screenshot files as base64. Each browser action it causes needs the browser consent.",
     annotations: { title: 'Browser control request', openWorld: true },
     input,
     ...(options.availability ? { availability: options.availability } : {}),
