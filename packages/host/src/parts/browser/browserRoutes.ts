@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CommandResult } from '@capnode/capabilities';
 
@@ -132,6 +132,20 @@ export function createBrowserRoutes(options: BrowserRoutesOptions): (request: Br
   };
 }
 
+/** How long a screenshot file stays for `browser.proxy` (or a local client) to read it. */
+const MEDIA_KEEP_MS = 10 * 60_000;
+
+/** Removes screenshot files older than {@link MEDIA_KEEP_MS}, so the directory does not grow. */
+async function pruneMedia(mediaDir: string, now: number): Promise<void> {
+  const names = await readdir(mediaDir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith('browser-')) continue;
+    const path = join(mediaDir, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info && now - info.mtimeMs > MEDIA_KEEP_MS) await rm(path, { force: true });
+  }
+}
+
 type Run = (command: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<Record<string, unknown>>;
 
 function tabOf(tab: Record<string, unknown>) {
@@ -185,6 +199,7 @@ function createRouteTable(run: Run, mediaDir: string): Record<string, (request: 
       const format = fields.type === 'jpeg' ? 'jpeg' : 'png';
       const shot = await run('browser.screenshot', defined({ tabId: str(fields.targetId), fullPage: bool(fields.fullPage), ref: str(fields.ref), format }), signal);
       await mkdir(mediaDir, { recursive: true, mode: 0o700 });
+      await pruneMedia(mediaDir, Date.now());
       const path = join(mediaDir, `browser-${randomUUID()}.${format === 'png' ? 'png' : 'jpg'}`);
       await writeFile(path, Buffer.from(String(shot.base64), 'base64'), { mode: 0o600 });
       return { ok: true, path, targetId: shot.tabId, url: shot.url };
