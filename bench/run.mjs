@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard, computer), BENCH_RSS_RUNS (default 5),
+// BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard, computer, browser), BENCH_RSS_RUNS (default 5),
 // BENCH_SCREEN_SHOTS (default 60), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen,computer,dashboard').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen,computer,dashboard,browser').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -68,6 +68,7 @@ const results = {
   pluginsRss: undefined,
   screen: undefined,
   computer: undefined,
+  browser: undefined,
   dashboard: undefined,
   skipped: [],
   targets,
@@ -246,6 +247,15 @@ if (only.has('computer')) {
     );
     console.log('');
     target('computer.act click p50 vs xdotool click', fmt.ratio(computer.ratio), '<= 1', computer.ratio <= 1);
+if (only.has('browser')) {
+  console.log('\n== browser.navigate + browser.snapshot through MCP HTTP vs bare playwright-core (bench/browser.mjs; local page; interleaved runs; p50) ==');
+  const browser = await attempt('browser', async () => (await import('./browser.mjs')).benchBrowser({ runs: num('BENCH_BROWSER_RUNS', 40), log: (line) => console.log(`  ${line}`) }));
+  results.browser = browser;
+  if (browser.skipped) skipSection(browser.skipped, [['browser navigate+snapshot p50 vs bare playwright-core', '<= 1.2']]);
+      ['navigate + snapshot', 'p50 ms', 'p90 ms', 'min ms'],
+        ['capnode (MCP HTTP, two tools/call)', fmt.ms(browser.capnode.p50Ms), fmt.ms(browser.capnode.p90Ms), fmt.ms(browser.capnode.minMs)],
+        ['bare playwright-core', fmt.ms(browser.bare.p50Ms), fmt.ms(browser.bare.p90Ms), fmt.ms(browser.bare.minMs)],
+    target('browser navigate+snapshot p50 vs bare playwright-core', fmt.ratio(browser.ratio), '<= 1.2', browser.ratio <= 1.2);
   }
 }
 

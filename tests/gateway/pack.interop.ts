@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GatewayClient } from '@capnode/gateway-bridge';
 import { approveGatewayNodePairing, findGatewayNode } from '@capnode/gateway-bridge/node';
+import { findChromiumExecutable } from '@capnode/capabilities/pack';
 import { createHost, type Host } from '@capnode/host';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectOperator, invokeNode } from './fixtures.js';
@@ -31,6 +32,9 @@ const GEOCLUE_GPS = fileURLToPath(new URL('../pack/fixtures/geoclue-gps.txt', im
  * purpose: the gateway must refuse them although the node declares them and the pairing approves it.
  */
 const PACK_ALLOW = ['camera.snap', 'screen.list', 'clipboard.read', 'clipboard.write', 'tts.status', 'stt.status', 'stt.transcribe', 'stt.listen'];
+
+/** The caps the stock host declares here: the dedicated browser's only where Chromium runs. */
+const PACK_CAPS = [...(findChromiumExecutable() ? ['browser'] : []), 'camera', 'computer', 'location', 'screen', 'talk'];
 
 /** The virtual cameras: a test pattern, and a noise source whose JPEG is larger than the gateway accepts. */
 const CAMERAS = [
@@ -205,14 +209,14 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     // caps: OpenClaw's families only (clipboard, system, device are none); computer.act is in linux's defaults.
     const listed = (await operator.request('node.list', {})) as { nodes: { nodeId: string; caps?: string[]; pendingDeclaredCaps?: string[] }[] };
     const listedEntry = listed.nodes.find((node) => node.nodeId === nodeId);
-    expect([...(listedEntry?.pendingDeclaredCaps ?? [])].sort()).toEqual(['camera', 'computer', 'location', 'screen', 'talk']);
+    expect([...(listedEntry?.pendingDeclaredCaps ?? [])].sort()).toEqual(PACK_CAPS);
 
     const approved = await approveGatewayNodePairing(operator, nodeId);
     expect(approved.length).toBeGreaterThanOrEqual(1);
     await eventually(() => host.status().node.pairing?.state === 'approved', gatewayWait('the node to see the approval'));
     const after = await findGatewayNode(operator, nodeId);
     expect(after?.commands).toEqual(expect.arrayContaining(declared));
-    expect([...((after as { caps?: string[] } | undefined)?.caps ?? [])].sort()).toEqual(['camera', 'computer', 'location', 'screen', 'talk']);
+    expect([...((after as { caps?: string[] } | undefined)?.caps ?? [])].sort()).toEqual(PACK_CAPS);
   });
 
   it('screen.snapshot: canonical { format, base64 } whose PNG has the Xvfb size and colour', async () => {

@@ -1,4 +1,6 @@
-import { createBrowserCapability, findChromiumExecutable } from '@capnode/capabilities/pack';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createBrowserCapability, findChromiumExecutable, probeBrowser } from '@capnode/capabilities/pack';
 import { describe, expect, it } from 'vitest';
 import { startPackHost } from '../support/packHost.js';
 import { FORM_PAGE, refFor, servePages } from '../support/pages.js';
@@ -97,6 +99,17 @@ describe.runIf(chromium)('the dedicated browser over MCP HTTP (SDK v2 client, re
     expect((await failure('browser.text', { selector: 'p', maxChars: 0 })).code).toBe('invalid_arguments');
     // Still fine afterwards.
     expect((await host.call('browser.text', {})).structured).toMatchObject({ text: 'Other' });
+  });
+});
+
+describe('browser availability', () => {
+  it('is available only with a Chromium that runs: missing, or one whose --version fails, is not (and the gateway gets no cap browser)', async () => {
+    using dir = tempDir('capnode-browser-');
+    expect(await probeBrowser({ env: { PATH: '/nonexistent' } })).toEqual({ available: false, install: expect.stringMatching(/apt install chromium.*CAPNODE_CHROMIUM/) });
+    const broken = join(dir.path, 'chromium');
+    writeFileSync(broken, '#!/bin/sh\nexit 3\n', { mode: 0o755 });
+    expect(await probeBrowser({ env: { PATH: '/nonexistent', CAPNODE_CHROMIUM: broken } })).toEqual({ available: false, install: expect.stringContaining('--version failed') });
+    if (chromium) expect(await probeBrowser({ executablePath: chromium })).toEqual({ available: true });
   });
 });
 

@@ -25,6 +25,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['parts/approvals/'],
   ['parts/plugins/'],
   ['parts/imports/'],
+  ['parts/browser/'],
   ['parts/gateway/'],
   ['parts/openagent/'],
   ['parts/admin/'],

@@ -225,6 +225,8 @@ export const browserSettingsSchema = z.object({
   headless: z.boolean().optional(),
   executablePath: z.string().min(1).optional(),
   actionTimeoutMs: z.number().int().min(1000).max(120_000).optional(),
+  /** Profiles a gateway's `browser.proxy` may name (read by the host's browser-control part); empty allows all. */
+  allowProfiles: z.array(z.string().min(1).max(128)).max(32).optional(),
 });
 
 /** The browser plugin of the pack: profile in `<config>/plugins-data/browser/profile`; stops Chromium when the host closes. */

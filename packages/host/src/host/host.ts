@@ -6,6 +6,7 @@ import { createBackgroundWork } from '../context/backgroundWork.js';
 import { createHostContext, type HostContext, type HostControls } from '../context/hostContext.js';
 import { HostError } from '../errors.js';
 import { createAdminPart } from '../parts/admin/adminPart.js';
+import { createBrowserControlPart } from '../parts/browser/browserPart.js';
 import { createDashboardPart } from '../parts/dashboard/dashboardPart.js';
 import { createGatewayMode } from '../parts/gateway/gatewayMode.js';
 import { createImportedTools } from '../parts/imports/importedTools.js';
@@ -42,6 +43,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version }));
   const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log }));
   const plugins = stack.use(createPluginsPart(context, options, { gatewayCanvasUrl: () => gateway.surfaceUrl('canvas') }));
+  const browserControl = stack.use(createBrowserControlPart(context));
   const openagent = stack.use(createOpenAgentPart(context, { ...(options.openagent === undefined ? {} : { override: options.openagent }), imports }));
   const background = stack.use(createBackgroundWork(log));
   // A settings.json still in an older form (`node`, now `gateway`) is rewritten once, under the settings lock; loading it warned.
@@ -74,7 +76,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
     { owns: (path) => path.startsWith('gateway.'), apply: (next) => http.applyGatewaySettings(next) },
     { owns: (path) => path.startsWith('openagent.') || path.startsWith('consent.'), apply: (next) => openagent.apply(next) },
   ]);
-  return { imports, gateway, plugins, dashboard, http, stdio, liveSettings, openagent };
+  return { imports, gateway, plugins, browserControl, dashboard, http, stdio, liveSettings, openagent };
 }
 
 /** Creates the host: loads settings (a bad file throws `HostError` `invalid_settings`), builds the registry and pipeline. Nothing listens until `start`. */

@@ -1,0 +1,180 @@
+import { realpath, readFile, stat } from 'node:fs/promises';
+import { extname, sep } from 'node:path';
+import { CapabilityError, defineCommand, type AvailabilityProbe, type CapabilityErrorCode, type CommandDefinition } from '@capnode/capabilities';
+import { z } from 'zod';
+
+/** Largest file one `browser.proxy` answer carries (OpenClaw's limit). */
+export const BROWSER_PROXY_MAX_FILE_BYTES = 10 * 1024 * 1024;
+/** Largest sum of the files of one answer, raw. */
+export const BROWSER_PROXY_MAX_TOTAL_BYTES = 16 * 1024 * 1024;
+/** Largest answer, files as base64 included, serialized (below the gateway's 25 MiB frame). */
+export const BROWSER_PROXY_MAX_ENCODED_BYTES = 24 * 1024 * 1024;
+/** Most files one answer carries. */
+const BROWSER_PROXY_MAX_FILES = 256;
+
+/** Where `browser.proxy` sends: the running browser-control service, or why there is none. */
+export interface BrowserProxyTarget {
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+  /** The only directory answer files are read from (the service's screenshots). */
+  readonly mediaDir: string;
+}
+
+export interface BrowserProxyOptions {
+  /** Starts the service when needed; rejects when it cannot run. */
+  readonly target: () => Promise<BrowserProxyTarget>;
+  /** Port named in the "not reachable" error when the service could not start. */
+  readonly expectedPort: () => number;
+  /** Profiles the gateway may use (`pluginSettings.browser.allowProfiles`); empty allows all. */
+  readonly allowProfiles: () => readonly string[];
+  readonly availability?: AvailabilityProbe;
+}
+
+const input = z.object({
+  method: z.string().max(16).optional().describe('GET (default), POST or DELETE.'),
+  path: z.string().min(1).max(2048).describe('A browser-control path such as /tabs or /snapshot: never a URL.'),
+  query: z.record(z.string().max(256), z.union([z.string().max(8192), z.number(), z.boolean(), z.null()])).optional().describe('Query parameters, e.g. { targetId, selector }.'),
+  body: z.unknown().optional().describe('JSON body of a POST, e.g. { url } or { kind, ref, text }.'),
+  timeoutMs: z.number().int().min(1).max(120_000).optional().describe('Longest wait, in ms (default 60000).'),
+  profile: z.string().max(128).optional().describe('Browser profile: capnode (also called openclaw), the only one.'),
+  errorEnvelope: z.string().max(32).optional().describe('"browser-v1": a route failure is answered as { error: { status, body } } (OpenClaw gateway).'),
+  upload: z.unknown().optional().describe('Refused: file uploads are not supported.'),
+});
+
+/** OpenClaw's opt-in for route failures as a payload instead of an invoke error. */
+const ERROR_ENVELOPE = 'browser-v1';
+
+const MIME: Readonly<Record<string, string>> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.pdf': 'application/pdf', '.webm': 'video/webm', '.txt': 'text/plain', '.json': 'application/json' };
+const CODES = new Set<string>(['invalid_arguments', 'denied', 'approval_timeout', 'timeout', 'cancelled', 'unsupported', 'unavailable', 'consent_required', 'payload_too_large', 'busy', 'failed']);
+
+/** The control path of a request, or why it is refused: a path only, never a URL, no query or fragment of its own. */
+export function checkProxyPath(raw: string): string {
+  const path = raw.trim();
+  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('//') || path.includes('\\')) {
+    throw new CapabilityError('invalid_arguments', 'browser.proxy takes a browser-control path such as /tabs, not a URL.', { data: { reason: 'url_as_path' } });
+  }
+  if (/[?#\s]/.test(path)) throw new CapabilityError('invalid_arguments', 'path is a bare control path: put parameters in query.', { data: { reason: 'invalid_path' } });
+  return path.startsWith('/') ? path : `/${path}`;
+}
+
+/** The file paths an answer names (OpenClaw's rule: `path`, `imagePath`, `download.path`, `downloads[].path`; shallow). */
+export function answerFilePaths(result: unknown): string[] {
+  const paths = new Set<string>();
+  const record = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+  const add = (owner: Record<string, unknown> | undefined, key: string) => {
+    const value = owner?.[key];
+    if (typeof value === 'string' && value.trim()) paths.add(value.trim());
+  };
+  const root = record(result);
+  add(root, 'path');
+  add(root, 'imagePath');
+  add(record(root?.download), 'path');
+  if (Array.isArray(root?.downloads)) for (const entry of root.downloads) add(record(entry), 'path');
+  return [...paths];
+}
+
+/** Reads the answer's files within the limits (each ≤ 10 MiB, ≤ 16 MiB together), only inside `mediaDir`. */
+export async function readAnswerFiles(paths: readonly string[], mediaDir: string): Promise<{ path: string; base64: string; mimeType: string }[]> {
+  if (paths.length > BROWSER_PROXY_MAX_FILES) throw new CapabilityError('payload_too_large', `browser proxy response exceeds ${BROWSER_PROXY_MAX_FILES} file limit`);
+  const root = await realpath(mediaDir).catch(() => mediaDir);
+  let total = 0;
+  const files = [];
+  for (const path of paths) {
+    const real = await realpath(path).catch(() => undefined);
+    const info = real === undefined ? undefined : await stat(real).catch(() => undefined);
+    if (!real || !info?.isFile() || !real.startsWith(root + sep)) throw new CapabilityError('failed', `browser proxy file read failed for ${path}: not a file of the browser-control service`);
+    total += info.size;
+    if (info.size > BROWSER_PROXY_MAX_FILE_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy file exceeds 10 MiB limit', { data: { path, bytes: info.size } });
+    if (total > BROWSER_PROXY_MAX_TOTAL_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy files exceed 16 MiB aggregate limit', { data: { bytes: total } });
+    files.push({ path, base64: (await readFile(real)).toString('base64'), mimeType: MIME[extname(real).toLowerCase()] ?? 'application/octet-stream' });
+  }
+  return files;
+}
+
+function unreachable(port: number): CapabilityError {
+  return new CapabilityError('unavailable', `Browser control host is not reachable on 127.0.0.1:${port}. Start capnode with Chromium installed and the browser plugin loaded.`);
+}
+
+function checkProfile(profile: string | undefined, allowed: readonly string[], path: string): void {
+  if (allowed.length === 0) return;
+  const requested = profile?.trim() || undefined;
+  if (path === '/profiles' && requested === undefined) return;
+  if (!allowed.includes(requested ?? 'capnode')) throw new CapabilityError('invalid_arguments', 'browser profile not allowed', { data: { reason: 'profile_not_allowed' } });
+}
+
+async function send(target: BrowserProxyTarget, method: string, path: string, query: URLSearchParams, body: unknown, signal: AbortSignal): Promise<{ status: number; json: Record<string, unknown> }> {
+  const url = `${target.url}${path}${query.size > 0 ? `?${query}` : ''}`;
+  const headers: Record<string, string> = { authorization: `Bearer ${target.token}` };
+  if (method === 'POST') headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(url, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}), signal, redirect: 'error' });
+  } catch (error) {
+    if (signal.aborted) throw new CapabilityError('timeout', `browser proxy request ${method} ${path} timed out or was cancelled.`);
+    throw unreachable(target.port);
+  }
+  const text = await response.text();
+  try {
+    const json = JSON.parse(text) as unknown;
+    return { status: response.status, json: json && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : { value: json } };
+  } catch {
+    throw new CapabilityError('failed', `Browser control host returned invalid JSON (HTTP ${response.status}).`);
+  }
+}
+
+/**
+ * `browser.proxy`: OpenClaw's node command for a gateway node's browser. Forwards `{ method, path,
+ * query, body, timeoutMs, profile }` to capnode's browser-control service on loopback and answers
+ * `{ result, files? }`, each file a screenshot the answer names, read within the limits. A URL as
+ * `path` is refused before anything is sent; every browser action passes the `browser` consent
+ * inside the service.
+ */
+export function createBrowserProxyCommand(options: BrowserProxyOptions): CommandDefinition {
+  return defineCommand({
+    name: 'browser.proxy',
+    description:
+      "Forwards one request to capnode's browser-control service (OpenClaw's routes: /, /tabs, /tabs/open, /navigate, /snapshot, /act, /screenshot, /text, DELETE /tabs/:id) and returns its answer with any screenshot files as base64. Each browser action it causes needs the browser consent.",
+    annotations: { title: 'Browser control request', openWorld: true },
+    input,
+    ...(options.availability ? { availability: options.availability } : {}),
+    async execute(args, ctx) {
+      const path = checkProxyPath(args.path);
+      if (args.upload !== undefined) throw new CapabilityError('invalid_arguments', 'browser.proxy does not accept upload envelopes.', { data: { reason: 'upload' } });
+      const method = (args.method ?? 'GET').toUpperCase();
+      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') throw new CapabilityError('invalid_arguments', 'method is GET, POST or DELETE.');
+      checkProfile(args.profile, options.allowProfiles(), path);
+      const query = new URLSearchParams();
+      if (args.profile?.trim()) query.set('profile', args.profile.trim());
+      for (const [key, value] of Object.entries(args.query ?? {})) if (value !== null) query.set(key, String(value));
+      let target: BrowserProxyTarget;
+      try {
+        target = await options.target();
+      } catch {
+        throw unreachable(options.expectedPort());
+      }
+      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(args.timeoutMs ?? 60_000)]);
+      const answer = await send(target, method, path, query, args.body, signal);
+      if (answer.status >= 400) {
+        const message = typeof answer.json.error === 'string' ? answer.json.error : `HTTP ${answer.status}`;
+        if (args.errorEnvelope === ERROR_ENVELOPE) {
+          const failure = { error: { status: answer.status, body: { error: message } } };
+          return { ok: true, content: [{ type: 'text', text: JSON.stringify(failure) }], structured: failure };
+        }
+        const code = typeof answer.json.code === 'string' && CODES.has(answer.json.code) ? (answer.json.code as CapabilityErrorCode) : 'failed';
+        throw new CapabilityError(code, message, { data: { status: answer.status } });
+      }
+      const result = answer.json;
+      if (path === '/profiles' && options.allowProfiles().length > 0 && Array.isArray(result.profiles)) {
+        result.profiles = result.profiles.filter((entry: { name?: unknown }) => typeof entry?.name === 'string' && options.allowProfiles().includes(entry.name));
+      }
+      const paths = answerFilePaths(result);
+      const files = paths.length === 0 ? undefined : await readAnswerFiles(paths, target.mediaDir);
+      const structured = files ? { result, files } : { result };
+      const encoded = Buffer.byteLength(JSON.stringify(structured), 'utf8');
+      if (encoded > BROWSER_PROXY_MAX_ENCODED_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy payload exceeds 24 MiB encoded limit', { data: { bytes: encoded } });
+      const summary = files ? { result, files: files.map((file) => ({ path: file.path, mimeType: file.mimeType, base64Bytes: file.base64.length })) } : { result };
+      return { ok: true, content: [{ type: 'text', text: JSON.stringify(summary) }], structured };
+    },
+  });
+}
