@@ -59,7 +59,8 @@ describe.skipIf(skipReason !== undefined)('canvas.* forwarded by the real OpenCl
     await eventually(async () => ((await findGatewayNode(operator, nodeId))?.pendingDeclaredCommands?.length ? true : undefined), gatewayWait('the node with its declared commands'));
     await approveGatewayNodePairing(operator, nodeId);
     await eventually(() => host.status().node.pairing?.state === 'approved', gatewayWait('the node to see the approval'));
-  });
+    // The gateway may take two 90 s start attempts on a loaded machine.
+  }, 420_000);
 
   afterAll(async () => {
     await operator?.close();

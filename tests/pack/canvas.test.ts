@@ -169,6 +169,12 @@ describe.skipIf(!ready)('canvas on a real Xvfb display with real Chromium', { ti
     // A remote caller may not read the page a local caller opened.
     expect(failureOf(await call('canvas.eval', { javaScript: 'document.body.innerHTML' })).data).toMatchObject({ code: 'CANVAS_LOCAL_CONTENT' });
     expect(failureOf(await call('canvas.snapshot', {})).code).toBe('denied');
+    // Nor have it shown again: present without content gives the remote caller a blank page.
+    const before = pages.paths.length;
+    expect((await call('canvas.present', {})).ok).toBe(true);
+    const blank = await call('canvas.eval', { javaScript: 'location.href + "|" + document.body.innerText' });
+    expect(blank.ok && blank.structured).toEqual({ result: 'about:blank|' });
+    expect(pages.paths.length).toBe(before);
     await call('canvas.hide', {}, 'cli');
   });
 
