@@ -151,10 +151,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<RealGa
     exited = new Promise((resolve) => proc.once('exit', () => resolve()));
     proc.stdout!.on('data', (chunk: Buffer) => void (output += chunk.toString('utf8')));
     proc.stderr!.on('data', (chunk: Buffer) => void (output += chunk.toString('utf8')));
-    const deadline = Date.now() + 90_000;
+    // A loaded machine (several suites at once on two cores) starts it in ~2 min: OPENCLAW_PEER_READY_MS raises the wait.
+    const readyMs = Number(process.env.OPENCLAW_PEER_READY_MS) || 90_000;
+    const deadline = Date.now() + readyMs;
     while (!/\[gateway\] ready\s*$/m.test(stripAnsi(output))) {
       if (proc.exitCode !== null) throw new Error(`the gateway exited early (${proc.exitCode}):\n${stripAnsi(output).slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`the gateway was not ready within 90 s:\n${stripAnsi(output).slice(-2000)}`);
+      if (Date.now() > deadline) throw new Error(`the gateway was not ready within ${readyMs / 1000} s:\n${stripAnsi(output).slice(-2000)}`);
       await delay(200);
     }
   };
