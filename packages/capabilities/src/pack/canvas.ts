@@ -82,7 +82,8 @@ function windowSource(options: CanvasOptions): () => Promise<CanvasWindow> {
       const executable = options.executable ?? findChromiumExecutable(envOf(options));
       if (!executable) throw new CapabilityError('unavailable', 'No Chromium is installed for the canvas.', { data: { code: 'CANVAS_UNAVAILABLE' } });
       const created = createCanvasWindow({ executable, profileDir: options.profileDir, env: () => envOf(options) });
-      options.signal?.addEventListener('abort', () => void created.close(), { once: true });
+      if (options.signal?.aborted) void created.close();
+      else options.signal?.addEventListener('abort', () => void created.close(), { once: true });
       return created;
     });
     return window;
