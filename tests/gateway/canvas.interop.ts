@@ -112,6 +112,7 @@ describe.skipIf(skipReason !== undefined)('canvas.* forwarded by the real OpenCl
   it("resolves a hosted /__openclaw__/ path against the gateway's pluginSurfaceUrls.canvas when the gateway offers one", async () => {
     const surface = host.status().node.state === 'connected' ? await hostedSurface() : undefined;
     const result = await invoke('canvas.navigate', { url: '/__openclaw__/canvas/' });
+    console.info(`gateway canvas interop: the gateway ${surface ? 'offered' : 'did not offer'} pluginSurfaceUrls.canvas; navigate answered ${JSON.stringify(result).slice(0, 300)}`);
     if (surface === undefined) {
       expect(JSON.stringify(result)).toContain('CANVAS_HOST_NOT_CONFIGURED');
       return;
