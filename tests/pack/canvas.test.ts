@@ -2,9 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createInvoker, createRegistry, type CommandResult, type Transport } from '@capnode/capabilities';
 import { createHost } from '@capnode/host';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startFakeGateway } from '../../packages/gateway-bridge/src/internal/fakeGateway.js';
 import { createCanvasCapability, MAX_CANVAS_HTML_BYTES, probeCanvas } from '@capnode/capabilities/pack';
 import { failureOf } from '../support/invocation.js';
@@ -12,6 +15,9 @@ import { eventually } from '../support/poll.js';
 import { startTestHost, tempDir } from '../support/testHost.js';
 import { hasXvfb, startXvfb, type Xvfb } from '../support/xvfb.js';
 import { callRaw, decodeToRgb, failureCode, processesMatching } from './screenSupport.js';
+
+/** The built CLI (`pnpm build`), for the stdio test. */
+const cliPath = fileURLToPath(new URL('../../apps/cli/dist/bin.js', import.meta.url));
 
 const ready = hasXvfb() && probeCanvas({ env: { ...process.env, DISPLAY: ':0' } }).available;
 
@@ -163,6 +169,12 @@ describe.skipIf(!ready)('canvas on a real Xvfb display with real Chromium', { ti
     // A remote caller may not read the page a local caller opened.
     expect(failureOf(await call('canvas.eval', { javaScript: 'document.body.innerHTML' })).data).toMatchObject({ code: 'CANVAS_LOCAL_CONTENT' });
     expect(failureOf(await call('canvas.snapshot', {})).code).toBe('denied');
+    // Nor have it shown again: present without content gives the remote caller a blank page.
+    const before = pages.paths.length;
+    expect((await call('canvas.present', {})).ok).toBe(true);
+    const blank = await call('canvas.eval', { javaScript: 'location.href + "|" + document.body.innerText' });
+    expect(blank.ok && blank.structured).toEqual({ result: 'about:blank|' });
+    expect(pages.paths.length).toBe(before);
     await call('canvas.hide', {}, 'cli');
   });
 
@@ -243,6 +255,27 @@ describe.skipIf(!ready)('canvas on a real Xvfb display with real Chromium', { ti
       if (saved === undefined) delete process.env.DISPLAY;
       else process.env.DISPLAY = saved;
     }
+  });
+
+  it.skipIf(!existsSync(cliPath))('works over MCP stdio (capnode mcp, the stock pack): html, eval, snapshot, a refused spelling is still open to this local client', async () => {
+    const home = join(dir.path, 'stdio-home');
+    mkdirSync(home, { mode: 0o700 });
+    const client = new Client({ name: 'canvas-stdio', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp'], env: { ...(xvfb.env as Record<string, string>), CAPNODE_HOME: home }, stderr: 'pipe' }));
+    try {
+      const shown = (await client.callTool({ name: 'canvas.present', arguments: { html: '<title>stdio</title><script>window.k = "v"</script>' } })) as { isError?: boolean };
+      expect(shown.isError, JSON.stringify(shown)).not.toBe(true);
+      expect(((await client.callTool({ name: 'canvas.eval', arguments: { javaScript: 'document.title + window.k' } })) as { structuredContent?: unknown }).structuredContent).toEqual({ result: 'stdiov' });
+      const shot = (await client.callTool({ name: 'canvas.snapshot', arguments: { maxWidth: 320 } })) as { structuredContent?: { width?: number; format?: string } };
+      expect(shot.structuredContent).toMatchObject({ format: 'png', width: 320 });
+      const local = (await client.callTool({ name: 'canvas.navigate', arguments: { url: `http://2130706433:${pages.port}/stdio` } })) as { isError?: boolean };
+      expect(local.isError).not.toBe(true);
+      expect(pages.paths).toContain('/stdio');
+      expect(processesMatching(join(home, 'plugins-data')).length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+    await eventually(() => processesMatching(join(home, 'plugins-data')).length === 0, { what: 'the canvas browser to close with capnode mcp', timeoutMs: 20_000 });
   });
 
   it('closes the browser when the host closes', async () => {

@@ -82,7 +82,8 @@ function windowSource(options: CanvasOptions): () => Promise<CanvasWindow> {
       const executable = options.executable ?? findChromiumExecutable(envOf(options));
       if (!executable) throw new CapabilityError('unavailable', 'No Chromium is installed for the canvas.', { data: { code: 'CANVAS_UNAVAILABLE' } });
       const created = createCanvasWindow({ executable, profileDir: options.profileDir, env: () => envOf(options) });
-      options.signal?.addEventListener('abort', () => void created.close(), { once: true });
+      if (options.signal?.aborted) void created.close();
+      else options.signal?.addEventListener('abort', () => void created.close(), { once: true });
       return created;
     });
     return window;
@@ -222,12 +223,14 @@ function createSimpleCommands(options: CanvasOptions, window: () => Promise<Canv
 }
 
 /** The A2UI commands OpenClaw defines: answered with a typed `unsupported` failure (code `A2UI_UNSUPPORTED`). */
-function createA2uiCommands(): CommandDefinition[] {
+function createA2uiCommands(options: CanvasOptions): CommandDefinition[] {
   return ['canvas.a2ui.push', 'canvas.a2ui.pushJSONL', 'canvas.a2ui.reset', 'canvas.a2ui.dump'].map((name) =>
     defineCommand({
       name,
       description: 'A2UI is not supported by the capnode canvas; always fails with `unsupported` (use canvas.present with html).',
       annotations: { title: name, openWorld: false },
+      // Declared with the rest of the canvas only: without Chromium no `canvas` cap reaches the gateway.
+      availability: () => probeCanvas(options),
       execute() {
         throw new CapabilityError('unsupported', `${name}: A2UI is not supported by this canvas; show HTML with canvas.present instead.`, { data: { code: 'A2UI_UNSUPPORTED' } });
       },
@@ -247,7 +250,7 @@ export function createCanvasCapability(options: CanvasOptions): Capability {
   const [hide, caps] = createSimpleCommands(options, window);
   return defineCapability({
     category: 'canvas',
-    commands: [createPresentCommand(options, window), hide!, createNavigateCommand(options, window), createEvalCommand(options, window), createSnapshotCommand(options, window), caps!, ...createA2uiCommands()],
+    commands: [createPresentCommand(options, window), hide!, createNavigateCommand(options, window), createEvalCommand(options, window), createSnapshotCommand(options, window), caps!, ...createA2uiCommands(options)],
   });
 }
 

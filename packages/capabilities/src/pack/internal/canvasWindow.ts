@@ -61,6 +61,8 @@ export interface CanvasWindow extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+const BLANK: CanvasContent = { kind: 'html', html: '' };
+
 /** Width and height from a PNG's IHDR or a JPEG's first SOF marker. */
 export function imageSize(data: Buffer): { width: number; height: number } {
   if (data.length >= 24 && data.toString('latin1', 1, 4) === 'PNG') return { width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
@@ -173,14 +175,13 @@ class Window implements CanvasWindow {
       const wasOpen = this.isOpen;
       const browser = await this.open(placement, signal);
       if (wasOpen && placement) await this.place(browser, placement, signal);
-      const next = content ?? this.last;
-      if (next === undefined) {
-        await this.applyGuard(browser, guard, signal);
-        return { url: 'about:blank' };
-      }
+      // A remote caller never gets a local caller's page shown again (it could read it): it gets a blank one.
+      const localPage = this.last !== undefined && this.guard === undefined;
+      const next = content ?? (guard && localPage ? BLANK : this.last);
       // Shown again, content keeps the guard it was first shown under, and a remote caller adds its own.
       await this.applyGuard(browser, content ? guard : (guard ?? this.guard), signal);
-      this.last = next;
+      if (next === undefined) return { url: 'about:blank' };
+      this.last = next === BLANK ? undefined : next;
       return this.load(browser, next, signal);
     });
   }
