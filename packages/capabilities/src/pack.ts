@@ -1,11 +1,12 @@
 /**
- * The capability pack (node-only): screen, camera, clipboard, speech and location, each a plugin on
+ * The capability pack (node-only): screen, camera, clipboard, speech, location and files, each a plugin on
  * the public plugin API (`PluginExport`). Backends load on first use, inside the command that needs
  * them, so registering the pack costs little memory.
  */
 import type { PluginExport } from './plugin.js';
 import { cameraPlugin } from './pack/camera.js';
 import { clipboardPlugin } from './pack/clipboard.js';
+import { filesPlugin } from './pack/files.js';
 import { locationPlugin } from './pack/location.js';
 import { screenPlugin } from './pack/screen.js';
 import { sttPlugin } from './pack/stt.js';
@@ -22,6 +23,19 @@ export type { TtsOptions, TtsProviderName } from './pack/tts.js';
 export { ttsPlugin, createTtsCapability } from './pack/tts.js';
 export type { SttOptions, SttMicrophoneSource } from './pack/stt.js';
 export { sttPlugin, createSttCapability, MAX_TRANSCRIBE_MS } from './pack/stt.js';
+export type { FilesOptions } from './pack/files.js';
+export {
+  filesPlugin,
+  createFilesCapability,
+  filesSettingsSchema,
+  DEFAULT_READ_BYTES,
+  MAX_READ_BYTES,
+  MAX_WRITE_BYTES,
+  MAX_LIST_ENTRIES,
+  MAX_LIST_DEPTH,
+  MAX_SEARCH_MATCHES,
+  DEFAULT_SEARCH_TIMEOUT_MS,
+} from './pack/files.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
 
@@ -39,4 +53,5 @@ export const builtinPlugins: readonly BuiltinPlugin[] = [
   { name: 'tts', plugin: ttsPlugin },
   { name: 'stt', plugin: sttPlugin },
   { name: 'location', plugin: locationPlugin },
+  { name: 'files', plugin: filesPlugin },
 ];

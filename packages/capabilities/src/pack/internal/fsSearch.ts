@@ -1,0 +1,56 @@
+import { Worker } from 'node:worker_threads';
+import { isTimeoutError, waitFor } from '@capnode/toolkit';
+import { CapabilityError } from '../../errors.js';
+import { createGlobMatcher } from './glob.js';
+import { searchWorkerMain, type SearchJob, type SearchReport } from './fsSearchWorker.js';
+
+export type { SearchJob, SearchMatch, SearchReport } from './fsSearchWorker.js';
+
+/** The worker's program: the walker and the glob matcher, as source text (see {@link searchWorkerMain}). */
+let workerSource: string | undefined;
+function sourceOfWorker(): string {
+  workerSource ??= `(${searchWorkerMain.toString()})(require, (${createGlobMatcher.toString()}));`;
+  return workerSource;
+}
+
+/** True when `pattern` has no regular-expression syntax, so it can be searched for as bytes. */
+export function isLiteralPattern(pattern: string): boolean {
+  return !/[.*+?^${}()|[\]\\]/.test(pattern);
+}
+
+/** Refuses a pattern that is no valid regular expression, with the engine's reason. */
+export function checkPattern(pattern: string, ignoreCase: boolean): void {
+  try {
+    new RegExp(pattern, ignoreCase ? 'gim' : 'gm');
+  } catch (error) {
+    throw new CapabilityError('invalid_arguments', `\`pattern\` is not a valid regular expression: ${(error as Error).message}`, { data: { reason: 'invalid_pattern' } });
+  }
+}
+
+/**
+ * Runs one search in a worker thread under a deadline. The host's own thread never runs the
+ * caller's regular expression, so a pattern that backtracks for ever costs that worker its life at
+ * the deadline (or when `signal` aborts), never the host's responsiveness.
+ */
+export async function runSearch(job: SearchJob, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<SearchReport> {
+  const worker = new Worker(sourceOfWorker(), { eval: true, workerData: job, stdout: true, stderr: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+  const done = new Promise<SearchReport>((resolve, reject) => {
+    worker.once('message', (report: SearchReport) => resolve(report));
+    worker.once('error', (error) => reject(error));
+    worker.once('exit', (code) => reject(new Error(`search worker exited with ${code}`)));
+  });
+  try {
+    return await waitFor(done, { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+  } catch (error) {
+    if (isTimeoutError(error)) {
+      throw new CapabilityError('timeout', `The search did not finish within ${options.timeoutMs} ms and was stopped; narrow it (a smaller directory, \`include\` globs, a simpler pattern).`, {
+        data: { reason: 'search_timeout', timeoutMs: options.timeoutMs },
+      });
+    }
+    if (options.signal?.aborted) throw new CapabilityError('cancelled', 'The search was cancelled.');
+    throw new CapabilityError('failed', 'The search failed.', { cause: error });
+  } finally {
+    done.catch(() => undefined);
+    await worker.terminate();
+  }
+}

@@ -1,0 +1,239 @@
+/** What the search worker is asked to do (its `workerData`). */
+export interface SearchJob {
+  /** Real path of the directory searched. */
+  readonly dir: string;
+  readonly pattern: string;
+  /** Search for `pattern` as bytes (no regular expression). */
+  readonly literal: boolean;
+  readonly ignoreCase: boolean;
+  readonly include: readonly string[];
+  readonly exclude: readonly string[];
+  readonly hidden: boolean;
+  readonly gitignore: boolean;
+  readonly maxMatches: number;
+  readonly contextLines: number;
+  readonly maxFileBytes: number;
+  readonly maxLineChars: number;
+  readonly maxFiles: number;
+  /** Real paths never entered (capnode's config directory). */
+  readonly denied: readonly string[];
+  readonly globCaseInsensitive: boolean;
+}
+
+/** One matching line. */
+export interface SearchMatch {
+  readonly path: string;
+  /** 1-based line number. */
+  readonly line: number;
+  /** 1-based column (UTF-16 units in the line) of the match. */
+  readonly column: number;
+  readonly text: string;
+  readonly before?: readonly string[];
+  readonly after?: readonly string[];
+}
+
+/** What the worker answers. */
+export interface SearchReport {
+  readonly matches: SearchMatch[];
+  readonly filesSearched: number;
+  readonly filesSkipped: number;
+  readonly truncated: boolean;
+}
+
+type GlobMatcherFactory = (glob: string, caseInsensitive: boolean) => ((path: string) => boolean) | undefined;
+
+/**
+ * The search worker's program. Self-contained (it refers to nothing outside itself and gets what it
+ * needs as arguments) because its source text is what the worker runs: the same text from the
+ * sources under test and from the bundle. Walks the tree with synchronous IO (the worker's own
+ * thread, so nothing of the host waits), never follows symlinks, skips what is not a regular file,
+ * hidden names unless asked, `.git`, what `.gitignore` files ignore and binary files (a NUL in their
+ * first 8 KiB); literal patterns are found as bytes, others by the regular expression over the text.
+ */
+export function searchWorkerMain(requireFn: (id: string) => any, createGlobMatcher: GlobMatcherFactory): void {
+  const { parentPort, workerData } = requireFn('node:worker_threads');
+  const fs = requireFn('node:fs');
+  const job = workerData as SearchJob;
+  const O_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
+  const compile = (globs: readonly string[]) => globs.map((glob) => createGlobMatcher(glob, job.globCaseInsensitive)).filter((m): m is (path: string) => boolean => m !== undefined);
+  const include = compile(job.include);
+  const exclude = compile(job.exclude);
+  const matches: SearchMatch[] = [];
+  let filesSearched = 0;
+  let filesSkipped = 0;
+  let truncated = false;
+  let buffer = Buffer.allocUnsafe(1 << 16);
+  const needle = job.literal && !job.ignoreCase ? Buffer.from(job.pattern, 'utf8') : undefined;
+  const regex = needle ? undefined : new RegExp(job.literal ? job.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : job.pattern, job.ignoreCase ? 'gim' : 'gm');
+
+  interface Rule {
+    readonly negate: boolean;
+    readonly dirOnly: boolean;
+    readonly match: (path: string) => boolean;
+  }
+  interface RuleSet {
+    readonly base: string;
+    readonly rules: Rule[];
+  }
+  const parseIgnore = (text: string, base: string): RuleSet | undefined => {
+    const rules: Rule[] = [];
+    for (const raw of text.split(/\r?\n/)) {
+      let line = raw.replace(/(?<!\\)\s+$/, '');
+      if (line === '' || line.startsWith('#')) continue;
+      const negate = line.startsWith('!');
+      if (negate) line = line.slice(1);
+      const dirOnly = line.endsWith('/');
+      const match = createGlobMatcher(line, job.globCaseInsensitive);
+      if (match) rules.push({ negate, dirOnly, match });
+      if (rules.length >= 10_000) break;
+    }
+    return rules.length > 0 ? { base, rules } : undefined;
+  };
+  const ignored = (sets: readonly RuleSet[], rel: string, isDir: boolean): boolean => {
+    let result = false;
+    for (const set of sets) {
+      const local = set.base === '' ? rel : rel.slice(set.base.length + 1);
+      for (const rule of set.rules) if ((!rule.dirOnly || isDir) && rule.negate === result && rule.match(local)) result = !rule.negate;
+    }
+    return result;
+  };
+  const isDenied = (path: string) => job.denied.some((dir) => path === dir || path.startsWith(`${dir}/`));
+  const cut = (line: string) => (line.length > job.maxLineChars ? `${line.slice(0, job.maxLineChars)}…` : line);
+
+  const readFile = (path: string): Buffer | undefined => {
+    let fd: number;
+    try {
+      fd = fs.openSync(path, O_FLAGS);
+    } catch {
+      return undefined;
+    }
+    try {
+      const stats = fs.fstatSync(fd);
+      if (!stats.isFile() || stats.size > job.maxFileBytes) return undefined;
+      if (buffer.length < stats.size + 1) buffer = Buffer.allocUnsafe(Math.max(stats.size + 1, buffer.length * 2));
+      let filled = 0;
+      while (filled < buffer.length) {
+        const read = fs.readSync(fd, buffer, filled, buffer.length - filled, filled);
+        if (read === 0) break;
+        filled += read;
+      }
+      if (filled > job.maxFileBytes) return undefined;
+      return buffer.subarray(0, filled);
+    } catch {
+      return undefined;
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+
+  const contextOf = (text: string, lineStart: number, lineEnd: number) => {
+    if (job.contextLines === 0) return {};
+    const before: string[] = [];
+    let start = lineStart;
+    while (before.length < job.contextLines && start > 0) {
+      const previous = text.lastIndexOf('\n', start - 2) + 1;
+      before.unshift(cut(text.slice(previous, start - 1).replace(/\r$/, '')));
+      start = previous;
+    }
+    const after: string[] = [];
+    let end = lineEnd;
+    while (after.length < job.contextLines && end < text.length) {
+      const next = text.indexOf('\n', end + 1);
+      const stop = next < 0 ? text.length : next;
+      if (end + 1 > text.length || (end + 1 === text.length && next < 0)) break;
+      after.push(cut(text.slice(end + 1, stop).replace(/\r$/, '')));
+      end = stop;
+    }
+    return { before, after };
+  };
+
+  const record = (path: string, text: string, index: number, state: { line: number; from: number }) => {
+    for (let at = text.indexOf('\n', state.from); at >= 0 && at < index; at = text.indexOf('\n', at + 1)) {
+      state.line++;
+      state.from = at + 1;
+    }
+    const lineStart = text.lastIndexOf('\n', index - 1) + 1;
+    const newline = text.indexOf('\n', index);
+    const lineEnd = newline < 0 ? text.length : newline;
+    matches.push({ path, line: state.line, column: index - lineStart + 1, text: cut(text.slice(lineStart, lineEnd).replace(/\r$/, '')), ...contextOf(text, lineStart, lineEnd) });
+    return lineEnd;
+  };
+
+  const searchFile = (path: string): void => {
+    const data = readFile(path);
+    if (data === undefined) {
+      filesSkipped++;
+      return;
+    }
+    if (data.subarray(0, 8192).indexOf(0) >= 0) {
+      filesSkipped++;
+      return;
+    }
+    filesSearched++;
+    // Bytes first: most files do not hold a literal, and those are never decoded.
+    if (needle && data.indexOf(needle) < 0) return;
+    const text = data.toString('utf8');
+    const state = { line: 1, from: 0 };
+    if (needle) {
+      for (let at = text.indexOf(job.pattern); at >= 0; ) {
+        if (matches.length >= job.maxMatches) {
+          truncated = true;
+          return;
+        }
+        const lineEnd = record(path, text, at, state);
+        at = text.indexOf(job.pattern, lineEnd + 1);
+      }
+      return;
+    }
+    regex!.lastIndex = 0;
+    for (let found = regex!.exec(text); found !== null; found = regex!.exec(text)) {
+      if (matches.length >= job.maxMatches) {
+        truncated = true;
+        return;
+      }
+      const lineEnd = record(path, text, found.index, state);
+      regex!.lastIndex = Math.max(lineEnd + 1, found.index + 1);
+    }
+  };
+
+  const stack: { dir: string; rel: string; sets: RuleSet[] }[] = [{ dir: job.dir, rel: '', sets: [] }];
+  walk: while (stack.length > 0) {
+    const { dir, rel, sets: parentSets } = stack.pop()!;
+    let entries: { name: string; isFile(): boolean; isDirectory(): boolean }[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    let sets = parentSets;
+    if (job.gitignore && entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
+      const data = readFile(`${dir}/.gitignore`);
+      const set = data ? parseIgnore(data.toString('utf8'), rel) : undefined;
+      if (set) sets = [...parentSets, set];
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const dirs: { dir: string; rel: string; sets: RuleSet[] }[] = [];
+    for (const entry of entries) {
+      const name = entry.name;
+      if (name === '.git' || (!job.hidden && name.startsWith('.'))) continue;
+      const childRel = rel === '' ? name : `${rel}/${name}`;
+      const child = `${dir}/${name}`;
+      if (entry.isDirectory()) {
+        if (isDenied(child) || (sets.length > 0 && ignored(sets, childRel, true)) || exclude.some((match) => match(childRel))) continue;
+        dirs.push({ dir: child, rel: childRel, sets });
+      } else if (entry.isFile()) {
+        if (include.length > 0 && !include.some((match) => match(childRel))) continue;
+        if (exclude.some((match) => match(childRel)) || (sets.length > 0 && ignored(sets, childRel, false))) continue;
+        if (filesSearched + filesSkipped >= job.maxFiles) {
+          truncated = true;
+          break walk;
+        }
+        searchFile(child);
+        if (truncated) break walk;
+      }
+    }
+    // Pushed last-first, so the stack pops the directories in name order.
+    stack.push(...dirs.reverse());
+  }
+  parentPort.postMessage({ matches, filesSearched, filesSkipped, truncated } satisfies SearchReport);
+}
