@@ -118,6 +118,7 @@ export function createConsentHook(options: ConsentHookOptions): InvocationHook {
       if (asking.length === 0) return;
       const shown = describeArgs(invocation.args);
       const what = asking.join(' and ');
+      const diff = await invocation.command.definition.approvalDiff?.(invocation.args, { signal: invocation.signal });
       const request: ApprovalRequestInput = {
         command: name,
         commandLine: `${name} ${shown}`,
@@ -125,6 +126,7 @@ export function createConsentHook(options: ConsentHookOptions): InvocationHook {
         argsHash: await hashInvocationArgs(name, { consent: asking.length === 1 ? asking[0] : asking, args: invocation.args }),
         ...(invocation.request.caller === undefined ? {} : { caller: invocation.request.caller }),
         transport: invocation.request.transport,
+        ...(diff === undefined ? {} : { diff }),
       };
       const decision = await askApproval(broker, request, `${name} (${what} access)`, invocation);
       const now = await readSettings(store, categories[0]!, name);
