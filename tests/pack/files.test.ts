@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_WRITE_BYTES } from '@capnode/capabilities/pack';
+import { fileURLToPath } from 'node:url';
+import { formatApprovalSummary } from '@capnode/capabilities';
+import { MAX_UNDO_PER_FILE, MAX_WRITE_BYTES } from '@capnode/capabilities/pack';
 import { describe, expect, it } from 'vitest';
-import { cliPath, repoRoot, tempHome } from '../cli/helpers.js';
 import { startTestHost, tempDir, type TestHost } from '../support/testHost.js';
 
 interface CallResult {
@@ -218,6 +219,88 @@ describe('files over MCP HTTP (real host, SDK v2 client)', () => {
   });
 });
 
+describe('editor over MCP HTTP (real host, SDK v2 client)', () => {
+  it('views numbered lines and ranges, creates, replaces exactly one match, inserts after a line', async () => {
+    using dir = tempDir('capnode-editor-');
+    await using host = await filesHost([dir.path]);
+    expect(await call(host, 'editor.create', { path: 'code.py', text: 'def f():\n    return 1\n\nprint(f())\n' })).toMatchObject({ isError: false, structured: { action: 'create' } });
+    expect(await call(host, 'editor.create', { path: 'code.py', text: 'again' })).toMatchObject({ isError: true, code: 'invalid_arguments', text: expect.stringMatching(/already exists/) });
+    expect(await call(host, 'editor.view', { path: 'code.py' })).toMatchObject({ text: '     1\tdef f():\n     2\t    return 1\n     3\t\n     4\tprint(f())' });
+    expect(await call(host, 'editor.view', { path: 'code.py', startLine: 2, endLine: 2 })).toMatchObject({ text: '     2\t    return 1' });
+    expect(await call(host, 'editor.view', { path: 'code.py', startLine: 9 })).toMatchObject({ isError: true, code: 'invalid_arguments' });
+    const replaced = await call(host, 'editor.str_replace', { path: 'code.py', oldStr: 'return 1', newStr: 'return 2' });
+    expect(replaced).toMatchObject({ isError: false, text: expect.stringContaining('     2\t    return 2') });
+    expect(await call(host, 'editor.insert', { path: 'code.py', insertLine: 4, text: 'print("done")' })).toMatchObject({ isError: false });
+    expect(readFileSync(join(dir.path, 'code.py'), 'utf8')).toBe('def f():\n    return 2\n\nprint(f())\nprint("done")\n');
+    expect(await call(host, 'editor.insert', { path: 'code.py', insertLine: 99, text: 'x' })).toMatchObject({ isError: true, code: 'invalid_arguments', text: expect.stringMatching(/has 5 lines/) });
+    mkdirSync(join(dir.path, 'pkg'));
+    expect(await call(host, 'editor.view', { path: '.' })).toMatchObject({ isError: false, text: expect.stringContaining('pkg/') });
+  });
+
+  it('str_replace names how many matches it found: 0, 2, and changes nothing', async () => {
+    using dir = tempDir('capnode-editor-');
+    writeFileSync(join(dir.path, 'f.txt'), 'same\nsame\nother\n');
+    await using host = await filesHost([dir.path]);
+    expect(await call(host, 'editor.str_replace', { path: 'f.txt', oldStr: 'missing', newStr: 'x' })).toMatchObject({ isError: true, code: 'invalid_arguments', text: expect.stringContaining('found 0 times') });
+    expect(await call(host, 'editor.str_replace', { path: 'f.txt', oldStr: 'same', newStr: 'x' })).toMatchObject({ isError: true, code: 'invalid_arguments', text: expect.stringContaining('found 2 times') });
+    expect(readFileSync(join(dir.path, 'f.txt'), 'utf8')).toBe('same\nsame\nother\n');
+  });
+
+  it('undoes edits per file in order, a create by removing the file, and refuses when the file changed since', async () => {
+    using dir = tempDir('capnode-editor-');
+    writeFileSync(join(dir.path, 'a.txt'), 'v0\n');
+    chmodSync(join(dir.path, 'a.txt'), 0o640);
+    await using host = await filesHost([dir.path]);
+    expect(await call(host, 'editor.undo', { path: 'a.txt' })).toMatchObject({ isError: true, code: 'invalid_arguments', text: expect.stringMatching(/no edit/) });
+    for (let version = 1; version <= MAX_UNDO_PER_FILE + 2; version++) {
+      expect(await call(host, 'editor.str_replace', { path: 'a.txt', oldStr: `v${version - 1}`, newStr: `v${version}` })).toMatchObject({ isError: false });
+    }
+    const undone = await call(host, 'editor.undo', { path: 'a.txt' });
+    expect(undone, undone.text).toMatchObject({ isError: false, structured: { action: 'undo' } });
+    expect(readFileSync(join(dir.path, 'a.txt'), 'utf8')).toBe(`v${MAX_UNDO_PER_FILE + 1}\n`);
+    expect(statSync(join(dir.path, 'a.txt')).mode & 0o777).toBe(0o640);
+    for (let step = 1; step < MAX_UNDO_PER_FILE; step++) expect(await call(host, 'editor.undo', { path: 'a.txt' })).toMatchObject({ isError: false });
+    expect(readFileSync(join(dir.path, 'a.txt'), 'utf8')).toBe('v2\n');
+    // The history is bounded: the two oldest edits are gone.
+    expect(await call(host, 'editor.undo', { path: 'a.txt' })).toMatchObject({ isError: true, code: 'invalid_arguments' });
+
+    expect(await call(host, 'editor.create', { path: 'new.txt', text: 'fresh\n' })).toMatchObject({ isError: false });
+    expect(await call(host, 'editor.undo', { path: 'new.txt' })).toMatchObject({ isError: false, structured: { removed: true } });
+    expect(existsSync(join(dir.path, 'new.txt'))).toBe(false);
+
+    expect(await call(host, 'editor.insert', { path: 'a.txt', insertLine: 0, text: 'top' })).toMatchObject({ isError: false });
+    writeFileSync(join(dir.path, 'a.txt'), 'changed elsewhere\n');
+    expect(await call(host, 'editor.undo', { path: 'a.txt' })).toMatchObject({ isError: true, code: 'failed', text: expect.stringMatching(/changed since/) });
+    expect(readFileSync(join(dir.path, 'a.txt'), 'utf8')).toBe('changed elsewhere\n');
+  });
+
+  it("shows every write's diff in its approval prompt (consent ask), and writes only what was approved", async () => {
+    using dir = tempDir('capnode-editor-');
+    writeFileSync(join(dir.path, 'conf.ini'), 'a=1\nb=2\nc=3\n');
+    await using host = await filesHost([dir.path], 'ask');
+    host.answerWith('allow-once');
+    expect(await call(host, 'editor.str_replace', { path: 'conf.ini', oldStr: 'b=2', newStr: 'b=20' })).toMatchObject({ isError: false });
+    const approval = host.asked[0]!;
+    expect(approval.diff).toBe(`--- a/${join(dir.path, 'conf.ini').slice(1)}\n+++ b/${join(dir.path, 'conf.ini').slice(1)}\n@@ -1,3 +1,3 @@\n a=1\n-b=2\n+b=20\n c=3\n`);
+    const summary = formatApprovalSummary(approval);
+    expect(summary.slice(summary.indexOf('diff:'))).toEqual(['diff:', `  --- a/${join(dir.path, 'conf.ini').slice(1)}`, `  +++ b/${join(dir.path, 'conf.ini').slice(1)}`, '  @@ -1,3 +1,3 @@', '   a=1', '  -b=2', '  +b=20', '   c=3']);
+    expect(await call(host, 'fs.write', { path: 'conf.ini', content: 'a=1\n' })).toMatchObject({ isError: false });
+    expect(host.asked[1]!.diff).toContain('-b=20\n-c=3\n');
+    expect(await call(host, 'editor.create', { path: 'n.txt', text: 'x\u001b[2Jy\n' })).toMatchObject({ isError: false });
+    expect(formatApprovalSummary(host.asked[2]!).join('\n')).not.toContain('\u001b');
+    expect(await call(host, 'editor.insert', { path: 'conf.ini', insertLine: 1, text: 'z=9' })).toMatchObject({ isError: false });
+    expect(host.asked[3]!.diff).toContain('+z=9');
+    // A refused path is refused before anyone is asked.
+    expect(await call(host, 'editor.create', { path: '/etc/capnode-never.txt', text: 'x' })).toMatchObject({ isError: true, code: 'denied' });
+    expect(host.asked).toHaveLength(4);
+    host.answerWith('deny');
+    expect(await call(host, 'editor.str_replace', { path: 'conf.ini', oldStr: 'z=9', newStr: 'z=0' })).toMatchObject({ isError: true, code: 'denied' });
+    expect(readFileSync(join(dir.path, 'conf.ini'), 'utf8')).toBe('a=1\nz=9\n');
+  });
+});
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const cliPath = join(repoRoot, 'apps/cli/dist/bin.js');
 // The SDK client is a devDependency of the CLI package; tests/ has no node_modules of its own.
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 
@@ -225,7 +308,8 @@ describe.runIf(existsSync(cliPath))('files over stdio (capnode mcp, real SDK v2 
   it('writes and reads inside the root, refuses outside it and the config directory, with failure codes', async () => {
     const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
     const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
-    using home = tempHome();
+    using config = tempDir('capnode-home-');
+    const home = { home: config.path };
     using dir = tempDir('capnode-files-stdio-');
     using other = tempDir('capnode-files-outside-');
     writeFileSync(join(home.home, 'settings.json'), JSON.stringify({ consent: { files: 'allow' }, pluginSettings: { files: { roots: [dir.path, home.home] } } }), { mode: 0o600 });

@@ -36,6 +36,7 @@ export {
   MAX_SEARCH_MATCHES,
   DEFAULT_SEARCH_TIMEOUT_MS,
 } from './pack/files.js';
+export { createEditorCapability, MAX_EDITOR_TEXT_CHARS, MAX_UNDO_PER_FILE, MAX_EDIT_FILE_BYTES } from './pack/editor.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
 

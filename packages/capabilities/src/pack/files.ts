@@ -1,42 +1,24 @@
-import { homedir } from 'node:os';
 import { z } from 'zod';
 import { defineCapability, defineCommand, type Capability, type CommandDefinition } from '../contract.js';
 import { CapabilityError } from '../errors.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
-import { createPathGuard, type PathGuard } from './internal/fsGuard.js';
-import { DEFAULT_READ_BYTES, MAX_LIST_DEPTH, MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from './internal/fsOps.js';
+import { createEditorCapability } from './editor.js';
+import { guardOf, type FilesOptions } from './internal/filesConfig.js';
+import type { PathGuard } from './internal/fsGuard.js';
+import { DEFAULT_READ_BYTES, MAX_LIST_DEPTH, MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from './internal/filesLimits.js';
 
 export { DEFAULT_READ_BYTES, MAX_READ_BYTES, MAX_WRITE_BYTES, MAX_LIST_ENTRIES, MAX_LIST_DEPTH };
-
-/** Most matches one `fs.search` returns. */
-export const MAX_SEARCH_MATCHES = 5000;
-/** Default deadline of one `fs.search`; the worker running it is stopped then. */
-export const DEFAULT_SEARCH_TIMEOUT_MS = 30_000;
-
-/** Options of {@link createFilesCapability} and {@link createEditorCapability}. */
-export interface FilesOptions {
-  /** Directories the commands may reach. Default: the user's home. */
-  readonly roots?: readonly string[];
-  /** capnode's config directory: never reachable, whatever `roots` say. */
-  readonly configDir?: string;
-  /** More directories never reachable. */
-  readonly denied?: readonly string[];
-  /** The user's home (for `~` and the default root). Default `os.homedir()`. */
-  readonly home?: string;
-}
+export type { FilesOptions } from './internal/filesConfig.js';
 
 /** zod schema of the files plugin's settings (`pluginSettings.files`). */
 export const filesSettingsSchema = z.object({
   roots: z.array(z.string().min(1).max(4096)).max(64).optional().describe("Directories the files and editor commands may reach; default the user's home."),
 });
 
-/** The guard of one call: roots re-resolved each time, so a root created or removed since counts as it is now. */
-export function guardOf(options: FilesOptions): Promise<PathGuard> {
-  const home = options.home ?? homedir();
-  const denied = [...(options.configDir === undefined ? [] : [options.configDir]), ...(options.denied ?? [])];
-  const roots = (options.roots ?? [home]).map((root) => (root === '~' || root.startsWith('~/') ? `${home}${root.slice(1)}` : root));
-  return createPathGuard({ roots, denied, home });
-}
+/** Most matches one `fs.search` returns. */
+export const MAX_SEARCH_MATCHES = 5000;
+/** Default deadline of one `fs.search`; the worker running it is stopped then. */
+export const DEFAULT_SEARCH_TIMEOUT_MS = 30_000;
 
 const path = z.string().min(1).max(4096);
 const pathArg = path.describe('Absolute, `~/…`, or relative to the first files root.');
@@ -84,9 +66,37 @@ const searchInput = z.strictObject({
 type Guarded<I> = (guard: PathGuard, args: I, signal: AbortSignal) => Promise<import('../content.js').CommandSuccess>;
 
 /** One files command: its guard made per call, its work loaded on first use. */
-function fileCommand<S extends z.ZodType>(options: FilesOptions, definition: Omit<CommandDefinition<z.output<S>>, 'execute' | 'input' | 'consent'> & { input: S; run: Guarded<z.output<S>> }): CommandDefinition<z.output<S>> {
-  const { run, ...rest } = definition;
-  return defineCommand({ ...rest, consent: 'files', execute: async (args, ctx) => run(await guardOf(options), args, ctx.signal) });
+function fileCommand<S extends z.ZodType>(
+  options: FilesOptions,
+  definition: Omit<CommandDefinition<z.output<S>>, 'execute' | 'input' | 'consent' | 'approvalDiff'> & { input: S; run: Guarded<z.output<S>>; diff?: (guard: PathGuard, args: z.output<S>) => Promise<string | undefined> },
+): CommandDefinition<z.output<S>> {
+  const { run, diff, ...rest } = definition;
+  return defineCommand({
+    ...rest,
+    consent: 'files',
+    ...(diff === undefined ? {} : { approvalDiff: async (args: z.output<S>) => diff(await guardOf(options), args) }),
+    execute: async (args, ctx) => run(await guardOf(options), args, ctx.signal),
+  });
+}
+
+/** The bytes `fs.write` puts in the file. */
+function contentOf(args: { readonly content?: string | undefined; readonly base64?: string | undefined }): Buffer {
+  return args.content !== undefined ? Buffer.from(args.content, 'utf8') : decodeBase64(args.base64 ?? '');
+}
+
+/** The diff a write makes (text over text), or a line saying what replaces what. */
+async function writeDiff(guard: PathGuard, args: z.output<typeof writeInput>): Promise<string> {
+  const { readEditorFile, editDiff } = await import('./internal/editorOps.js');
+  const data = contentOf(args);
+  const target = await guard.resolve(args.path);
+  const { looksLikeText } = await import('./internal/fsRead.js');
+  try {
+    const file = await readEditorFile(guard, target.path);
+    if (looksLikeText(data)) return editDiff(file, data.toString('utf8'));
+  } catch (error) {
+    if (!(error instanceof CapabilityError) || error.code === 'denied' || error.code === 'unsupported') throw error;
+  }
+  return `(${target.stats ? `${target.stats.size} bytes replaced by` : 'a new file of'} ${data.length} bytes; no line diff of binary or large content)\n`;
 }
 
 /**
@@ -111,10 +121,8 @@ export function createFilesCapability(options: FilesOptions = {}): Capability {
         description: 'Creates or replaces a file under the files roots, atomically (a temporary file renamed over it); a replaced file keeps its permission bits.',
         annotations: { title: 'Write a file', readOnly: false, destructive: true, idempotent: true },
         input: writeInput,
-        run: async (guard, args) => {
-          const data = args.content !== undefined ? Buffer.from(args.content, 'utf8') : decodeBase64(args.base64 ?? '');
-          return (await ops()).writePath(guard, await guard.resolve(args.path), { data, onExists: args.onExists, createParents: args.createParents });
-        },
+        diff: writeDiff,
+        run: async (guard, args) => (await ops()).writePath(guard, await guard.resolve(args.path), { data: contentOf(args), onExists: args.onExists, createParents: args.createParents }),
       }),
       fileCommand(options, {
         name: 'fs.list',
@@ -180,5 +188,8 @@ export function filesOptionsOf(context: PluginContext): FilesOptions {
   return { ...(roots === undefined ? {} : { roots }), configDir: context.configDir };
 }
 
-/** The files plugin of the pack: `fs.*` (settings `pluginSettings.files.roots`). */
-export const filesPlugin = definePlugin((context: PluginContext) => [createFilesCapability(filesOptionsOf(context))]);
+/** The files plugin of the pack: `fs.*` and `editor.*` (settings `pluginSettings.files.roots`). */
+export const filesPlugin = definePlugin((context: PluginContext) => {
+  const options = filesOptionsOf(context);
+  return [createFilesCapability(options), createEditorCapability(options)];
+});
