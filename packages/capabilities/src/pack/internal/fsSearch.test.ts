@@ -58,6 +58,8 @@ describe('runSearch (worker)', () => {
 
   it('takes regular expressions, case folding, include/exclude globs, hidden and gitignore switches', async () => {
     expect(paths(await runSearch(job({ pattern: 'ALPHA\\s\\w+', literal: false, ignoreCase: true }), { timeoutMs: 20_000 }))).toEqual(['src/a.ts:3', 'src/deep/b.md:2']);
+    expect(paths(await runSearch(job({ pattern: 'ALPHA (', literal: true, ignoreCase: true }), { timeoutMs: 20_000 }))).toEqual([]);
+    expect(paths(await runSearch(job({ pattern: 'ALPHA', ignoreCase: true }), { timeoutMs: 20_000 }))).toEqual(['src/a.ts:1', 'src/a.ts:3', 'src/deep/b.md:2']);
     expect(paths(await runSearch(job({ include: ['*.md'] }), { timeoutMs: 20_000 }))).toEqual(['src/deep/b.md:2']);
     expect(paths(await runSearch(job({ exclude: ['deep'] }), { timeoutMs: 20_000 }))).toEqual(['src/a.ts:1', 'src/a.ts:3']);
     const all = paths(await runSearch(job({ hidden: true, gitignore: false }), { timeoutMs: 20_000 }));

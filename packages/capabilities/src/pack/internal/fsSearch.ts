@@ -2,14 +2,15 @@ import { Worker } from 'node:worker_threads';
 import { isTimeoutError, waitFor } from '@capnode/toolkit';
 import { CapabilityError } from '../../errors.js';
 import { createGlobMatcher } from './glob.js';
-import { searchWorkerMain, type SearchJob, type SearchReport } from './fsSearchWorker.js';
+import { createFileSearcher, createIgnoreRules, searchWorkerMain, type SearchJob, type SearchReport } from './fsSearchWorker.js';
 
 export type { SearchJob, SearchMatch, SearchReport } from './fsSearchWorker.js';
 
 /** The worker's program: the walker and the glob matcher, as source text (see {@link searchWorkerMain}). */
 let workerSource: string | undefined;
 function sourceOfWorker(): string {
-  workerSource ??= `(${searchWorkerMain.toString()})(require, (${createGlobMatcher.toString()}));`;
+  // Each function is passed as an expression: a bundler may rename the declarations, never their bodies' references.
+  workerSource ??= `(${searchWorkerMain.toString()})(require, (${createGlobMatcher.toString()}), (${createIgnoreRules.toString()}), (${createFileSearcher.toString()}));`;
   return workerSource;
 }
 

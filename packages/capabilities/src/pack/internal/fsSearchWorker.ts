@@ -42,22 +42,75 @@ export interface SearchReport {
 
 type GlobMatcherFactory = (glob: string, caseInsensitive: boolean) => ((path: string) => boolean) | undefined;
 
+interface IgnoreRule {
+  readonly negate: boolean;
+  readonly dirOnly: boolean;
+  readonly match: (path: string) => boolean;
+}
+
+/** The rules of one `.gitignore`, and the directory (relative to the search) they apply under. */
+export interface IgnoreRuleSet {
+  readonly base: string;
+  readonly rules: IgnoreRule[];
+}
+
+/** What {@link createIgnoreRules} gives the walker. */
+export interface IgnoreRules {
+  parse(text: string, base: string): IgnoreRuleSet | undefined;
+  ignored(sets: readonly IgnoreRuleSet[], rel: string, isDir: boolean): boolean;
+}
+
 /**
- * The search worker's program. Self-contained (it refers to nothing outside itself and gets what it
- * needs as arguments) because its source text is what the worker runs: the same text from the
- * sources under test and from the bundle. Walks the tree with synchronous IO (the worker's own
- * thread, so nothing of the host waits), never follows symlinks, skips what is not a regular file,
- * hidden names unless asked, `.git`, what `.gitignore` files ignore and binary files (a NUL in their
- * first 8 KiB); literal patterns are found as bytes, others by the regular expression over the text.
+ * `.gitignore` rules: comments, `!` negation, a trailing `/` for directories only, anchoring as
+ * git does; the last matching rule of the innermost file decides. Self-contained: the worker gets
+ * its source text.
  */
-export function searchWorkerMain(requireFn: (id: string) => any, createGlobMatcher: GlobMatcherFactory): void {
-  const { parentPort, workerData } = requireFn('node:worker_threads');
-  const fs = requireFn('node:fs');
-  const job = workerData as SearchJob;
+export function createIgnoreRules(createGlobMatcher: GlobMatcherFactory, caseInsensitive: boolean): IgnoreRules {
+  return {
+    parse(text, base) {
+      const rules: IgnoreRule[] = [];
+      for (const raw of text.split(/\r?\n/)) {
+        let line = raw.replace(/(?<!\\)\s+$/, '');
+        if (line === '' || line.startsWith('#')) continue;
+        const negate = line.startsWith('!');
+        if (negate) line = line.slice(1);
+        const dirOnly = line.endsWith('/');
+        const match = createGlobMatcher(line, caseInsensitive);
+        if (match) rules.push({ negate, dirOnly, match });
+        if (rules.length >= 10_000) break;
+      }
+      return rules.length > 0 ? { base, rules } : undefined;
+    },
+    ignored(sets, rel, isDir) {
+      let result = false;
+      for (const set of sets) {
+        const local = set.base === '' ? rel : rel.slice(set.base.length + 1);
+        for (const rule of set.rules) if ((!rule.dirOnly || isDir) && rule.negate === result && rule.match(local)) result = !rule.negate;
+      }
+      return result;
+    },
+  };
+}
+
+/** What {@link createFileSearcher} gives the walker. */
+export interface FileSearcher {
+  /** Reads a regular file (not through a symlink, never blocking on a FIFO) up to the size bound. */
+  readFile(path: string): Buffer | undefined;
+  searchFile(path: string): void;
+  /** True once the match bound was passed: the walk stops. */
+  readonly full: boolean;
+  report(): SearchReport;
+  /** Records that the walk stopped before the end (too many files). */
+  markTruncated(): void;
+}
+
+/**
+ * Searches one file at a time for the job's pattern, collecting bounded matches with context.
+ * Literal patterns are looked for as bytes first (files without them are never decoded), others by
+ * the regular expression over the file's text. Self-contained: the worker gets its source text.
+ */
+export function createFileSearcher(fs: any, job: SearchJob): FileSearcher {
   const O_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
-  const compile = (globs: readonly string[]) => globs.map((glob) => createGlobMatcher(glob, job.globCaseInsensitive)).filter((m): m is (path: string) => boolean => m !== undefined);
-  const include = compile(job.include);
-  const exclude = compile(job.exclude);
   const matches: SearchMatch[] = [];
   let filesSearched = 0;
   let filesSkipped = 0;
@@ -65,39 +118,6 @@ export function searchWorkerMain(requireFn: (id: string) => any, createGlobMatch
   let buffer = Buffer.allocUnsafe(1 << 16);
   const needle = job.literal && !job.ignoreCase ? Buffer.from(job.pattern, 'utf8') : undefined;
   const regex = needle ? undefined : new RegExp(job.literal ? job.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : job.pattern, job.ignoreCase ? 'gim' : 'gm');
-
-  interface Rule {
-    readonly negate: boolean;
-    readonly dirOnly: boolean;
-    readonly match: (path: string) => boolean;
-  }
-  interface RuleSet {
-    readonly base: string;
-    readonly rules: Rule[];
-  }
-  const parseIgnore = (text: string, base: string): RuleSet | undefined => {
-    const rules: Rule[] = [];
-    for (const raw of text.split(/\r?\n/)) {
-      let line = raw.replace(/(?<!\\)\s+$/, '');
-      if (line === '' || line.startsWith('#')) continue;
-      const negate = line.startsWith('!');
-      if (negate) line = line.slice(1);
-      const dirOnly = line.endsWith('/');
-      const match = createGlobMatcher(line, job.globCaseInsensitive);
-      if (match) rules.push({ negate, dirOnly, match });
-      if (rules.length >= 10_000) break;
-    }
-    return rules.length > 0 ? { base, rules } : undefined;
-  };
-  const ignored = (sets: readonly RuleSet[], rel: string, isDir: boolean): boolean => {
-    let result = false;
-    for (const set of sets) {
-      const local = set.base === '' ? rel : rel.slice(set.base.length + 1);
-      for (const rule of set.rules) if ((!rule.dirOnly || isDir) && rule.negate === result && rule.match(local)) result = !rule.negate;
-    }
-    return result;
-  };
-  const isDenied = (path: string) => job.denied.some((dir) => path === dir || path.startsWith(`${dir}/`));
   const cut = (line: string) => (line.length > job.maxLineChars ? `${line.slice(0, job.maxLineChars)}…` : line);
 
   const readFile = (path: string): Buffer | undefined => {
@@ -196,7 +216,42 @@ export function searchWorkerMain(requireFn: (id: string) => any, createGlobMatch
     }
   };
 
-  const stack: { dir: string; rel: string; sets: RuleSet[] }[] = [{ dir: job.dir, rel: '', sets: [] }];
+  return {
+    readFile,
+    searchFile,
+    get full() {
+      return truncated;
+    },
+    report: () => ({ matches, filesSearched, filesSkipped, truncated }),
+    markTruncated: () => void (truncated = true),
+  };
+}
+
+/**
+ * The search worker's program. Self-contained (it refers to nothing outside itself and gets what it
+ * needs as arguments) because its source text is what the worker runs: the same text from the
+ * sources under test and from the bundle. Walks the tree with synchronous IO (the worker's own
+ * thread, so nothing of the host waits), never follows symlinks, skips what is not a regular file,
+ * hidden names unless asked, `.git`, what `.gitignore` files ignore and binary files (a NUL in their
+ * first 8 KiB).
+ */
+export function searchWorkerMain(
+  requireFn: (id: string) => any,
+  createGlobMatcher: GlobMatcherFactory,
+  ignoreRules: typeof createIgnoreRules,
+  fileSearcher: typeof createFileSearcher,
+): void {
+  const { parentPort, workerData } = requireFn('node:worker_threads');
+  const fs = requireFn('node:fs');
+  const job = workerData as SearchJob;
+  const compile = (globs: readonly string[]) => globs.map((glob) => createGlobMatcher(glob, job.globCaseInsensitive)).filter((m): m is (path: string) => boolean => m !== undefined);
+  const include = compile(job.include);
+  const exclude = compile(job.exclude);
+  const rules = ignoreRules(createGlobMatcher, job.globCaseInsensitive);
+  const searcher = fileSearcher(fs, job);
+  const isDenied = (path: string) => job.denied.some((dir) => path === dir || path.startsWith(`${dir}/`));
+  let opened = 0;
+  const stack: { dir: string; rel: string; sets: IgnoreRuleSet[] }[] = [{ dir: job.dir, rel: '', sets: [] }];
   walk: while (stack.length > 0) {
     const { dir, rel, sets: parentSets } = stack.pop()!;
     let entries: { name: string; isFile(): boolean; isDirectory(): boolean }[];
@@ -207,33 +262,33 @@ export function searchWorkerMain(requireFn: (id: string) => any, createGlobMatch
     }
     let sets = parentSets;
     if (job.gitignore && entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
-      const data = readFile(`${dir}/.gitignore`);
-      const set = data ? parseIgnore(data.toString('utf8'), rel) : undefined;
+      const data = searcher.readFile(`${dir}/.gitignore`);
+      const set = data ? rules.parse(data.toString('utf8'), rel) : undefined;
       if (set) sets = [...parentSets, set];
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const dirs: { dir: string; rel: string; sets: RuleSet[] }[] = [];
+    const dirs: { dir: string; rel: string; sets: IgnoreRuleSet[] }[] = [];
     for (const entry of entries) {
       const name = entry.name;
       if (name === '.git' || (!job.hidden && name.startsWith('.'))) continue;
       const childRel = rel === '' ? name : `${rel}/${name}`;
       const child = `${dir}/${name}`;
       if (entry.isDirectory()) {
-        if (isDenied(child) || (sets.length > 0 && ignored(sets, childRel, true)) || exclude.some((match) => match(childRel))) continue;
+        if (isDenied(child) || (sets.length > 0 && rules.ignored(sets, childRel, true)) || exclude.some((match) => match(childRel))) continue;
         dirs.push({ dir: child, rel: childRel, sets });
       } else if (entry.isFile()) {
         if (include.length > 0 && !include.some((match) => match(childRel))) continue;
-        if (exclude.some((match) => match(childRel)) || (sets.length > 0 && ignored(sets, childRel, false))) continue;
-        if (filesSearched + filesSkipped >= job.maxFiles) {
-          truncated = true;
+        if (exclude.some((match) => match(childRel)) || (sets.length > 0 && rules.ignored(sets, childRel, false))) continue;
+        if (++opened > job.maxFiles) {
+          searcher.markTruncated();
           break walk;
         }
-        searchFile(child);
-        if (truncated) break walk;
+        searcher.searchFile(child);
+        if (searcher.full) break walk;
       }
     }
     // Pushed last-first, so the stack pops the directories in name order.
     stack.push(...dirs.reverse());
   }
-  parentPort.postMessage({ matches, filesSearched, filesSkipped, truncated } satisfies SearchReport);
+  parentPort.postMessage(searcher.report());
 }
