@@ -331,6 +331,13 @@ describe.runIf(existsSync(cliPath))('files over stdio (capnode mcp, real SDK v2 
       expect(failure(token)).toBe('denied');
       const found = await client.callTool({ name: 'fs.search', arguments: { pattern: 'stdio' } });
       expect(found.structuredContent).toMatchObject({ count: 1 });
+      const edited = await client.callTool({ name: 'editor.str_replace', arguments: { path: 'note.txt', oldStr: 'over', newStr: 'edited over' } });
+      expect(edited.isError ?? false).toBe(false);
+      const twice = await client.callTool({ name: 'editor.str_replace', arguments: { path: 'note.txt', oldStr: 'i', newStr: 'I' } });
+      expect(failure(twice)).toBe('invalid_arguments');
+      expect(JSON.stringify(twice.content)).toContain('found 2 times');
+      expect((await client.callTool({ name: 'editor.undo', arguments: { path: 'note.txt' } })).isError ?? false).toBe(false);
+      expect(readFileSync(join(dir.path, 'note.txt'), 'utf8')).toBe('over stdio');
     } finally {
       await client.close();
     }
