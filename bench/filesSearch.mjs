@@ -3,7 +3,8 @@
 // `rg` (ripgrep) searching the same tree for the same pattern in the same run. Rounds interleave the
 // two (order alternating), caches are warm (one untimed run of each first); medians per pattern and the
 // target is the median of per-round ratios. Patterns match in a few files only, so both walk the whole
-// tree and read every file (neither stops at a match limit).
+// tree and read every file (neither stops at a match limit); rg gets `--no-require-git` so it honours the
+// tree's .gitignore outside a git repository, as fs.search does.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,8 +64,8 @@ export async function benchFilesSearch({ rounds = 7, log = () => undefined } = {
       return { ms, lines: outcome.result.structured.count };
     };
     const patterns = [
-      { name: 'literal', capnode: { pattern: 'zebraquartz' }, rg: ['-n', '--no-heading', 'zebraquartz', dir] },
-      { name: 'regex', capnode: { pattern: 'needle_\\d+_\\d+ = ' }, rg: ['-n', '--no-heading', 'needle_\\d+_\\d+ = ', dir] },
+      { name: 'literal', capnode: { pattern: 'zebraquartz' }, rg: ['-n', '--no-heading', '--no-require-git', 'zebraquartz', dir] },
+      { name: 'regex', capnode: { pattern: 'needle_\\d+_\\d+ = ' }, rg: ['-n', '--no-heading', '--no-require-git', 'needle_\\d+_\\d+ = ', dir] },
     ];
     const results = [];
     for (const pattern of patterns) {

@@ -25,7 +25,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function job(overrides: Partial<SearchJob>): SearchJob {
+function job(overrides: Partial<SearchJob>): Omit<SearchJob, 'shard' | 'shards'> {
   return {
     dir,
     pattern: 'alpha',
@@ -65,6 +65,19 @@ describe('runSearch (worker)', () => {
     const all = paths(await runSearch(job({ hidden: true, gitignore: false }), { timeoutMs: 20_000 }));
     expect(all).toEqual(expect.arrayContaining(['.hidden/h.txt:1', 'build/out.js:1', 'x.log:1']));
     expect(all.some((entry) => entry.startsWith('secret/'))).toBe(false);
+  });
+
+  it('gives the same matches in the same order from one worker or several (each searching its share of the directories)', async () => {
+    const one = await runSearch(job({ pattern: 'a', maxMatches: 1000 }), { timeoutMs: 20_000, shards: 1 });
+    for (const shards of [2, 3]) {
+      const many = await runSearch(job({ pattern: 'a', maxMatches: 1000 }), { timeoutMs: 20_000, shards });
+      expect(paths(many)).toEqual(paths(one));
+      expect(many.filesSearched).toBe(one.filesSearched);
+    }
+    const cut = await runSearch(job({ pattern: 'a', maxMatches: 2 }), { timeoutMs: 20_000, shards: 3 });
+    expect(paths(cut)).toEqual(paths(one).slice(0, 2));
+    expect(cut.truncated).toBe(true);
+    expect(cut.matches.every((match) => !('key' in match))).toBe(true);
   });
 
   it('bounds the matches (truncated) and gives context lines', async () => {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { isTimeoutError, waitFor } from '@capnode/toolkit';
 import { CapabilityError } from '../../errors.js';
@@ -28,20 +29,51 @@ export function checkPattern(pattern: string, ignoreCase: boolean): void {
   }
 }
 
-/**
- * Runs one search in a worker thread under a deadline. The host's own thread never runs the
- * caller's regular expression, so a pattern that backtracks for ever costs that worker its life at
- * the deadline (or when `signal` aborts), never the host's responsiveness.
- */
-export async function runSearch(job: SearchJob, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<SearchReport> {
+/** Workers one search uses: one per core, at most 4 (IO-bound past that). */
+export function searchShards(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
+
+/** Runs one shard of a search in its own worker; terminates it when `signal` aborts. */
+function runShard(job: SearchJob, signal: AbortSignal): Promise<SearchReport> {
   const worker = new Worker(sourceOfWorker(), { eval: true, workerData: job, stdout: true, stderr: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
-  const done = new Promise<SearchReport>((resolve, reject) => {
+  const stop = () => void worker.terminate();
+  signal.addEventListener('abort', stop, { once: true });
+  return new Promise<SearchReport>((resolve, reject) => {
     worker.once('message', (report: SearchReport) => resolve(report));
     worker.once('error', (error) => reject(error));
     worker.once('exit', (code) => reject(new Error(`search worker exited with ${code}`)));
+  }).finally(() => {
+    signal.removeEventListener('abort', stop);
+    stop();
   });
+}
+
+/** The shards' reports as one: matches in walk order, cut to `maxMatches`. */
+export function mergeReports(reports: readonly SearchReport[], maxMatches: number): SearchReport {
+  const all = reports.flatMap((report) => report.matches).sort((a, b) => (a.key ?? 0) - (b.key ?? 0));
+  return {
+    matches: all.slice(0, maxMatches).map(({ key: _key, ...match }) => match),
+    filesSearched: reports.reduce((sum, report) => sum + report.filesSearched, 0),
+    filesSkipped: reports.reduce((sum, report) => sum + report.filesSkipped, 0),
+    truncated: all.length > maxMatches || reports.some((report) => report.truncated),
+  };
+}
+
+/**
+ * Runs one search in worker threads (one per core, each searching its share of the directories)
+ * under a deadline. The host's own thread never runs the caller's regular expression, so a pattern
+ * that backtracks for ever costs those workers their lives at the deadline (or when `signal`
+ * aborts), never the host's responsiveness.
+ */
+export async function runSearch(job: Omit<SearchJob, 'shard' | 'shards'>, options: { readonly timeoutMs: number; readonly signal?: AbortSignal; readonly shards?: number }): Promise<SearchReport> {
+  const shards = options.shards ?? searchShards();
   try {
-    return await waitFor(done, { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+    const reports = await waitFor(
+      (signal) => Promise.all(Array.from({ length: shards }, (_, shard) => runShard({ ...job, shard, shards, maxFiles: Math.ceil(job.maxFiles / shards) }, signal))),
+      { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+    );
+    return mergeReports(reports, job.maxMatches);
   } catch (error) {
     if (isTimeoutError(error)) {
       throw new CapabilityError('timeout', `The search did not finish within ${options.timeoutMs} ms and was stopped; narrow it (a smaller directory, \`include\` globs, a simpler pattern).`, {
@@ -50,8 +82,5 @@ export async function runSearch(job: SearchJob, options: { readonly timeoutMs: n
     }
     if (options.signal?.aborted) throw new CapabilityError('cancelled', 'The search was cancelled.');
     throw new CapabilityError('failed', 'The search failed.', { cause: error });
-  } finally {
-    done.catch(() => undefined);
-    await worker.terminate();
   }
 }

@@ -18,10 +18,15 @@ export interface SearchJob {
   /** Real paths never entered (capnode's config directory). */
   readonly denied: readonly string[];
   readonly globCaseInsensitive: boolean;
+  /** This worker searches the files of every `shards`-th directory, starting with the `shard`-th. */
+  readonly shard: number;
+  readonly shards: number;
 }
 
 /** One matching line. */
 export interface SearchMatch {
+  /** Walk order of the file (directory sequence × 2^20 + entry index): merges shards in one order. */
+  readonly key?: number;
   readonly path: string;
   /** 1-based line number. */
   readonly line: number;
@@ -96,7 +101,8 @@ export function createIgnoreRules(createGlobMatcher: GlobMatcherFactory, caseIns
 export interface FileSearcher {
   /** Reads a regular file (not through a symlink, never blocking on a FIFO) up to the size bound. */
   readFile(path: string): Buffer | undefined;
-  searchFile(path: string): void;
+  /** Searches one file; `order` sorts its matches among every shard's (directory sequence, then entry). */
+  searchFile(path: string, order: number): void;
   /** True once the match bound was passed: the walk stops. */
   readonly full: boolean;
   report(): SearchReport;
@@ -120,6 +126,7 @@ export function createFileSearcher(fs: any, job: SearchJob): FileSearcher {
   const regex = needle ? undefined : new RegExp(job.literal ? job.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : job.pattern, job.ignoreCase ? 'gim' : 'gm');
   const cut = (line: string) => (line.length > job.maxLineChars ? `${line.slice(0, job.maxLineChars)}…` : line);
 
+  // Open, one read, close: a short read of a regular file is its end, so a small file costs three syscalls.
   const readFile = (path: string): Buffer | undefined => {
     let fd: number;
     try {
@@ -128,16 +135,19 @@ export function createFileSearcher(fs: any, job: SearchJob): FileSearcher {
       return undefined;
     }
     try {
-      const stats = fs.fstatSync(fd);
-      if (!stats.isFile() || stats.size > job.maxFileBytes) return undefined;
-      if (buffer.length < stats.size + 1) buffer = Buffer.allocUnsafe(Math.max(stats.size + 1, buffer.length * 2));
       let filled = 0;
-      while (filled < buffer.length) {
-        const read = fs.readSync(fd, buffer, filled, buffer.length - filled, filled);
-        if (read === 0) break;
+      for (;;) {
+        if (filled === buffer.length) {
+          if (buffer.length > job.maxFileBytes) return undefined;
+          const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 2, job.maxFileBytes + 1));
+          buffer.copy(bigger, 0, 0, filled);
+          buffer = bigger;
+        }
+        const wanted = buffer.length - filled;
+        const read = fs.readSync(fd, buffer, filled, wanted, filled);
         filled += read;
+        if (read < wanted) break;
       }
-      if (filled > job.maxFileBytes) return undefined;
       return buffer.subarray(0, filled);
     } catch {
       return undefined;
@@ -167,6 +177,7 @@ export function createFileSearcher(fs: any, job: SearchJob): FileSearcher {
     return { before, after };
   };
 
+  let key = 0;
   const record = (path: string, text: string, index: number, state: { line: number; from: number }) => {
     for (let at = text.indexOf('\n', state.from); at >= 0 && at < index; at = text.indexOf('\n', at + 1)) {
       state.line++;
@@ -175,11 +186,12 @@ export function createFileSearcher(fs: any, job: SearchJob): FileSearcher {
     const lineStart = text.lastIndexOf('\n', index - 1) + 1;
     const newline = text.indexOf('\n', index);
     const lineEnd = newline < 0 ? text.length : newline;
-    matches.push({ path, line: state.line, column: index - lineStart + 1, text: cut(text.slice(lineStart, lineEnd).replace(/\r$/, '')), ...contextOf(text, lineStart, lineEnd) });
+    matches.push({ key, path, line: state.line, column: index - lineStart + 1, text: cut(text.slice(lineStart, lineEnd).replace(/\r$/, '')), ...contextOf(text, lineStart, lineEnd) });
     return lineEnd;
   };
 
-  const searchFile = (path: string): void => {
+  const searchFile = (path: string, order: number): void => {
+    key = order;
     const data = readFile(path);
     if (data === undefined) {
       filesSkipped++;
@@ -251,9 +263,12 @@ export function searchWorkerMain(
   const searcher = fileSearcher(fs, job);
   const isDenied = (path: string) => job.denied.some((dir) => path === dir || path.startsWith(`${dir}/`));
   let opened = 0;
+  let sequence = -1;
   const stack: { dir: string; rel: string; sets: IgnoreRuleSet[] }[] = [{ dir: job.dir, rel: '', sets: [] }];
   walk: while (stack.length > 0) {
     const { dir, rel, sets: parentSets } = stack.pop()!;
+    // Every shard walks every directory in the same order; each searches the files of its own share of them.
+    const mine = ++sequence % job.shards === job.shard;
     let entries: { name: string; isFile(): boolean; isDirectory(): boolean }[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -268,7 +283,8 @@ export function searchWorkerMain(
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const dirs: { dir: string; rel: string; sets: IgnoreRuleSet[] }[] = [];
-    for (const entry of entries) {
+    for (let index = 0; index < entries.length; index++) {
+      const entry = entries[index]!;
       const name = entry.name;
       if (name === '.git' || (!job.hidden && name.startsWith('.'))) continue;
       const childRel = rel === '' ? name : `${rel}/${name}`;
@@ -276,14 +292,14 @@ export function searchWorkerMain(
       if (entry.isDirectory()) {
         if (isDenied(child) || (sets.length > 0 && rules.ignored(sets, childRel, true)) || exclude.some((match) => match(childRel))) continue;
         dirs.push({ dir: child, rel: childRel, sets });
-      } else if (entry.isFile()) {
+      } else if (mine && entry.isFile()) {
         if (include.length > 0 && !include.some((match) => match(childRel))) continue;
         if (exclude.some((match) => match(childRel)) || (sets.length > 0 && rules.ignored(sets, childRel, false))) continue;
         if (++opened > job.maxFiles) {
           searcher.markTruncated();
           break walk;
         }
-        searcher.searchFile(child);
+        searcher.searchFile(child, sequence * 1_048_576 + index);
         if (searcher.full) break walk;
       }
     }
