@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { isTimeoutError, waitFor } from '@capnode/toolkit';
 import { CapabilityError } from '../../errors.js';
 import { createGlobMatcher } from './glob.js';
-import { createFileSearcher, createIgnoreRules, searchWorkerMain, type SearchJob, type SearchReport } from './fsSearchWorker.js';
+import { createFileSearcher, createIgnoreRules, runSearchJob, searchWorkerMain, type SearchJob, type SearchReport } from './fsSearchWorker.js';
 
 export type { SearchJob, SearchMatch, SearchReport } from './fsSearchWorker.js';
 
@@ -11,7 +11,7 @@ export type { SearchJob, SearchMatch, SearchReport } from './fsSearchWorker.js';
 let workerSource: string | undefined;
 function sourceOfWorker(): string {
   // Each function is passed as an expression: a bundler may rename the declarations, never their bodies' references.
-  workerSource ??= `(${searchWorkerMain.toString()})(require, (${createGlobMatcher.toString()}), (${createIgnoreRules.toString()}), (${createFileSearcher.toString()}));`;
+  workerSource ??= `(${searchWorkerMain.toString()})(require, (${createGlobMatcher.toString()}), (${createIgnoreRules.toString()}), (${createFileSearcher.toString()}), (${runSearchJob.toString()}));`;
   return workerSource;
 }
 
@@ -34,18 +34,67 @@ export function searchShards(): number {
   return Math.max(1, Math.min(4, availableParallelism()));
 }
 
-/** Runs one shard of a search in its own worker; terminates it when `signal` aborts. */
+/** How long an idle search worker is kept for the next search. */
+export const SEARCH_WORKER_IDLE_MS = 30_000;
+/** Most idle search workers kept. */
+const MAX_IDLE_WORKERS = 4;
+
+const idle: { worker: Worker; timer: NodeJS.Timeout }[] = [];
+
+/** An idle worker, or a new one; it keeps the process alive only while it searches. */
+function takeWorker(): Worker {
+  const kept = idle.pop();
+  if (kept) {
+    clearTimeout(kept.timer);
+    kept.worker.ref();
+    return kept.worker;
+  }
+  const worker = new Worker(sourceOfWorker(), { eval: true, stdout: true, stderr: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+  worker.on('error', () => undefined);
+  return worker;
+}
+
+/** Keeps a worker that finished its job for the next search, for a while; ends it when too many are idle. */
+function keepWorker(worker: Worker): void {
+  if (idle.length >= MAX_IDLE_WORKERS) {
+    void worker.terminate();
+    return;
+  }
+  worker.unref();
+  const entry = {
+    worker,
+    timer: setTimeout(() => {
+      idle.splice(idle.indexOf(entry), 1);
+      void worker.terminate();
+    }, SEARCH_WORKER_IDLE_MS).unref(),
+  };
+  idle.push(entry);
+}
+
+/** Runs one shard of a search on a (warm) worker; a worker whose search is abandoned is terminated, never reused. */
 function runShard(job: SearchJob, signal: AbortSignal): Promise<SearchReport> {
-  const worker = new Worker(sourceOfWorker(), { eval: true, workerData: job, stdout: true, stderr: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
-  const stop = () => void worker.terminate();
+  const worker = takeWorker();
+  let settled = false;
+  const stop = () => {
+    if (!settled) void worker.terminate();
+  };
   signal.addEventListener('abort', stop, { once: true });
   return new Promise<SearchReport>((resolve, reject) => {
-    worker.once('message', (report: SearchReport) => resolve(report));
-    worker.once('error', (error) => reject(error));
-    worker.once('exit', (code) => reject(new Error(`search worker exited with ${code}`)));
+    const onExit = (code: number) => reject(new Error(`search worker exited with ${code}`));
+    const onError = (error: Error) => reject(error);
+    worker.once('exit', onExit);
+    worker.once('error', onError);
+    worker.once('message', (report: SearchReport) => {
+      settled = true;
+      worker.off('exit', onExit);
+      worker.off('error', onError);
+      keepWorker(worker);
+      resolve(report);
+    });
+    worker.postMessage(job);
   }).finally(() => {
     signal.removeEventListener('abort', stop);
-    stop();
+    if (!settled) void worker.terminate();
   });
 }
 

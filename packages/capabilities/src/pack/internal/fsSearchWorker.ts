@@ -1,4 +1,4 @@
-/** What the search worker is asked to do (its `workerData`). */
+/** What a search worker is asked to do (one message per search). */
 export interface SearchJob {
   /** Real path of the directory searched. */
   readonly dir: string;
@@ -240,22 +240,13 @@ export function createFileSearcher(fs: any, job: SearchJob): FileSearcher {
 }
 
 /**
- * The search worker's program. Self-contained (it refers to nothing outside itself and gets what it
- * needs as arguments) because its source text is what the worker runs: the same text from the
- * sources under test and from the bundle. Walks the tree with synchronous IO (the worker's own
- * thread, so nothing of the host waits), never follows symlinks, skips what is not a regular file,
- * hidden names unless asked, `.git`, what `.gitignore` files ignore and binary files (a NUL in their
- * first 8 KiB).
+ * One search: walks the tree with synchronous IO (a worker's own thread, so nothing of the host
+ * waits), never follows symlinks, skips what is not a regular file, hidden names unless asked,
+ * `.git`, what `.gitignore` files ignore and binary files (a NUL in their first 8 KiB). Self-contained
+ * (it refers to nothing outside itself and gets what it needs as arguments) because its source text
+ * is what the worker runs: the same text from the sources under test and from the bundle.
  */
-export function searchWorkerMain(
-  requireFn: (id: string) => any,
-  createGlobMatcher: GlobMatcherFactory,
-  ignoreRules: typeof createIgnoreRules,
-  fileSearcher: typeof createFileSearcher,
-): void {
-  const { parentPort, workerData } = requireFn('node:worker_threads');
-  const fs = requireFn('node:fs');
-  const job = workerData as SearchJob;
+export function runSearchJob(fs: any, job: SearchJob, createGlobMatcher: GlobMatcherFactory, ignoreRules: typeof createIgnoreRules, fileSearcher: typeof createFileSearcher): SearchReport {
   const compile = (globs: readonly string[]) => globs.map((glob) => createGlobMatcher(glob, job.globCaseInsensitive)).filter((m): m is (path: string) => boolean => m !== undefined);
   const include = compile(job.include);
   const exclude = compile(job.exclude);
@@ -306,5 +297,22 @@ export function searchWorkerMain(
     // Pushed last-first, so the stack pops the directories in name order.
     stack.push(...dirs.reverse());
   }
-  parentPort.postMessage(searcher.report());
+  return searcher.report();
+}
+
+
+/**
+ * A search worker's program: answers each job message with its report. Kept warm between searches
+ * (starting a worker costs far more than a small search); self-contained like {@link runSearchJob}.
+ */
+export function searchWorkerMain(
+  requireFn: (id: string) => any,
+  createGlobMatcher: GlobMatcherFactory,
+  ignoreRules: typeof createIgnoreRules,
+  fileSearcher: typeof createFileSearcher,
+  runJob: typeof runSearchJob,
+): void {
+  const { parentPort } = requireFn('node:worker_threads');
+  const fs = requireFn('node:fs');
+  parentPort.on('message', (job: SearchJob) => parentPort.postMessage(runJob(fs, job, createGlobMatcher, ignoreRules, fileSearcher)));
 }
