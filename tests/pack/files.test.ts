@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatApprovalSummary } from '@capnode/capabilities';
@@ -201,6 +202,35 @@ describe('files over MCP HTTP (real host, SDK v2 client)', () => {
       await using host = await filesHost([dir.path], 'allow');
       expect(await call(host, 'fs.read', { path: 'f.txt' })).toMatchObject({ isError: false, text: 'content' });
       expect(host.asked).toHaveLength(0);
+    }
+  });
+
+  it.runIf(process.getuid?.() !== 0)('reports a file system error as failed, naming its errno, never internal', async () => {
+    using dir = tempDir('capnode-files-');
+    mkdirSync(join(dir.path, 'locked'));
+    chmodSync(join(dir.path, 'locked'), 0o500);
+    try {
+      await using host = await filesHost([dir.path]);
+      expect(await call(host, 'fs.write', { path: 'locked/x.txt', content: 'x' })).toMatchObject({ isError: true, code: 'failed', text: expect.stringContaining('EACCES') });
+      expect(await call(host, 'editor.create', { path: 'locked/y.txt', text: 'y' })).toMatchObject({ isError: true, code: 'failed', text: expect.stringContaining('EACCES') });
+    } finally {
+      chmodSync(join(dir.path, 'locked'), 0o700);
+    }
+  });
+
+  it.runIf(existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(tmpdir()).dev)('moves a file across file systems (copy, then remove); a directory there fails with EXDEV, never internal', async () => {
+    using dir = tempDir('capnode-files-');
+    const shm = mkdtempSync('/dev/shm/capnode-files-');
+    try {
+      writeFileSync(join(dir.path, 'f.txt'), 'across');
+      mkdirSync(join(dir.path, 'd'));
+      await using host = await filesHost([dir.path, shm]);
+      expect(await call(host, 'fs.move', { from: 'f.txt', to: join(shm, 'f.txt') })).toMatchObject({ isError: false });
+      expect(readFileSync(join(shm, 'f.txt'), 'utf8')).toBe('across');
+      expect(existsSync(join(dir.path, 'f.txt'))).toBe(false);
+      expect(await call(host, 'fs.move', { from: 'd', to: join(shm, 'd') })).toMatchObject({ isError: true, code: 'failed', text: expect.stringContaining('EXDEV') });
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
     }
   });
 

@@ -5,7 +5,7 @@ import { defineCapability, defineCommand, type Capability, type CommandDefinitio
 import { CapabilityError } from '../errors.js';
 import type { EditorFile, UndoHistory } from './internal/editorOps.js';
 import type { PathGuard } from './internal/fsGuard.js';
-import { guardOf, type FilesOptions } from './internal/filesConfig.js';
+import { guardOf, withErrnoFailures, type FilesOptions } from './internal/filesConfig.js';
 
 const pathArg = z.string().min(1).max(4096).describe('Absolute, `~/…`, or relative to the first files root.');
 /** Longest text one editor call takes (`text`, `oldStr`, `newStr`), in characters. */
@@ -65,20 +65,22 @@ function editCommand<S extends z.ZodType>(
       shown.set(args as object, sha256(planned.file.text ?? '\0absent'));
       return editDiff(planned.file, planned.after);
     },
-    async execute(args) {
-      const planned = await plan(await guardOf(options), args);
-      const { commitEdit, sha256, snippetAround } = await ops();
-      const approved = shown.get(args as object);
-      if (approved !== undefined && approved !== sha256(planned.file.text ?? '\0absent')) {
-        throw new CapabilityError('failed', 'The file changed after the edit was put to you for approval; nothing was written. Try again.', { data: { reason: 'changed' } });
-      }
-      await commitEdit(planned.file, planned.after);
-      const history = await historyOf();
-      if (planned.kind === 'undo') history.pop(planned.file.target.path);
-      else history.record(planned.file.target.path, planned.file.text, planned.after ?? '');
-      return editResult(planned, planned.after === undefined ? undefined : snippetAround(planned.after, planned.line, planned.span));
-    },
+    execute: (args) => withErrnoFailures(rest.name, commit(args)),
   });
+
+  async function commit(args: z.output<S>): Promise<CommandSuccess> {
+    const planned = await plan(await guardOf(options), args);
+    const { commitEdit, sha256, snippetAround } = await ops();
+    const approved = shown.get(args as object);
+    if (approved !== undefined && approved !== sha256(planned.file.text ?? '\0absent')) {
+      throw new CapabilityError('failed', 'The file changed after the edit was put to you for approval; nothing was written. Try again.', { data: { reason: 'changed' } });
+    }
+    await commitEdit(planned.file, planned.after);
+    const history = await historyOf();
+    if (planned.kind === 'undo') history.pop(planned.file.target.path);
+    else history.record(planned.file.target.path, planned.file.text, planned.after ?? '');
+    return editResult(planned, planned.after === undefined ? undefined : snippetAround(planned.after, planned.line, planned.span));
+  }
 }
 
 function editResult(planned: EditPlan, snippet: string | undefined): CommandSuccess {

@@ -3,7 +3,7 @@ import { defineCapability, defineCommand, type Capability, type CommandDefinitio
 import { CapabilityError } from '../errors.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import { createEditorCapability } from './editor.js';
-import { guardOf, type FilesOptions } from './internal/filesConfig.js';
+import { guardOf, withErrnoFailures, type FilesOptions } from './internal/filesConfig.js';
 import type { PathGuard } from './internal/fsGuard.js';
 import { DEFAULT_READ_BYTES, MAX_LIST_DEPTH, MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from './internal/filesLimits.js';
 
@@ -75,9 +75,10 @@ function fileCommand<S extends z.ZodType>(
     ...rest,
     consent: 'files',
     ...(diff === undefined ? {} : { approvalDiff: async (args: z.output<S>) => diff(await guardOf(options), args) }),
-    execute: async (args, ctx) => run(await guardOf(options), args, ctx.signal),
+    execute: async (args, ctx) => withErrnoFailures(rest.name, run(await guardOf(options), args, ctx.signal)),
   });
 }
+
 
 /** The bytes `fs.write` puts in the file. */
 function contentOf(args: { readonly content?: string | undefined; readonly base64?: string | undefined }): Buffer {

@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { CapabilityError } from '../../errors.js';
 import { createPathGuard, type PathGuard } from './fsGuard.js';
 
 /** Options of {@link createFilesCapability} and {@link createEditorCapability}. */
@@ -21,3 +22,13 @@ export function guardOf(options: FilesOptions): Promise<PathGuard> {
   return createPathGuard({ roots, denied, home });
 }
 
+/** A file system error (`EACCES`, `EXDEV`, `ENOSPC`, …) as a `failed` result naming its code, never an internal error. */
+export async function withErrnoFailures<T>(command: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (error instanceof CapabilityError || typeof code !== 'string' || !/^E[A-Z]+$/.test(code)) throw error;
+    throw new CapabilityError('failed', `${command} failed: ${code}.`, { cause: error, data: { reason: 'io_error', errno: code } });
+  }
+}
