@@ -130,7 +130,7 @@ export function createEditorCapability(options: FilesOptions = {}): Capability {
         annotations: { title: 'View a file', readOnly: true },
         consent: 'files',
         input: viewInput,
-        execute: async (args) => view(await guardOf(options), args),
+        execute: async (args) => withErrnoFailures('editor.view', view(await guardOf(options), args)),
       }),
       editCommand(options, historyOf, {
         name: 'editor.create',
