@@ -5,7 +5,7 @@
 //
 // Environment: BENCH_DURATION (seconds per HTTP slice, default 2), BENCH_ROUNDS (interleaved HTTP
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
-// BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard, computer, browser), BENCH_RSS_RUNS (default 5),
+// BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard, computer, browser, files), BENCH_RSS_RUNS (default 5),
 // BENCH_SCREEN_SHOTS (default 60), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
 // (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ const config = {
   stdioWarmup: 300,
   coldRuns: num('BENCH_COLD_RUNS', 20),
 };
-const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen,computer,dashboard,browser').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'http,stdio,cold,client,imported,rss,screen,computer,dashboard,browser,files').split(',').map((s) => s.trim()));
 const log = (line) => console.log(line);
 const targets = [];
 const target = (name, value, goal, pass, unit = '') => {
@@ -70,6 +70,7 @@ const results = {
   computer: undefined,
   browser: undefined,
   dashboard: undefined,
+  filesSearch: undefined,
   skipped: [],
   targets,
 };
@@ -284,6 +285,14 @@ if (only.has('dashboard')) {
     target('dashboard first load (gzip)', `${kb.toFixed(1)} KB (UI files ${(dashboard.bytes.assetsGzip / 1024).toFixed(1)} KB)`, '<= 300 KB', kb <= 300);
     target('dashboard status paint median', fmt.ms(dashboard.statusPaint.medianMs), '< 500 ms', dashboard.statusPaint.medianMs < 500, ' ms');
   }
+}
+
+if (only.has('files')) {
+  console.log('\n== fs.search over a 20k-file tree vs rg (bench/filesSearch.mjs; warm cache; interleaved rounds; medians) ==');
+  const files = await attempt('files', async () => (await import('./filesSearch.mjs')).benchFilesSearch({ rounds: num('BENCH_FILES_ROUNDS', 7), log: (line) => console.log(`  ${line}`) }));
+  results.filesSearch = files;
+  if (files.skipped) skipSection(files.skipped, [['fs.search vs rg (20k files)', '<= 1.5']]);
+  else target('fs.search vs rg (20k files, slowest pattern)', fmt.ratio(files.ratio), '<= 1.5', files.ratio <= 1.5);
 }
 
 writeFileSync(join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -14,7 +14,7 @@ function camera(options: CameraCapabilityOptions = {}) {
 }
 
 function pluginContext(settings: Record<string, unknown>): PluginContext {
-  return { name: 'camera', settings, log: () => undefined, dataDir: '/tmp', signal: new AbortController().signal };
+  return { name: 'camera', settings, log: () => undefined, dataDir: '/tmp', configDir: '/tmp/capnode-config', signal: new AbortController().signal };
 }
 
 describe.skipIf(!ready)('camera commands from a virtual (lavfi) source', () => {

@@ -36,6 +36,11 @@ export interface ApprovalRequestInput {
   readonly transport?: Transport;
   /** A one-line explanation for requests that are not a command line (e.g. a policy change). */
   readonly summary?: string;
+  /**
+   * The change the call makes to a file, as a unified line diff (`--- a`, `+++ b`, `@@` hunks), when
+   * the command can tell before it runs (`fs.write`, `editor.*`): every prompt shows it line by line.
+   */
+  readonly diff?: string;
 }
 
 /** A request waiting for an answer, as listed to the CLI and the tray. */

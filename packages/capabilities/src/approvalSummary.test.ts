@@ -36,6 +36,15 @@ describe('formatApprovalSummary', () => {
     expect(argsHashPrefix(base.argsHash!)).toBe('0123456789ab');
   });
 
+  it('shows a file change\'s diff line by line after the fields, escaped and bounded', () => {
+    const change = { id: 'abcdefghij', createdAt: 0, expiresAt: 1, command: 'editor.str_replace', commandLine: 'editor.str_replace {}', diff: '--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+new\u001b[2J\n' };
+    const lines = formatApprovalSummary(change);
+    expect(lines.slice(lines.indexOf('diff:'))).toEqual(['diff:', '  --- a/f', '  +++ b/f', '  @@ -1 +1 @@', '  -old', '  +new\\u{001b}[2J']);
+    const long = formatApprovalSummary({ ...change, diff: Array.from({ length: 250 }, (_, index) => `+${index}`).join('\n') });
+    expect(long.at(-1)).toBe('  … (50 more diff lines)');
+    expect(long.length).toBe(long.indexOf('diff:') + 202);
+  });
+
   it('says so when nothing is set, and shows shell lines as such', () => {
     const lines = formatApprovalSummary({ ...base, argv: undefined, shell: true, commandLine: 'ls | wc -l', resolvedPath: undefined, env: undefined, caller: undefined } as never);
     expect(lines).toContain('shell: yes (the line runs in a shell)');

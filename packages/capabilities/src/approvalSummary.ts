@@ -33,7 +33,7 @@ export function argsHashPrefix(argsHash: string): string {
  * rendering shows it (host log, `capnode approvals list|watch`, desktop notification, the question
  * put through the client): what runs (program and resolved path, argv or the shell line), cwd,
  * every environment key (secret values arrive masked), shell, timeout, transport, the caller marked
- * as self-reported, and the argument hash prefix. Caller-supplied text goes through
+ * as self-reported, the argument hash prefix, and for a file change its diff, line by line. Caller-supplied text goes through
  * {@link escapeForDisplay}, so no line can be overwritten, reordered or hidden.
  *
  * @example
@@ -62,7 +62,19 @@ export function formatApprovalSummary(approval: PendingApproval): string[] {
   if (approval.transport !== undefined) lines.push(`transport: ${approval.transport}`);
   lines.push(`caller: ${approval.caller === undefined ? '(unnamed)' : `${escapeForDisplay(shortCaller(approval.caller))} (self-reported)`}`);
   if (approval.argsHash !== undefined) lines.push(`hash: ${argsHashPrefix(approval.argsHash)}`);
+  if (approval.diff !== undefined) lines.push(...diffLines(approval.diff));
   return lines;
+}
+
+/** Most diff lines a summary shows; the rest are counted. */
+const MAX_SHOWN_DIFF_LINES = 200;
+
+/** The diff as summary lines: a `diff:` header, then each line indented and escaped, at most {@link MAX_SHOWN_DIFF_LINES}. */
+function diffLines(diff: string): string[] {
+  const all = diff.replace(/\n$/, '').split('\n');
+  const shown = all.slice(0, MAX_SHOWN_DIFF_LINES).map((line) => `  ${escapeForDisplay(line)}`);
+  if (all.length > MAX_SHOWN_DIFF_LINES) shown.push(`  … (${all.length - MAX_SHOWN_DIFF_LINES} more diff lines)`);
+  return ['diff:', ...shown];
 }
 
 /** How much of long strings and arrays is shown: generous first, tighter when that is still too long. */

@@ -118,6 +118,7 @@ export function createConsentHook(options: ConsentHookOptions): InvocationHook {
       if (asking.length === 0) return;
       const shown = describeArgs(invocation.args);
       const what = asking.join(' and ');
+      const diff = await diffFor(invocation);
       const request: ApprovalRequestInput = {
         command: name,
         commandLine: `${name} ${shown}`,
@@ -125,6 +126,7 @@ export function createConsentHook(options: ConsentHookOptions): InvocationHook {
         argsHash: await hashInvocationArgs(name, { consent: asking.length === 1 ? asking[0] : asking, args: invocation.args }),
         ...(invocation.request.caller === undefined ? {} : { caller: invocation.request.caller }),
         transport: invocation.request.transport,
+        ...(diff === undefined ? {} : { diff }),
       };
       const decision = await askApproval(broker, request, `${name} (${what} access)`, invocation);
       const now = await readSettings(store, categories[0]!, name);
@@ -137,6 +139,16 @@ export function createConsentHook(options: ConsentHookOptions): InvocationHook {
   };
   // Most commands need no consent: decided at once, with no promise on their path.
   return { beforeInvoke: (invocation) => (consentCategoriesOf(invocation).length === 0 ? undefined : enforce.beforeInvoke(invocation)) };
+}
+
+/** The diff the call's approval shows; a refusal it finds refuses the call, any other failure shows no diff. */
+async function diffFor(invocation: Invocation): Promise<string | undefined> {
+  try {
+    return await invocation.command.definition.approvalDiff?.(invocation.args, { signal: invocation.signal });
+  } catch (error) {
+    if (error instanceof CapabilityError) throw error;
+    return undefined;
+  }
 }
 
 /** Every category one call needs: the command's own, then those its arguments add (each once). */

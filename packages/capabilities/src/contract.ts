@@ -155,6 +155,12 @@ export interface CommandDefinition<I = any> {
    */
   readonly consentFor?: (args: I) => readonly ConsentCategory[];
   /**
+   * The diff of the change this call would make to a file, computed from its parsed arguments before
+   * it runs, so the approval prompt (consent `ask`) shows it. Called only when the call is put to the
+   * user; a {@link CapabilityError} it throws refuses the call before anyone is asked.
+   */
+  readonly approvalDiff?: (args: I, options: { readonly signal: AbortSignal }) => Promise<string | undefined>;
+  /**
    * Probes the backend at start. An unavailable command is not declared to a gateway and fails locally
    * with `unavailable` ("unavailable here: install <what>"). Absent means always available.
    */

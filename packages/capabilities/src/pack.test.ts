@@ -32,6 +32,9 @@ describe('@capnode/capabilities/pack', () => {
     for (const heavy of ['pack/internal/screenBackend.ts', 'pack/internal/cameraBackend.ts', 'pack/internal/png.ts', 'pack/internal/pixels.ts', 'pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/x11Wire.ts', 'builtins/systemNotify.ts', 'pack/sttEngine.ts', 'pack/ttsBackend.ts', 'pack/clipboardBackend.ts', 'pack/locationBackend.ts', 'pack/internal/shellSessions.ts', 'pack/internal/shellSession.ts', 'internal/execLaunch.ts', 'pack/internal/canvasWindow.ts', 'pack/internal/canvasBrowser.ts']) {
       expect(loaded, heavy).not.toContain(heavy);
     }
+    for (const lazy of ['pack/internal/fsOps.ts', 'pack/internal/fsSearch.ts', 'pack/internal/fsSearchWorker.ts', 'pack/internal/fsSearchRun.ts', 'pack/internal/editorOps.ts', 'pack/internal/lineDiff.ts', 'pack/internal/glob.ts']) {
+      expect(loaded, lazy).not.toContain(lazy);
+    }
     // A camera command does not load the screen's X11 client or pixel code either.
     const camera = staticGraph('pack/internal/cameraBackend.ts');
     for (const screenOnly of ['pack/internal/screenLinux.ts', 'pack/internal/screenOther.ts', 'pack/internal/x11.ts', 'pack/internal/pixels.ts']) expect(camera, screenOnly).not.toContain(screenOnly);
@@ -98,5 +101,30 @@ describe('@capnode/capabilities/pack', () => {
     const bare = createCanvasCapability({ profileDir: '/nonexistent', env: { PATH: '/nonexistent' }, platform: 'linux' });
     for (const command of bare.commands) expect(await command.availability!({}), command.name).toMatchObject({ available: false });
     expect(builtinPlugins.map((plugin) => plugin.name)).toContain('canvas');
+  });
+});
+
+describe('files and editor commands', () => {
+  it('all need consent category files', async () => {
+    const { createFilesCapability, createEditorCapability } = await import('./pack.js');
+    const commands = [...createFilesCapability().commands, ...createEditorCapability().commands];
+    expect(commands.map((command) => command.name).sort()).toEqual([
+      'editor.create',
+      'editor.insert',
+      'editor.str_replace',
+      'editor.undo',
+      'editor.view',
+      'fs.delete',
+      'fs.list',
+      'fs.mkdir',
+      'fs.move',
+      'fs.read',
+      'fs.search',
+      'fs.stat',
+      'fs.write',
+    ]);
+    for (const command of commands) expect(command.consent, command.name).toBe('files');
+    const withDiff = commands.filter((command) => command.approvalDiff !== undefined).map((command) => command.name).sort();
+    expect(withDiff).toEqual(['editor.create', 'editor.insert', 'editor.str_replace', 'editor.undo', 'fs.write']);
   });
 });

@@ -9,6 +9,7 @@ import { cameraPlugin } from './pack/camera.js';
 import { createCanvasPlugin, type GatewayCanvasSurface } from './pack/canvas.js';
 import { clipboardPlugin } from './pack/clipboard.js';
 import { computerPlugin } from './pack/computer.js';
+import { filesPlugin } from './pack/files.js';
 import { locationPlugin } from './pack/location.js';
 import { screenPlugin } from './pack/screen.js';
 import { shellPlugin } from './pack/shell.js';
@@ -30,6 +31,20 @@ export type { TtsOptions, TtsProviderName } from './pack/tts.js';
 export { ttsPlugin, createTtsCapability } from './pack/tts.js';
 export type { SttOptions, SttMicrophoneSource } from './pack/stt.js';
 export { sttPlugin, createSttCapability, MAX_TRANSCRIBE_MS } from './pack/stt.js';
+export type { FilesOptions } from './pack/files.js';
+export {
+  filesPlugin,
+  createFilesCapability,
+  filesSettingsSchema,
+  DEFAULT_READ_BYTES,
+  MAX_READ_BYTES,
+  MAX_WRITE_BYTES,
+  MAX_LIST_ENTRIES,
+  MAX_LIST_DEPTH,
+  MAX_SEARCH_MATCHES,
+  DEFAULT_SEARCH_TIMEOUT_MS,
+} from './pack/files.js';
+export { createEditorCapability, MAX_EDITOR_TEXT_CHARS, MAX_UNDO_PER_FILE, MAX_EDIT_FILE_BYTES } from './pack/editor.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
 export type { BrowserCapabilityOptions, BrowserCapability } from './pack/browser.js';
 export { browserPlugin, createBrowserCapability, probeBrowser, browserSettingsSchema } from './pack/browser.js';
@@ -83,3 +98,13 @@ export function createBuiltinPlugins(ports: BuiltinPluginPorts = {}): readonly B
 
 /** The pack's plugins, as a host without a gateway loads them. */
 export const builtinPlugins: readonly BuiltinPlugin[] = createBuiltinPlugins();
+/** The pack's plugins, as the host loads them: each name is also its `pluginSettings` section. */
+export const builtinPlugins: readonly BuiltinPlugin[] = [
+  { name: 'screen', plugin: screenPlugin },
+  { name: 'camera', plugin: cameraPlugin },
+  { name: 'clipboard', plugin: clipboardPlugin },
+  { name: 'tts', plugin: ttsPlugin },
+  { name: 'stt', plugin: sttPlugin },
+  { name: 'location', plugin: locationPlugin },
+  { name: 'files', plugin: filesPlugin },
+];

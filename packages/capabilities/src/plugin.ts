@@ -10,6 +10,11 @@ export interface PluginContext {
   readonly log: (level: LogLevel, message: string) => void;
   /** A private directory for the plugin's files (`<config dir>/plugins-data/<name>`), created when first read. */
   readonly dataDir: string;
+  /**
+   * The host's config directory (settings, tokens, audit log). A plugin that reaches the user's files
+   * keeps out of it: the files commands refuse every path in it, whatever their roots say.
+   */
+  readonly configDir: string;
   /** Aborted when the host closes or the plugin is unloaded (dev reload). */
   readonly signal: AbortSignal;
 }

@@ -35,7 +35,7 @@ describe('the voice part of @capnode/capabilities/pack', () => {
 
   it('each plugin turns its settings section into commands', async () => {
     const { builtinPlugins } = await import('../pack.js');
-    const context = { settings: {}, log: () => {}, dataDir: '/tmp', signal: new AbortController().signal };
+    const context = { settings: {}, log: () => {}, dataDir: '/tmp', configDir: '/tmp/capnode-config', signal: new AbortController().signal };
     const names: string[] = [];
     for (const { name, plugin } of builtinPlugins) {
       if (!['clipboard', 'tts', 'stt', 'location'].includes(name)) continue;

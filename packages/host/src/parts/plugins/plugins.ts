@@ -91,6 +91,7 @@ function pluginContext(entry: Entry, home: string, settings: Readonly<Record<str
     settings,
     log: (level: LogLevel, message: string) => log(level === 'notice' ? 'info' : level, `${prefix}${String(message)}`),
     signal: entry.controller.signal,
+    configDir: home,
     get dataDir() {
       if (!created) {
         mkdirSync(dataDir, { recursive: true, mode: 0o700 });
