@@ -32,8 +32,8 @@ export function readBody(incoming: IncomingMessage, maxBytes: number): Promise<B
       }
       chunks.push(chunk);
     };
+    // After `end` only `close` can follow, and resolving twice does nothing: the listeners stay.
     const onEnd = (): void => {
-      cleanup();
       const buffer = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
       resolve({ kind: 'ok', text: buffer.toString('utf8') });
     };
