@@ -43,6 +43,8 @@ function ipv6Groups(text: string): number[] | undefined {
  */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (address === undefined) return false;
+  // What a loopback socket reports on every request, decided without parsing.
+  if (address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1') return true;
   const lower = address.toLowerCase();
   const v4 = ipv4Octets(lower);
   if (v4 !== undefined) return v4[0] === 127;

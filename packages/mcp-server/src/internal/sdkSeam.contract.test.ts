@@ -180,4 +180,21 @@ describe('the direct tools/call entry (directToolCall) against the SDK request e
     expect(direct(message({ name: 'contract.echo', arguments: { text: 'x' }, _meta: ENVELOPE, requestState: 'k' }), call)).toBeUndefined();
     expect(direct(message({ name: 'contract.echo', arguments: { text: 'x' }, _meta: ENVELOPE, inputResponses: {} }), call)).toBeUndefined();
   });
+
+  test('remembers envelope checks by text without letting a refused envelope through', () => {
+    const wiring = echoWiring();
+    const direct = directToolCall(wiring, buildServer(wiring, () => ({}) as never, false, BOUND_MODERN_REVISION));
+    const call = { signal: new AbortController().signal, canStream: false, requestId: '1' };
+    const withMeta = (meta: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'contract.echo', arguments: { text: 'x' }, _meta: meta } }) as JSONRPCRequest;
+    const bad = { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': 5 };
+    for (let round = 0; round < 3; round += 1) {
+      expect(direct(withMeta(ENVELOPE), call)).toBeInstanceOf(Promise);
+      expect(direct(withMeta(bad), call)).toBeUndefined();
+    }
+    // An overflowing number prints as null: such an envelope is checked afresh every time.
+    const overflow = JSON.parse(`{"io.modelcontextprotocol/protocolVersion":"${BOUND_MODERN_REVISION}","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":1e400}}`);
+    const asNull = { ...overflow, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: null } };
+    expect(direct(withMeta(asNull), call)).toBeUndefined();
+    expect(direct(withMeta(overflow), call)).toBeUndefined();
+  });
 });

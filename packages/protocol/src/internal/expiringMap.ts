@@ -45,11 +45,20 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
     return undefined;
   };
 
+  // No later than the oldest entry's write time (deletes only make it more conservative), so a write
+  // that finds nothing expired skips the walk over the map.
+  let oldestAt = Number.POSITIVE_INFINITY;
+
   const pruneExpired = (at: number): void => {
+    if (at - oldestAt < ttl) return;
     for (const [key, entry] of entries) {
-      if (!isExpired(entry, at)) return;
+      if (!isExpired(entry, at)) {
+        oldestAt = entry.writtenAt;
+        return;
+      }
       entries.delete(key);
     }
+    oldestAt = Number.POSITIVE_INFINITY;
   };
 
   const write = (key: string, value: V, at: number): void => {
@@ -60,6 +69,7 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
       if (oldest.done !== true) entries.delete(oldest.value);
     }
     entries.set(key, { value, writtenAt: at });
+    if (at < oldestAt) oldestAt = at;
   };
 
   return {

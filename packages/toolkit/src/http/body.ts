@@ -32,12 +32,15 @@ export function readBody(incoming: IncomingMessage, maxBytes: number): Promise<B
       }
       chunks.push(chunk);
     };
+    // After `end` only `close` can follow, so the listeners stay (the request object goes with them).
+    let ended = false;
     const onEnd = (): void => {
-      cleanup();
+      ended = true;
       const buffer = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
       resolve({ kind: 'ok', text: buffer.toString('utf8') });
     };
     const onAbort = (): void => {
+      if (ended) return;
       cleanup();
       resolve(ABORTED);
     };
