@@ -92,19 +92,10 @@ export function createBuiltinPlugins(ports: BuiltinPluginPorts = {}): readonly B
     { name: 'location', plugin: locationPlugin },
     { name: 'shell', plugin: shellPlugin },
     { name: 'browser', plugin: browserPlugin },
+    { name: 'files', plugin: filesPlugin },
     { name: 'canvas', plugin: createCanvasPlugin(ports.gatewayCanvasUrl) },
   ];
 }
 
 /** The pack's plugins, as a host without a gateway loads them. */
 export const builtinPlugins: readonly BuiltinPlugin[] = createBuiltinPlugins();
-/** The pack's plugins, as the host loads them: each name is also its `pluginSettings` section. */
-export const builtinPlugins: readonly BuiltinPlugin[] = [
-  { name: 'screen', plugin: screenPlugin },
-  { name: 'camera', plugin: cameraPlugin },
-  { name: 'clipboard', plugin: clipboardPlugin },
-  { name: 'tts', plugin: ttsPlugin },
-  { name: 'stt', plugin: sttPlugin },
-  { name: 'location', plugin: locationPlugin },
-  { name: 'files', plugin: filesPlugin },
-];

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mkdirSync, watch } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Capability, LogLevel, PluginContext, PluginExport, Registry } from '@capnode/capabilities';
@@ -124,6 +125,17 @@ interface Probed {
   readonly unavailable: readonly UnavailableCommand[];
 }
 
+/**
+ * A plugin's abort controller. Its signal is shared by every command's availability probe and the
+ * plugin's own work at once (the files plugin alone has 13 commands), so Node's default of 10
+ * listeners would warn about a leak that is not one.
+ */
+function pluginController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(256, controller.signal);
+  return controller;
+}
+
 /** Probes the availability of every capability of a plugin at once (each command has its own deadline). */
 async function probePlugin(entry: Entry, capabilities: readonly Capability[], deps: RegisterDeps): Promise<Probed> {
   if (!deps.probe) return { capabilities, unavailable: [] };
@@ -184,7 +196,7 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
   let closed = false;
 
   const newEntry = (source: string, kind: Entry['kind'], name: string): Entry => {
-    const entry: Entry = { source, kind, name, state: 'loading', capabilities: [], unavailable: [], controller: new AbortController(), version: 0, queue: Promise.resolve() };
+    const entry: Entry = { source, kind, name, state: 'loading', capabilities: [], unavailable: [], controller: pluginController(), version: 0, queue: Promise.resolve() };
     entries.push(entry);
     return entry;
   };
@@ -238,7 +250,7 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     for (const capability of entry.capabilities) registry.unregister(capability);
     entry.capabilities = [];
     entry.unavailable = [];
-    entry.controller = new AbortController();
+    entry.controller = pluginController();
   }
 
   function reloadEntry(entry: Entry): Promise<void> {
