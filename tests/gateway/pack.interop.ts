@@ -34,7 +34,7 @@ const GEOCLUE_GPS = fileURLToPath(new URL('../pack/fixtures/geoclue-gps.txt', im
 const PACK_ALLOW = ['camera.snap', 'screen.list', 'clipboard.read', 'clipboard.write', 'tts.status', 'stt.status', 'stt.transcribe', 'stt.listen'];
 
 /** The caps the stock host declares here: the dedicated browser's only where Chromium runs. */
-const PACK_CAPS = [...(findChromiumExecutable() ? ['browser'] : []), 'camera', 'computer', 'location', 'screen', 'talk'];
+const PACK_CAPS = [...(findChromiumExecutable() ? ['browser'] : []), 'camera', ...(findChromiumExecutable() ? ['canvas'] : []), 'computer', 'location', 'screen', 'talk'];
 
 /** The virtual cameras: a test pattern, and a noise source whose JPEG is larger than the gateway accepts. */
 const CAMERAS = [
