@@ -7,6 +7,8 @@ import { runOpenAgentCall, type ExecuteCall } from './calls.js';
 import { buildOpenAgentCatalog, type ImportedToolOrigin, type OpenAgentCatalog } from './catalog.js';
 import { createOpenAgentChannel, type OpenAgentChannel } from './channel.js';
 import type { OpenAgentChannelConfig } from './channelTypes.js';
+import { ledgerPrincipal, openIdempotencyLedger, type IdempotencyLedger } from './ledger.js';
+import { createLedgerExecute } from './ledgerExecute.js';
 
 export type { OpenAgentPhase, OpenAgentStatus } from '../../status/hostStatus.js';
 
@@ -22,7 +24,7 @@ export interface OpenAgentPartOptions {
   readonly override?: OpenAgentOverride;
   /** Imported MCP tools by exposed command name, for their catalog servers, and news of their changes. */
   readonly imports?: { origins(): ReadonlyMap<string, ImportedToolOrigin>; subscribeOrigins(listener: () => void): () => void };
-  /** Wraps each admitted call (the idempotency ledger). */
+  /** Wraps each admitted call instead of the idempotency ledger (tests). */
   readonly execute?: ExecuteCall;
 }
 
@@ -68,6 +70,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
   let started = false;
   let closed = false;
   let poll: ReturnType<typeof setInterval> | undefined;
+  let ledger: IdempotencyLedger | undefined;
   let applying: Promise<void> = Promise.resolve();
   const unsubscribe = [pipeline.registry.subscribe(() => channel?.catalogChanged()), options.imports?.subscribeOrigins(() => channel?.catalogChanged())];
 
@@ -98,6 +101,9 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
     if (config === undefined || typeof config === 'string') return;
     generation += 1;
     const channelConfig = config;
+    // Opened (and compacted) once per host, when the channel first starts.
+    ledger ??= openIdempotencyLedger(context.paths.home);
+    const execute = options.execute ?? createLedgerExecute(ledger, ledgerPrincipal(channelConfig.accountId, channelConfig.deviceId, channelConfig.networkId));
     channel = createOpenAgentChannel(channelConfig, {
       instanceId,
       generation,
@@ -110,7 +116,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
           catalog,
           consentOn: () => !closed && settings.get().openagent.enabled && channel !== undefined,
           log,
-          ...(options.execute ? { execute: options.execute } : {}),
+          execute,
         }),
     });
   }
@@ -159,6 +165,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
       await applying;
       await channel?.close();
       channel = undefined;
+      ledger?.close();
     },
   };
 }
