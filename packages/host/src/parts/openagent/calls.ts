@@ -5,6 +5,7 @@ import { admitOpenAgentCall, classifyOpenAgentCall, openAgentDeadline, type Open
 import { armDeadline, type LogLevel } from '@capnode/toolkit';
 import type { OpenAgentCatalog } from './catalog.js';
 import type { ChannelSession, OpenAgentChannelConfig } from './channelTypes.js';
+import { artifactChunks, prepareArtifacts } from './artifacts.js';
 import { OpenAgentChannelError } from './channelError.js';
 
 /** What a call runs through. */
@@ -63,6 +64,16 @@ async function invokeCommand(call: AdmittedCall, options: CallRunnerOptions): Pr
   return { kind: 'result', result: { ...result, _meta: meta } };
 }
 
+/** Streams the result's large content as artifact chunks, then the result itself; each chunk waits for the socket. */
+async function sendWithArtifacts(call: AdmittedCall, session: ChannelSession, result: Record<string, unknown>): Promise<void> {
+  const { frame } = call;
+  const prepared = prepareArtifacts(result, frame.call_id);
+  for (const artifact of prepared.artifacts) {
+    for (const chunk of artifactChunks(artifact, frame.call_id, frame.generation)) await session.sendEncoded(chunk, { signal: call.signal });
+  }
+  await session.send({ type: 'client_tool_result', call_id: frame.call_id, generation: frame.generation, result: prepared.result });
+}
+
 /** Sends what a call ended with; an ambiguous end of a mutating call sends nothing and drops the socket. */
 async function deliver(call: AdmittedCall, session: ChannelSession, outcome: CallOutcome, sendResult: (result: Record<string, unknown>) => Promise<void>): Promise<void> {
   const { frame } = call;
@@ -85,7 +96,7 @@ async function deliver(call: AdmittedCall, session: ChannelSession, outcome: Cal
  * Runs one `client_tool_call`: admission in the desktop client's order, consent, the tool's lookup,
  * the deadline and cancel, the pipeline, then the result (or the ambiguity rule's silence).
  */
-export async function runOpenAgentCall(frame: OpenAgentToolCall, session: ChannelSession, options: CallRunnerOptions, sendResult?: (call: AdmittedCall, result: Record<string, unknown>) => Promise<void>): Promise<void> {
+export async function runOpenAgentCall(frame: OpenAgentToolCall, session: ChannelSession, options: CallRunnerOptions): Promise<void> {
   const { config } = options;
   const refusal = admitOpenAgentCall(frame, {
     acknowledged: session.acknowledged,
@@ -117,7 +128,7 @@ export async function runOpenAgentCall(frame: OpenAgentToolCall, session: Channe
       const call: AdmittedCall = { frame, command: target.command, mutating, signal: controller.signal, deadline };
       const run = () => (options.consentOn() ? invokeCommand(call, options) : Promise.resolve(errorOutcome('consent_required', 'Local tools are disabled on this device')));
       outcome = await (options.execute ? options.execute(call, run) : run());
-      await deliver(call, session, outcome, (result) => (sendResult ? sendResult(call, result) : session.send({ type: 'client_tool_result', call_id: frame.call_id, generation: frame.generation, result })));
+      await deliver(call, session, outcome, (result) => sendWithArtifacts(call, session, result));
       return;
     }
     await reply((outcome as Extract<CallOutcome, { kind: 'error' }>).error);
