@@ -290,7 +290,7 @@ export const COMMANDS: readonly CommandRow[] = [
       ['capnode servers test [<name>…]', 'connect each server: time, tools, diagnostic (exit 1 if any failed)'],
       ['capnode servers login <name> [--no-browser]', 'OAuth for an http/sse server: browser step, tokens in <config dir>/oauth/'],
       ['capnode servers logout <name>', "delete that server's stored OAuth tokens"],
-      ['capnode servers import <file>', 'add the servers of a .mcp.json / Claude Desktop / Cursor / VS Code file'],
+      ['capnode servers import <file>', "add the servers of a .mcp.json / Claude Desktop / Cursor / VS Code file, or OpenAgent's client-mcps.toml"],
       ['capnode servers reexport on|off', 'serve their tools through the host as <server>__<tool>'],
     ],
     flags: ['json', 'command', 'args', 'url', 'env', 'header', 'transport', 'cwd', 'no-browser'],
