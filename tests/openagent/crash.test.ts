@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +18,42 @@ function serveDetached(home: string): ChildProcess & { output(): string } {
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   return Object.assign(child, { output: () => output });
+}
+
+/** Every live descendant of `pid` (from /proc), deepest first. */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const visit = (parent: number) => {
+    for (const child of parents.get(parent) ?? []) {
+      visit(child);
+      out.push(child);
+    }
+  };
+  visit(pid);
+  return out;
+}
+
+/** `kill -9` of the host and every process under it (system.run's children run in their own process groups). */
+function killTree(child: ChildProcess): void {
+  const pids = [...descendants(child.pid!), child.pid!];
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -53,7 +89,7 @@ describe('OpenAgent channel: a host killed with -9 during a mutating call', () =
       const args = { command: ['sh', '-c', `echo run >> '${started}'; sleep 4; echo line >> '${done}'`] };
       const call = await bridge.call('system.run', args, { deadline_ms: 60_000, arguments_sha256: openAgentArgumentsSha256(args) });
       await eventually(() => existsSync(started), { what: 'the command to start', timeoutMs: 20_000 });
-      killGroup(first, 'SIGKILL');
+      killTree(first);
       await eventually(() => !isAlive(first.pid!), { what: 'the host to die' });
       await new Promise((resolve) => setTimeout(resolve, 5000));
       expect(existsSync(done)).toBe(false); // its child died with it
