@@ -6,6 +6,7 @@ import type { OpenAgentStatus } from '../../status/hostStatus.js';
 import { runOpenAgentCall, type ExecuteCall } from './calls.js';
 import { buildOpenAgentCatalog, type ImportedToolOrigin, type OpenAgentCatalog } from './catalog.js';
 import { createOpenAgentChannel, type OpenAgentChannel } from './channel.js';
+import { createEventQueue, toOpenAgentEvent, type ShellCompletedNotice } from './events.js';
 import type { OpenAgentChannelConfig } from './channelTypes.js';
 import { ledgerPrincipal, openIdempotencyLedger, type IdempotencyLedger } from './ledger.js';
 import { createLedgerExecute } from './ledgerExecute.js';
@@ -35,6 +36,11 @@ export interface OpenAgentPart {
   /** Settings changed (the switch, URL, ids, consent): reconnect, update the catalog, or close. */
   apply(next: Settings): Promise<void>;
   status(): OpenAgentStatus;
+  /**
+   * The channel as the client connection of its calls: a `shell_completed` a session reports goes to the
+   * server as `client_tool_event`, kept (≤ 1024) and resent on heartbeats until acknowledged.
+   */
+  readonly connection: { readonly id: string; notify(event: ShellCompletedNotice): void };
   close(): Promise<void>;
 }
 
@@ -71,6 +77,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
   let closed = false;
   let poll: ReturnType<typeof setInterval> | undefined;
   let ledger: IdempotencyLedger | undefined;
+  const events = createEventQueue();
   let applying: Promise<void> = Promise.resolve();
   const unsubscribe = [pipeline.registry.subscribe(() => channel?.catalogChanged()), options.imports?.subscribeOrigins(() => channel?.catalogChanged())];
 
@@ -109,6 +116,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
       generation,
       catalog,
       log,
+      events,
       runCall: (frame, session) =>
         runOpenAgentCall(frame, session, {
           config: channelConfig,
@@ -143,6 +151,12 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
       poll.unref?.();
     },
     apply,
+    connection: {
+      id: `openagent:${instanceId}`,
+      notify(event) {
+        if (event.type === 'shell_completed' && !closed) events.push(toOpenAgentEvent(event));
+      },
+    },
     status() {
       const current = settings.get().openagent;
       const base = { enabled: current.enabled, clientInstanceId: instanceId, generation: Math.max(generation, 1), ...(current.deviceId ? { deviceId: current.deviceId } : {}), ...(current.accountId ? { accountId: current.accountId } : {}) };
