@@ -29,11 +29,21 @@ describe('OpenAgent channel: idempotency ledger', () => {
     const args = { file, line: 'b' };
     const other = await oa.bridge.call('oa.append', args, { idempotency_key: call.idempotency_key, arguments_sha256: openAgentArgumentsSha256(args) });
     expect(await oa.bridge.result(other.call_id as string)).toMatchObject({ error: { code: 'idempotency_conflict', data: { idempotency_key: call.idempotency_key } } });
-    const slow = await oa.bridge.call('oa.wait', { ms: 60_000 });
+    const slowArgs = { file, line: 'slow', ms: 60_000 };
+    const slow = await oa.bridge.call('oa.append', slowArgs);
     await eventually(() => oa.host.status().openagent.activeCalls === 1, { what: 'the slow call' });
-    const again = await oa.bridge.call('oa.wait', { ms: 60_000 }, { idempotency_key: slow.idempotency_key });
+    const again = await oa.bridge.call('oa.append', slowArgs, { idempotency_key: slow.idempotency_key });
     expect(await oa.bridge.result(again.call_id as string)).toMatchObject({ error: { code: 'idempotency_in_flight', data: { retry_after_ms: 1000 } } });
     expect(readFileSync(file, 'utf8')).toBe('a\n');
+  });
+
+  it('keeps read-only calls out of the ledger: a resent one runs again', async () => {
+    await using oa = await startOpenAgentHost();
+    const call = await oa.bridge.call('oa.echo', { text: 'again' });
+    await oa.bridge.result(call.call_id as string);
+    oa.bridge.send({ ...call, call_id: 'resent' });
+    expect(await oa.bridge.result('resent')).toMatchObject({ result: { content: [{ text: 'again' }] } });
+    expect(JSON.stringify(await oa.bridge.result('resent'))).not.toContain('openagent/replayed');
   });
 
   it('runs mutating calls one at a time, read-only ones side by side', async () => {

@@ -28,6 +28,8 @@ export interface AdmittedCall {
   readonly frame: OpenAgentToolCall;
   readonly command: string;
   readonly mutating: boolean;
+  /** Classified `read_only` for these arguments: safe to run again, kept out of the ledger. */
+  readonly readOnly: boolean;
   readonly signal: AbortSignal;
   readonly deadline: number;
 }
@@ -115,7 +117,8 @@ export async function runOpenAgentCall(frame: OpenAgentToolCall, session: Channe
   const controller = new AbortController();
   const catalog = options.catalog();
   const target = catalog.resolve(frame.server, frame.tool);
-  const mutating = typeof target === 'string' ? true : classifyOpenAgentCall(target.tool, frame.args) === 'mutating';
+  const classification = typeof target === 'string' ? 'mutating' : classifyOpenAgentCall(target.tool, frame.args);
+  const mutating = classification === 'mutating';
   session.active.set(frame.call_id, { controller, mutating, startedAt: Date.now() });
   session.changed();
   const deadline = openAgentDeadline(frame.deadline_ms, Date.now());
@@ -125,7 +128,7 @@ export async function runOpenAgentCall(frame: OpenAgentToolCall, session: Channe
     if (!options.consentOn()) outcome = errorOutcome('consent_required', 'Local tools are disabled on this device');
     else if (typeof target === 'string') outcome = errorOutcome(target, target === 'tool_not_found' ? `No tool ${frame.tool} on server ${frame.server}` : `The tool ${frame.tool} needs a consent that is off on this device`);
     else {
-      const call: AdmittedCall = { frame, command: target.command, mutating, signal: controller.signal, deadline };
+      const call: AdmittedCall = { frame, command: target.command, mutating, readOnly: classification === 'read_only', signal: controller.signal, deadline };
       const run = () => (options.consentOn() ? invokeCommand(call, options) : Promise.resolve(errorOutcome('consent_required', 'Local tools are disabled on this device')));
       outcome = await (options.execute ? options.execute(call, run) : run());
       await deliver(call, session, outcome, (result) => sendWithArtifacts(call, session, result));

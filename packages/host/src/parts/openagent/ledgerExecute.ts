@@ -20,7 +20,7 @@ function replayed(result: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Runs each admitted call under the idempotency ledger: a done key replays, another fingerprint or a
+ * Runs each admitted call that is not read-only under the idempotency ledger: a done key replays, another fingerprint or a
  * live lease is refused, a key a crash left executing is indeterminate; otherwise the call runs
  * (mutating calls one at a time) and its outcome is recorded: done with the result, indeterminate for
  * a mutating call whose outcome is unknown, forgotten for one that did not run or may run again.
@@ -28,6 +28,8 @@ function replayed(result: Record<string, unknown>): Record<string, unknown> {
 export function createLedgerExecute(ledger: IdempotencyLedger, principal: string): ExecuteCall {
   const queue = createMutatingQueue();
   return async (call: AdmittedCall, run: () => Promise<CallOutcome>): Promise<CallOutcome> => {
+    // A read-only call may simply run again: it needs no durable claim (and no fsync on its path).
+    if (call.readOnly) return run();
     const { frame } = call;
     const key = frame.idempotency_key;
     const claim = ledger.claim(principal, key, callFingerprint(frame.server, frame.tool, frame.args), call.mutating);

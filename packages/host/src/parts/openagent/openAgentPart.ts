@@ -81,8 +81,17 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
   let applying: Promise<void> = Promise.resolve();
   const unsubscribe = [pipeline.registry.subscribe(() => channel?.catalogChanged()), options.imports?.subscribeOrigins(() => channel?.catalogChanged())];
 
-  const catalog = (): OpenAgentCatalog =>
-    buildOpenAgentCatalog({ registry: pipeline.registry, consent: () => settings.get().consent, servers: settings.get().openagent.servers, ...(options.imports ? { imported: () => options.imports!.origins() } : {}) });
+  // Built again only when what it is made of changed: the registry, consent, `openagent.servers`, imported origins.
+  let cached: { key: string; catalog: OpenAgentCatalog; origins: unknown } | undefined;
+  const catalog = (): OpenAgentCatalog => {
+    const current = settings.get();
+    const origins = options.imports?.origins();
+    const key = JSON.stringify([pipeline.registry.version, current.consent, current.openagent.servers, origins ? origins.size : -1]);
+    if (cached?.key === key && cached.origins === origins) return cached.catalog;
+    const built = buildOpenAgentCatalog({ registry: pipeline.registry, consent: () => current.consent, servers: current.openagent.servers, ...(origins ? { imported: () => origins } : {}) });
+    cached = { key, catalog: built, origins };
+    return built;
+  };
 
   async function reconcile(next: Settings): Promise<void> {
     if (closed || !started) return;
