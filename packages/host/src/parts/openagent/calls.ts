@@ -7,6 +7,7 @@ import type { OpenAgentCatalog } from './catalog.js';
 import type { ChannelSession, OpenAgentChannelConfig } from './channelTypes.js';
 import { artifactChunks, prepareArtifacts } from './artifacts.js';
 import { OpenAgentChannelError } from './channelError.js';
+import type { ShellCompletedNotice } from './events.js';
 
 /** What a call runs through. */
 export interface CallRunnerOptions {
@@ -18,6 +19,8 @@ export interface CallRunnerOptions {
   /** Runs the admitted call; the ledger wraps `run` to replay, refuse or mark outcomes. */
   readonly execute?: ExecuteCall;
   readonly log: (level: LogLevel, message: string) => void;
+  /** The channel as the calls' client connection (`InvocationRequest.connection`): where a shell session reports `shell_completed`. */
+  readonly connection?: { readonly id: string; notify(event: ShellCompletedNotice): void };
 }
 
 /** How one admitted call runs: `run` invokes the command; the result is what goes back (or `undefined`: send nothing). */
@@ -49,17 +52,16 @@ function errorOutcome(code: string, message: string, data?: unknown): CallOutcom
 /** The call's command through the one pipeline, as transport `openagent` with the account and device as caller. */
 async function invokeCommand(call: AdmittedCall, options: CallRunnerOptions): Promise<CallOutcome> {
   const { config, invoker } = options;
-  const outcome = await invoker.invoke(
-    {
-      command: call.command,
-      args: call.frame.args,
-      transport: 'openagent',
-      requestId: call.frame.call_id,
-      caller: `openagent:${config.accountId}/${config.deviceId}`,
-      timeoutMs: Math.max(1, call.deadline - Date.now()),
-    },
-    { signal: call.signal },
-  );
+  const request = {
+    command: call.command,
+    args: call.frame.args,
+    transport: 'openagent' as const,
+    requestId: call.frame.call_id,
+    caller: `openagent:${config.accountId}/${config.deviceId}`,
+    timeoutMs: Math.max(1, call.deadline - Date.now()),
+    ...(options.connection ? { connection: options.connection } : {}),
+  };
+  const outcome = await invoker.invoke(request, { signal: call.signal });
   if (call.signal.aborted) return { kind: 'ambiguous', reason: String(call.signal.reason ?? CANCELLED) };
   const result = toCallToolResult(outcome.result) as Record<string, unknown>;
   const meta = { ...(result._meta as Record<string, unknown> | undefined), executionHost: { kind: 'client', device_label: config.deviceLabel, device_id: config.deviceId } };

@@ -78,6 +78,12 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
   let poll: ReturnType<typeof setInterval> | undefined;
   let ledger: IdempotencyLedger | undefined;
   const events = createEventQueue();
+  const connection = {
+    id: `openagent:${instanceId}`,
+    notify(event: ShellCompletedNotice) {
+      if (event.type === 'shell_completed' && !closed) events.push(toOpenAgentEvent(event));
+    },
+  };
   let applying: Promise<void> = Promise.resolve();
   const unsubscribe = [pipeline.registry.subscribe(() => channel?.catalogChanged()), options.imports?.subscribeOrigins(() => channel?.catalogChanged())];
 
@@ -134,6 +140,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
           consentOn: () => !closed && settings.get().openagent.enabled && channel !== undefined,
           log,
           execute,
+          connection,
         }),
     });
   }
@@ -160,12 +167,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
       poll.unref?.();
     },
     apply,
-    connection: {
-      id: `openagent:${instanceId}`,
-      notify(event) {
-        if (event.type === 'shell_completed' && !closed) events.push(toOpenAgentEvent(event));
-      },
-    },
+    connection,
     status() {
       const current = settings.get().openagent;
       const base = { enabled: current.enabled, clientInstanceId: instanceId, generation: Math.max(generation, 1), ...(current.deviceId ? { deviceId: current.deviceId } : {}), ...(current.accountId ? { accountId: current.accountId } : {}) };
