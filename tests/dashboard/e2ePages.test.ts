@@ -254,6 +254,7 @@ describe('dashboard pages (Chromium, real host)', () => {
     ['settings', 'Settings'],
     ['servers', 'MCP servers'],
     ['gateway', 'Gateway'],
+    ['openagent', 'OpenAgent'],
     ['activity', 'Activity'],
   ];
 

@@ -6,6 +6,19 @@ import { createHost, type Host, type HostOptions } from '@capnode/host';
 import { delay } from '@capnode/toolkit';
 import { startOpenAgentBridge, type OpenAgentBridge, type OpenAgentBridgeOptions } from './openAgentBridge.js';
 
+/** `bytes` deterministic pseudo-random bytes (an incompressible test payload). */
+export function pseudoRandom(bytes: number, seed = 1): Buffer {
+  const out = Buffer.alloc(bytes);
+  let state = seed >>> 0 || 1;
+  for (let index = 0; index < bytes; index += 1) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    out[index] = state & 0xff;
+  }
+  return out;
+}
+
 /** Test commands: `oa.echo` (read-only), `oa.wait` (read-only, runs until aborted or `ms`), `oa.append` (mutating: appends a line to `file`), `oa.screen` (needs `screen` consent). */
 export function openAgentTestCapability(): Capability {
   const wait = (ms: number, signal: AbortSignal) => delay(ms, { signal });
@@ -29,6 +42,13 @@ export function openAgentTestCapability(): Capability {
           appendFileSync(args.file, `${args.line}\n`);
           return 'appended';
         },
+      }),
+      defineCommand({
+        name: 'oa.blob',
+        description: 'An image of `bytes` pseudo-random bytes.',
+        annotations: { readOnly: true },
+        input: z.object({ bytes: z.number(), seed: z.number().default(1) }),
+        execute: (args) => ({ ok: true, content: [{ type: 'text', text: 'here' }, { type: 'image', data: pseudoRandom(args.bytes, args.seed).toString('base64'), mimeType: 'image/png' }] }),
       }),
       defineCommand({ name: 'oa.screen', description: 'Needs screen consent.', annotations: { readOnly: true }, consent: 'screen', execute: () => 'seen' }),
     ],

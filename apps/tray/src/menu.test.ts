@@ -58,6 +58,12 @@ describe('state → menu', () => {
     expect(titleOf(state, 'quit').tooltip).toMatch(/host keeps running/);
   });
 
+  it("shows OpenAgent's phase in the tooltip while its switch is on", () => {
+    const on = { mode: 'attached' as const, connection: 'connected' as const, pendingApprovals: 0, hasToken: true, status: { mcp: { state: 'listening', url: 'http://127.0.0.1:1/' }, openagent: { enabled: true, phase: 'active', activeCalls: 2 } } };
+    expect(buildTrayMenu(on).tooltip).toContain('OpenAgent: active (2 calls)');
+    expect(buildTrayMenu({ ...on, status: { ...on.status, openagent: { enabled: false, phase: 'disabled' } } }).tooltip).not.toContain('OpenAgent');
+  });
+
   it('paused MCP and gateway node mode on read as such', () => {
     const state: TrayState = { ...base, status: { mcp: { state: 'disabled' }, node: { enabled: true, state: 'connected' } } };
     expect(statusLine(state)).toBe('capnode: MCP server paused');

@@ -12,6 +12,8 @@ export interface TrayHostStatus {
   readonly mcp: { readonly state: string; readonly url?: string; readonly error?: string };
   readonly node?: { readonly enabled: boolean; readonly state: string; readonly detail?: string };
   readonly execApprovals?: { readonly pending: number };
+  /** OpenAgent's client capabilities channel: its switch and phase. */
+  readonly openagent?: { readonly enabled: boolean; readonly phase: string; readonly activeCalls?: number };
 }
 
 /** Everything the menu depends on. */
@@ -96,6 +98,8 @@ function tooltipFor(state: TrayState): string {
   const parts = [statusLine(state)];
   const node = state.status?.node;
   if (node?.enabled) parts.push(`gateway node: ${node.state}`);
+  const openagent = state.status?.openagent;
+  if (openagent?.enabled) parts.push(`OpenAgent: ${openagent.phase}${openagent.activeCalls ? ` (${openagent.activeCalls} calls)` : ''}`);
   if (state.pendingApprovals > 0) parts.push(`${state.pendingApprovals} approval${state.pendingApprovals === 1 ? '' : 's'} waiting`);
   return parts.join(' · ');
 }

@@ -13,6 +13,7 @@ export type { PendingView } from './parts/dashboard/pendingView.js';
 export type { DashboardErrorCode, FieldError } from './parts/dashboard/reply.js';
 export type { SettingsPatchResult } from './config/settingsPatch.js';
 export type { GatewayConnectionConfig, GatewayOverride, GatewayNodeModeState, GatewayNodeModeStatus } from './parts/gateway/gatewayMode.js';
+export type { OpenAgentOverride, OpenAgentPhase, OpenAgentStatus } from './parts/openagent/openAgentPart.js';
 export { GATEWAY_TOKEN_ENV, GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, resolveGatewayConfig } from './parts/gateway/gatewayMode.js';
 export type { ApproveGatewayPairingOptions, GatewayPairingResult } from './parts/gateway/gatewayPairing.js';
 export { approveGatewayPairing, readGatewayNodeId } from './parts/gateway/gatewayPairing.js';

@@ -17,7 +17,7 @@ async function loadHostModule(): Promise<HostModule> {
 }
 
 /** The running hosts' status reports (admin route), skipping hosts that went away. */
-async function runningStatuses(context: Context): Promise<HostStatus[]> {
+export async function runningStatuses(context: Context): Promise<HostStatus[]> {
   const token = readToken(context.paths.adminToken);
   const explicit = flag(context.args, 'url') ?? context.env.CAPNODE_URL;
   const bases = explicit ? [new URL('/_capnode/', explicit).href] : listRuntimeStates(context.paths).map((state) => state.adminUrl);

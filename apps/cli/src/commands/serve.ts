@@ -44,6 +44,8 @@ export async function serve(context: Context, version: string): Promise<number> 
   const port = portFlag(context.args);
   const address = flag(context.args, 'host');
   const gateway = gatewayOverride(context);
+  const openagentUrl = flag(context.args, 'openagent');
+  if (openagentUrl !== undefined && !/^wss?:\/\/[^\s/]+/i.test(openagentUrl)) throw new CliError('usage', `--openagent must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:8080/ws/capabilities — got '${openagentUrl}'`);
   const devPlugins = flagValues(context.args, 'dev-plugin').map((path) => resolve(path));
   let host: Host;
   try {
@@ -54,6 +56,7 @@ export async function serve(context: Context, version: string): Promise<number> 
       ...(port === undefined ? {} : { port }),
       ...(address === undefined ? {} : { host: address }),
       ...(gateway ? { gateway } : {}),
+      ...(openagentUrl === undefined ? {} : { openagent: { url: openagentUrl } }),
       onLog: logger(context),
     });
   } catch (error) {
@@ -85,6 +88,7 @@ export async function serve(context: Context, version: string): Promise<number> 
     context.out(`  gateway node:   ${status.node.url} as node ${status.node.nodeId ?? '?'} — ${status.node.state}   (state: capnode gateway status)`);
     context.out(`                  the gateway must approve this node's commands once: capnode gateway pair (or openclaw nodes approve <request id>)`);
   }
+  if (status.openagent.enabled || openagentUrl !== undefined) context.out(`  OpenAgent:      ${status.openagent.detail}   (state: capnode openagent status)`);
   context.out(`  settings:       ${status.settingsPath}`);
   context.out(`  dashboard:      ${dashboardLine(status.dashboard)}`);
   context.out(`  exec approvals: ${status.execApprovals.mode}${status.execApprovals.mode === 'ask' ? '   (answer with: capnode approvals watch, or list|allow|deny)' : ''}`);

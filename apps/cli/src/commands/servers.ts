@@ -221,8 +221,18 @@ async function importFile(context: Context): Promise<number> {
   const file = resolve(context.args.positionals[2]!);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    const text = readFileSync(file, 'utf8');
+    if (file.toLowerCase().endsWith('.toml')) {
+      // OpenAgent's client-mcps.toml.
+      const { clientMcpsToMcpJson } = await import('./openagentMcps.js');
+      const converted = clientMcpsToMcpJson(text);
+      if (!converted.value) throw new CliError('failure', `cannot import ${file}; nothing was changed:\n${converted.issues.map((issue) => `  ${issue.path}: ${issue.message}`).join('\n')}`);
+      parsed = converted.value;
+    } else {
+      parsed = JSON.parse(text);
+    }
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw new CliError('failure', `cannot read ${file}: ${(error as Error).message}`, { cause: error });
   }
   const { importMcpServers } = await import('@capnode/mcp-client');

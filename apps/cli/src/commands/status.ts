@@ -52,6 +52,19 @@ function nodeSection(status: HostStatus, now: number): string[] {
   return lines;
 }
 
+function openagentSection(status: HostStatus, now: number): string[] {
+  const openagent = status.openagent;
+  if (!openagent) return [];
+  const lines = ['', 'OpenAgent client capabilities', row('phase', `${openagent.phase}   (switch: capnode openagent ${openagent.enabled ? 'disable' : 'enable'})`)];
+  if (!openagent.enabled) return lines;
+  if (openagent.url) lines.push(row('server', openagent.url));
+  lines.push(row('instance', `${openagent.clientInstanceId}, generation ${openagent.generation}`), row('calls', `${openagent.activeCalls} running`));
+  lines.push(row('catalog', `${openagent.catalog.servers} servers, ${openagent.catalog.tools} tools`));
+  if (openagent.lastError) lines.push(row('last error', escapeForDisplay(openagent.lastError)));
+  if (openagent.nextRetryAt) lines.push(row('next retry', ago(openagent.nextRetryAt, now)));
+  return lines;
+}
+
 function importedSection(status: HostStatus, now: number): string[] {
   const imports = status.mcpClient;
   const lines = ['', 'Imported MCP servers'];
@@ -118,6 +131,7 @@ export function formatStatus(status: HostStatus, pending?: readonly PendingAppro
     ...hostSection(status),
     ...dashboardSection(status),
     ...nodeSection(status, now),
+    ...openagentSection(status, now),
     ...importedSection(status, now),
     ...pluginsSection(status),
     ...approvalsSection(status, pending, now),

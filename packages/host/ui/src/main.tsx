@@ -8,13 +8,14 @@ import { ActivityPage } from './pages/activity.js';
 import { ApprovalsPage } from './pages/approvals.js';
 import { ConnectPage } from './pages/connect.js';
 import { GatewayPage } from './pages/gateway.js';
+import { OpenAgentPage } from './pages/openagent.js';
 import { ServersPage } from './pages/servers.js';
 import { SettingsPage } from './pages/settings.js';
 import { SetupPage } from './pages/setup.js';
 import { StatusPage } from './pages/status.js';
 import { TokenPage } from './pages/token.js';
 
-const NAV: readonly PageId[] = ['status', 'approvals', 'connect', 'token', 'settings', 'servers', 'gateway', 'activity'];
+const NAV: readonly PageId[] = ['status', 'approvals', 'connect', 'token', 'settings', 'servers', 'gateway', 'openagent', 'activity'];
 
 function titleOf(page: PageId): string {
   return PAGES.find((entry) => entry.id === page)?.title ?? page;
@@ -60,6 +61,8 @@ function Page(props: { page: PageId; session: Session }) {
       return <ServersPage />;
     case 'gateway':
       return <GatewayPage />;
+    case 'openagent':
+      return <OpenAgentPage />;
     case 'activity':
       return <ActivityPage />;
     default:

@@ -11,6 +11,7 @@ export const PAGES = [
   { id: 'settings', title: 'Settings' },
   { id: 'servers', title: 'MCP servers' },
   { id: 'gateway', title: 'Gateway' },
+  { id: 'openagent', title: 'OpenAgent' },
   { id: 'activity', title: 'Activity' },
   { id: 'setup', title: 'Setup' },
 ] as const;

@@ -3,7 +3,7 @@ import { OPENAGENT_CLOSE_CONNECTION_REPLACED } from '@capnode/protocol/openagent
 import type WebSocket from 'ws';
 import type { OpenAgentCatalog } from './catalog.js';
 import type { ActiveCall, ChannelPorts, OpenAgentChannelConfig, OpenAgentChannelStatus } from './channelTypes.js';
-import { openConnection, type ConnectionEnd, type LiveSession } from './connection.js';
+import { flushEvents, openConnection, type ConnectionEnd, type LiveSession } from './connection.js';
 
 /** Reconnect pause after `attempt` failed tries: `min(30 s, 1 s · 2^min(n, 5))`. */
 export function reconnectDelayMs(attempt: number): number {
@@ -65,8 +65,9 @@ export function createOpenAgentChannel(config: OpenAgentChannelConfig, ports: Ch
       closeCode = undefined;
       setPhase(active.size > 0 ? 'active' : 'connected');
       ports.log('info', `openagent: connected to ${config.url} (instance ${ports.instanceId}, generation ${ports.generation})`);
-      // A catalog that changed while the hello was on its way goes out now.
+      // A catalog that changed while the hello was on its way goes out now, and so do events kept meanwhile.
       if (current === session) sendCatalogUpdate();
+      flushEvents(current, ports, () => current.terminate('an event could not be sent'));
     },
     error(message: string) {
       lastError ??= message;
@@ -108,6 +109,12 @@ export function createOpenAgentChannel(config: OpenAgentChannelConfig, ports: Ch
       setPhase('unavailable');
       await delay(wait, { signal: stopping.signal }).catch(() => undefined);
     }
+  }
+
+  if (ports.events) {
+    ports.events.onPush = () => {
+      if (session) flushEvents(session, ports, () => session?.terminate('an event could not be sent'));
+    };
   }
 
   const looping = loop().catch((error: unknown) => {

@@ -2,6 +2,7 @@ import type { LogLevel } from '@capnode/toolkit';
 import type { OpenAgentClientFrame, OpenAgentToolCall } from '@capnode/protocol/openagent';
 import type { OpenAgentPhase } from '../../status/hostStatus.js';
 import type { OpenAgentCatalog } from './catalog.js';
+import type { EventQueue } from './events.js';
 
 /** Where and as whom the channel connects; from `openagent` in settings.json (or `serve --openagent`). */
 export interface OpenAgentChannelConfig {
@@ -48,6 +49,8 @@ export interface ChannelPorts {
   log(level: LogLevel, message: string): void;
   /** The status changed (phase, active calls). */
   onChange?(): void;
+  /** Background events (`shell_completed`) waiting for the server's ack. */
+  readonly events?: EventQueue;
 }
 
 /** The channel's state, as `capnode openagent status` shows it. */

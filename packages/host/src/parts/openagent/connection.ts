@@ -71,6 +71,12 @@ function helloFrame(config: OpenAgentChannelConfig, ports: ChannelPorts, catalog
   };
 }
 
+/** Sends every pending event on `session` (after its hello was acknowledged). */
+export function flushEvents(session: LiveSession, ports: ChannelPorts, fail: (error: unknown) => void): void {
+  if (!session.acknowledged || !ports.events) return;
+  for (const event of ports.events.pending()) session.send({ type: 'client_tool_event', generation: ports.generation, event: { ...event } }).catch(fail);
+}
+
 /** Handles one valid server frame on `session`. */
 function dispatch(frame: OpenAgentServerFrame, session: LiveSession, context: { config: OpenAgentChannelConfig; ports: ChannelPorts; hooks: ConnectionHooks; onAck(): void; onHeartbeatAck(): void }): void {
   const { config, ports, hooks } = context;
@@ -94,6 +100,9 @@ function dispatch(frame: OpenAgentServerFrame, session: LiveSession, context: { 
       return;
     case 'client_tool_cancel':
       if (frame.generation === ports.generation) hooks.active.get(frame.call_id)?.controller.abort(frame.reason ?? 'server_cancelled');
+      return;
+    case 'client_tool_event_ack':
+      ports.events?.ack(frame, ports.generation);
       return;
     default:
       ports.log('debug', `openagent: ${frame.type} frame`);
@@ -138,6 +147,8 @@ export function openConnection(WebSocketClass: typeof WebSocket, config: OpenAge
           return;
         }
         session.send({ type: 'capability_heartbeat', generation: ports.generation, ts_ms: Date.now() }).catch(fail);
+        // At least once: an ack can be lost while the socket stays open.
+        flushEvents(session, ports, fail);
       }, config.heartbeatMs);
       hooks.acknowledged(session);
     };

@@ -6,7 +6,10 @@ import type { OpenAgentStatus } from '../../status/hostStatus.js';
 import { runOpenAgentCall, type ExecuteCall } from './calls.js';
 import { buildOpenAgentCatalog, type ImportedToolOrigin, type OpenAgentCatalog } from './catalog.js';
 import { createOpenAgentChannel, type OpenAgentChannel } from './channel.js';
+import { createEventQueue, toOpenAgentEvent, type ShellCompletedNotice } from './events.js';
 import type { OpenAgentChannelConfig } from './channelTypes.js';
+import { ledgerPrincipal, openIdempotencyLedger, type IdempotencyLedger } from './ledger.js';
+import { createLedgerExecute } from './ledgerExecute.js';
 
 export type { OpenAgentPhase, OpenAgentStatus } from '../../status/hostStatus.js';
 
@@ -22,7 +25,7 @@ export interface OpenAgentPartOptions {
   readonly override?: OpenAgentOverride;
   /** Imported MCP tools by exposed command name, for their catalog servers, and news of their changes. */
   readonly imports?: { origins(): ReadonlyMap<string, ImportedToolOrigin>; subscribeOrigins(listener: () => void): () => void };
-  /** Wraps each admitted call (the idempotency ledger). */
+  /** Wraps each admitted call instead of the idempotency ledger (tests). */
   readonly execute?: ExecuteCall;
 }
 
@@ -33,6 +36,11 @@ export interface OpenAgentPart {
   /** Settings changed (the switch, URL, ids, consent): reconnect, update the catalog, or close. */
   apply(next: Settings): Promise<void>;
   status(): OpenAgentStatus;
+  /**
+   * The channel as the client connection of its calls: a `shell_completed` a session reports goes to the
+   * server as `client_tool_event`, kept (≤ 1024) and resent on heartbeats until acknowledged.
+   */
+  readonly connection: { readonly id: string; notify(event: ShellCompletedNotice): void };
   close(): Promise<void>;
 }
 
@@ -68,11 +76,28 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
   let started = false;
   let closed = false;
   let poll: ReturnType<typeof setInterval> | undefined;
+  let ledger: IdempotencyLedger | undefined;
+  const events = createEventQueue();
+  const connection = {
+    id: `openagent:${instanceId}`,
+    notify(event: ShellCompletedNotice) {
+      if (event.type === 'shell_completed' && !closed) events.push(toOpenAgentEvent(event));
+    },
+  };
   let applying: Promise<void> = Promise.resolve();
   const unsubscribe = [pipeline.registry.subscribe(() => channel?.catalogChanged()), options.imports?.subscribeOrigins(() => channel?.catalogChanged())];
 
-  const catalog = (): OpenAgentCatalog =>
-    buildOpenAgentCatalog({ registry: pipeline.registry, consent: () => settings.get().consent, servers: settings.get().openagent.servers, ...(options.imports ? { imported: () => options.imports!.origins() } : {}) });
+  // Built again only when what it is made of changed: the registry, consent, `openagent.servers`, imported origins.
+  let cached: { key: string; catalog: OpenAgentCatalog; origins: unknown } | undefined;
+  const catalog = (): OpenAgentCatalog => {
+    const current = settings.get();
+    const origins = options.imports?.origins();
+    const key = JSON.stringify([pipeline.registry.version, current.consent, current.openagent.servers, origins ? origins.size : -1]);
+    if (cached?.key === key && cached.origins === origins) return cached.catalog;
+    const built = buildOpenAgentCatalog({ registry: pipeline.registry, consent: () => current.consent, servers: current.openagent.servers, ...(origins ? { imported: () => origins } : {}) });
+    cached = { key, catalog: built, origins };
+    return built;
+  };
 
   async function reconcile(next: Settings): Promise<void> {
     if (closed || !started) return;
@@ -98,11 +123,15 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
     if (config === undefined || typeof config === 'string') return;
     generation += 1;
     const channelConfig = config;
+    // Opened (and compacted) once per host, when the channel first starts.
+    ledger ??= openIdempotencyLedger(context.paths.home);
+    const execute = options.execute ?? createLedgerExecute(ledger, ledgerPrincipal(channelConfig.accountId, channelConfig.deviceId, channelConfig.networkId));
     channel = createOpenAgentChannel(channelConfig, {
       instanceId,
       generation,
       catalog,
       log,
+      events,
       runCall: (frame, session) =>
         runOpenAgentCall(frame, session, {
           config: channelConfig,
@@ -110,7 +139,8 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
           catalog,
           consentOn: () => !closed && settings.get().openagent.enabled && channel !== undefined,
           log,
-          ...(options.execute ? { execute: options.execute } : {}),
+          execute,
+          connection,
         }),
     });
   }
@@ -137,6 +167,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
       poll.unref?.();
     },
     apply,
+    connection,
     status() {
       const current = settings.get().openagent;
       const base = { enabled: current.enabled, clientInstanceId: instanceId, generation: Math.max(generation, 1), ...(current.deviceId ? { deviceId: current.deviceId } : {}), ...(current.accountId ? { accountId: current.accountId } : {}) };
@@ -159,6 +190,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
       await applying;
       await channel?.close();
       channel = undefined;
+      ledger?.close();
     },
   };
 }
