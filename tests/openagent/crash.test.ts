@@ -10,7 +10,7 @@ import { eventually, isAlive } from '../support/poll.js';
 
 /** `capnode serve` in its own process group, so `kill -9` takes the host and its children. */
 function serveDetached(home: string): ChildProcess & { output(): string } {
-  const env = { ...process.env, CAPNODE_HOME: home };
+  const env: NodeJS.ProcessEnv = { ...process.env, CAPNODE_HOME: home };
   delete env.CAPNODE_URL;
   delete env.CAPNODE_TOKEN;
   const child = spawn(process.execPath, [cliPath, 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
