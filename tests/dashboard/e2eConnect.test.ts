@@ -35,8 +35,8 @@ describe('Connect a client (Chromium, real host)', () => {
     for (const name of ['Claude Code', 'Claude Desktop', 'Cursor', 'VS Code']) await page.getByRole('region', { name }).waitFor();
     const cursor = page.getByRole('region', { name: 'Cursor' });
     await cursor.getByRole('button', { name: 'Copy Cursor snippet' }).click();
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
-    expect(copied).toContain(new URL(test.url).host);
+    // Copy fetches the unmasked token first, so the clipboard fills a moment after the click.
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText()), { timeout: 10_000 }).toContain(new URL(test.url).host);
     expect(await unnamedControls(page.locator('body'))).toEqual([]);
     await saveScreenshot(page, 'connect');
   });

@@ -238,7 +238,7 @@ describe('dashboard pages (Chromium, real host)', () => {
     await form.getByRole('button', { name: 'Connect to gateway' }).click();
     await expect.poll(() => settingsOf(test.home).gateway?.url).toBe('ws://127.0.0.1:9');
     expect(settingsOf(test.home).gateway?.token).toBe('gateway-secret-456');
-    await expect.poll(() => page.getByText(/^Saved\./).isVisible()).toBe(true);
+    await expect.poll(() => page.getByText(/^Saved\./).isVisible(), { timeout: 10_000 }).toBe(true);
     expect(await form.getByLabel('Gateway token').inputValue()).toBe('');
     expect(await page.content()).not.toContain('gateway-secret-456');
     // Back off, so the rest of the suite runs without a gateway node.
