@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The host is not a dependency of the workspace root; its sources are imported directly (as the CLI would run them).
@@ -19,8 +19,15 @@ export interface TestHost extends AsyncDisposable {
   answer(approval: PendingApproval, decision: 'allow-once' | 'allow-always' | 'deny'): Promise<number>;
 }
 
-export async function startTestHost(options: Partial<HostOptions> = {}): Promise<TestHost> {
+/** Options of {@link startTestHost}: the host's, and the `settings.json` written before it starts. */
+export interface TestHostOptions extends Partial<HostOptions> {
+  readonly settings?: Record<string, unknown>;
+}
+
+export async function startTestHost(testOptions: TestHostOptions = {}): Promise<TestHost> {
+  const { settings, ...options } = testOptions;
   const home = mkdtempSync(join(tmpdir(), 'capnode-approvals-'));
+  if (settings) writeFileSync(join(home, 'settings.json'), JSON.stringify(settings), { mode: 0o600 });
   const logs: string[] = [];
   const host = createHost({ home, port: 0, onLog: (level, message) => logs.push(`${level}: ${message}`), ...options });
   const status = await host.start();

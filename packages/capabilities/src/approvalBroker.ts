@@ -65,7 +65,8 @@ export type ApprovalEvent =
  * - `return`: the call returns at once with the failure `approval_pending`; an identical retry (same
  *   `argsHash`, same caller) gets the answer;
  * - `auto`: `block` when the caller can be kept informed while it waits (it sent a progress token,
- *   declared elicitation, or is the CLI or a gateway), `return` otherwise.
+ *   declared elicitation, or is the CLI or a gateway); otherwise the call is held for up to
+ *   `holdMs` (an answer within it runs the call at once) and then returns like `return`.
  */
 export type ApprovalWaitMode = 'auto' | 'block' | 'return';
 
@@ -93,6 +94,12 @@ export interface ApprovalBrokerOptions {
   readonly waitMode?: ApprovalWaitMode | (() => ApprovalWaitMode);
   /** How often a waiting call reports progress (keeps clients' request timeouts from firing). Default 5 000 ms. */
   readonly progressIntervalMs?: number;
+  /**
+   * In wait mode `auto`, how long a call from a client that cannot show progress is held for its
+   * answer before it returns `approval_pending`; read on every request. Default 45 000 ms, below the
+   * 60 s request timeout most clients use.
+   */
+  readonly holdMs?: number | (() => number);
   /**
    * Whether a waiting call may also put the question to the user through the caller's own client
    * (MCP elicitation); read on every request. Such an answer trusts the client application to show
@@ -157,12 +164,16 @@ export interface ApprovalBroker {
   waitMode(): ApprovalWaitMode;
   /** Whether questions may go through the caller's client (the `elicitation` option as it is now). */
   elicitationEnabled(): boolean;
+  /** The `holdMs` option as it is now (0 or more, at most `timeoutMs`). */
+  holdMs(): number;
   readonly progressIntervalMs: number;
   /** Denies every pending request (settlement `closed`); later requests are denied at once. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** Default {@link ApprovalBrokerOptions.holdMs}: under the 60 s request timeout of common clients. */
+const DEFAULT_HOLD_MS = 45_000;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const ID_LENGTH = 10;
 const DECISIONS: ReadonlySet<string> = new Set(['allow-once', 'allow-always', 'deny']);
@@ -267,6 +278,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const progressIntervalMs = Math.min(Math.max(Math.floor(options.progressIntervalMs ?? 5_000), 1), MAX_TIMER_MS);
   const waitSetting = options.waitMode ?? 'auto';
   const elicitationSetting = options.elicitation ?? true;
+  const holdSetting = options.holdMs ?? DEFAULT_HOLD_MS;
   const now = options.now ?? Date.now;
   const policyRevision = options.policyRevision ?? (() => undefined);
   const pending = new Map<string, Entry>();
@@ -327,6 +339,10 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     progressIntervalMs,
     elicitationEnabled() {
       return (typeof elicitationSetting === 'function' ? elicitationSetting() : elicitationSetting) === true;
+    },
+    holdMs() {
+      const value = typeof holdSetting === 'function' ? holdSetting() : holdSetting;
+      return Number.isFinite(value) ? Math.min(Math.max(Math.floor(value), 0), timeoutMs) : Math.min(DEFAULT_HOLD_MS, timeoutMs);
     },
     waitMode() {
       const mode = typeof waitSetting === 'function' ? waitSetting() : waitSetting;
