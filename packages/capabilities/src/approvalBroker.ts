@@ -48,6 +48,13 @@ export interface PendingApproval extends ApprovalRequestInput {
   readonly expiresAt: number;
 }
 
+/** A request allowed while nobody waited on it: the answer is kept until the agent's retry claims it. */
+export interface AnsweredApproval extends PendingApproval {
+  readonly decision: Exclude<ApprovalDecision, 'deny'>;
+  /** Epoch ms until which an identical retry runs. */
+  readonly retryUntil: number;
+}
+
 /** The answer `request` resolves with. */
 export interface ApprovalAnswer {
   readonly id: string;
@@ -150,6 +157,11 @@ export interface ApprovalBroker {
   /** Pending requests, oldest first. */
   list(): readonly PendingApproval[];
   /**
+   * Requests allowed for a retry that has not come yet, oldest first: the call runs when the agent
+   * retries it before `retryUntil` (the dashboard shows them as "runs when the agent retries").
+   */
+  answered(): readonly AnsweredApproval[];
+  /**
    * Answers a pending request. With `argsHash` (the hash the person was shown) the answer applies
    * only when it matches the request's own hash (`hash_mismatch` otherwise); `unknown` when the id is
    * not pending (already answered, expired, or never existed).
@@ -222,22 +234,32 @@ interface KeptAnswer {
   readonly answer: ApprovalAnswer;
   readonly revision: string | undefined;
   readonly timer: ReturnType<typeof setTimeout>;
+  readonly approval: PendingApproval;
+  readonly retryUntil: number;
 }
 
 /**
  * Answers to opened requests waiting for their retry, each for `retentionMs` after it was given, at
  * most `max` of them (the oldest goes first).
  */
-function createKeptAnswers(retentionMs: number, max: number) {
+function createKeptAnswers(retentionMs: number, max: number, now: () => number) {
   const kept = new Map<string, KeptAnswer>();
   return {
-    keep(key: string, answer: ApprovalAnswer, revision: string | undefined): void {
+    /** The allowing answers still waiting for their retry, oldest first. */
+    list(): AnsweredApproval[] {
+      const answered: AnsweredApproval[] = [];
+      for (const { answer, approval, retryUntil } of kept.values()) {
+        if (answer.decision !== 'deny') answered.push({ ...approval, decision: answer.decision, retryUntil });
+      }
+      return answered;
+    },
+    keep(key: string, answer: ApprovalAnswer, revision: string | undefined, approval: PendingApproval): void {
       const earlier = kept.get(key);
       if (earlier) clearTimeout(earlier.timer);
       kept.delete(key);
       const timer = setTimeout(() => kept.delete(key), retentionMs);
       (timer as { unref?: () => void }).unref?.();
-      kept.set(key, { answer, revision, timer });
+      kept.set(key, { answer, revision, timer, approval, retryUntil: now() + retentionMs });
       if (kept.size > max) {
         const [oldest] = kept;
         if (oldest) {
@@ -282,7 +304,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const now = options.now ?? Date.now;
   const policyRevision = options.policyRevision ?? (() => undefined);
   const pending = new Map<string, Entry>();
-  const kept = createKeptAnswers(timeoutMs, maxPending);
+  const kept = createKeptAnswers(timeoutMs, maxPending, now);
   const listeners = new Set<(event: ApprovalEvent) => void>();
   let closed = false;
 
@@ -303,7 +325,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     const answer: ApprovalAnswer = { id: entry.approval.id, decision, settlement };
     emit({ type: 'resolved', approval: entry.approval, decision, settlement });
     if (entry.waiter) entry.waiter(answer);
-    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer, policyRevision());
+    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer, policyRevision(), entry.approval);
   };
 
   /** A new pending entry, or the refusal when the queue (or this caller's share of it) is full. */
@@ -390,6 +412,9 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     },
     list() {
       return [...pending.values()].map((entry) => entry.approval);
+    },
+    answered() {
+      return kept.list();
     },
     answer(id, decision, answerOptions = {}) {
       if (!isApprovalDecision(decision)) throw new TypeError(`Unknown approval decision '${String(decision)}'; use allow-once, allow-always or deny.`);

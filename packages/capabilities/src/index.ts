@@ -76,6 +76,7 @@ export type {
   ApprovalRequestInput,
   PendingApproval,
   ApprovalAnswer,
+  AnsweredApproval,
   ApprovalEvent,
   ApprovalBrokerOptions,
   ApprovalBroker,
