@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The host is not a dependency of the workspace root; its sources are imported directly (as the CLI would run them).
 import { createHost, type Host, type HostOptions } from '../../packages/host/src/index.js';
-import type { PendingApproval } from '@capnode/capabilities';
+import type { AnsweredApproval, PendingApproval } from '@capnode/capabilities';
 import { eventually } from '../support/poll.js';
 
 /** A real host on a loopback port in a temporary home, with its admin route at hand. */
@@ -15,6 +15,8 @@ export interface TestHost extends AsyncDisposable {
   readonly logs: string[];
   /** `GET /_capnode/approvals` with the admin token. */
   pending(): Promise<PendingApproval[]>;
+  /** `GET /_capnode/approvals`: the requests allowed for a retry that has not come yet. */
+  allowed(): Promise<AnsweredApproval[]>;
   /** `POST /_capnode/approvals` with the admin token and the request's hash; the HTTP status. */
   answer(approval: PendingApproval, decision: 'allow-once' | 'allow-always' | 'deny'): Promise<number>;
 }
@@ -44,6 +46,10 @@ export async function startTestHost(testOptions: TestHostOptions = {}): Promise<
     async pending() {
       const response = await fetch(adminUrl, { headers: { authorization: `Bearer ${adminToken}` } });
       return ((await response.json()) as { approvals: PendingApproval[] }).approvals;
+    },
+    async allowed() {
+      const response = await fetch(adminUrl, { headers: { authorization: `Bearer ${adminToken}` } });
+      return ((await response.json()) as { allowed: AnsweredApproval[] }).allowed;
     },
     async answer(approval, decision) {
       const response = await fetch(adminUrl, {

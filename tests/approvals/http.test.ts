@@ -69,10 +69,16 @@ describe('approvals over real HTTP sockets', () => {
     // An answer bound to another hash is refused.
     expect(await test.answer({ ...pending!, argsHash: 'sha256:0000' }, 'allow-once')).toBe(409);
     expect(await test.answer(pending!, 'allow-once')).toBe(200);
+    // Allowed, not run yet: listed as waiting for the agent's retry until it runs.
+    const [allowed] = await test.allowed();
+    expect(allowed).toMatchObject({ id: pending!.id, decision: 'allow-once' });
+    expect(allowed!.retryUntil).toBeGreaterThan(Date.now());
+    expect(runs(marker)).toBe(0);
     const ran = await client.callTool({ name: 'system.run', arguments: args });
     expect(ran.isError ?? false).toBe(false);
     expect(ran.structuredContent).toMatchObject({ stdout: '42\n' });
     expect(runs(marker)).toBe(1);
+    expect(await test.allowed()).toEqual([]);
 
     // Exactly once: the next identical call asks again.
     const next = await client.callTool({ name: 'system.run', arguments: args });

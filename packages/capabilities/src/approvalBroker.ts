@@ -64,7 +64,9 @@ export interface ApprovalAnswer {
 
 export type ApprovalEvent =
   | { readonly type: 'requested'; readonly approval: PendingApproval }
-  | { readonly type: 'resolved'; readonly approval: PendingApproval; readonly decision: ApprovalDecision; readonly settlement: ApprovalSettlement };
+  | { readonly type: 'resolved'; readonly approval: PendingApproval; readonly decision: ApprovalDecision; readonly settlement: ApprovalSettlement }
+  /** An answer kept for the agent's retry was used by it (or discarded): it leaves {@link ApprovalBroker.answered}. */
+  | { readonly type: 'retried'; readonly approval: PendingApproval };
 
 /**
  * How a command waits for its approval (setting `approvals.wait`):
@@ -268,13 +270,13 @@ function createKeptAnswers(retentionMs: number, max: number, now: () => number) 
         }
       }
     },
-    /** The kept answer (consumed), when it was given under `revision`; one given under another is discarded. */
-    take(key: string, revision: string | undefined): ApprovalAnswer | undefined {
+    /** The kept entry (consumed); its answer is undefined when it was given under another `revision` (discarded). */
+    take(key: string, revision: string | undefined): { readonly approval: PendingApproval; readonly answer: ApprovalAnswer | undefined } | undefined {
       const entry = kept.get(key);
       if (!entry) return undefined;
       clearTimeout(entry.timer);
       kept.delete(key);
-      return entry.revision === revision ? entry.answer : undefined;
+      return { approval: entry.approval, answer: entry.revision === revision ? entry.answer : undefined };
     },
     clear(): void {
       for (const { timer } of kept.values()) clearTimeout(timer);
@@ -405,8 +407,9 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     claim(input) {
       const key = retryKey(input);
       if (key === undefined) return undefined;
-      const answer = kept.take(key, policyRevision());
-      if (answer) return { answer };
+      const taken = kept.take(key, policyRevision());
+      if (taken) emit({ type: 'retried', approval: taken.approval });
+      if (taken?.answer) return { answer: taken.answer };
       const open = findOpened(key);
       return open ? { pending: open.approval } : undefined;
     },
