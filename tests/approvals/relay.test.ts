@@ -66,6 +66,22 @@ describe('capnode mcp while a host runs', () => {
     expect(textOf(result)).toMatch(/denied by the user/);
   });
 
+  it("forwards the client's cancellation: the host stops the running command", async () => {
+    await using test = await startTestHost({ settings: { execApprovals: { mode: 'full' } } });
+    const marker = join(test.home, 'late.txt');
+    await using client = await connectStdio(test.home, 'cancelling-client');
+    const controller = new AbortController();
+    const script = `setTimeout(() => require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran'), 1500)`;
+    const call = client.callTool({ name: 'system.run', arguments: { command: [process.execPath, '-e', script] } }, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Mode full: it runs without an approval, so only the forwarded cancel can stop it.
+    expect(await test.pending()).toEqual([]);
+    controller.abort(new Error('user cancelled'));
+    await expect(call).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('exits by itself when the client closes stdin', async () => {
     await using test = await startTestHost();
     const child = spawn(process.execPath, [cliPath, 'mcp'], { env: { ...process.env, CAPNODE_HOME: test.home }, stdio: ['pipe', 'pipe', 'pipe'] });
