@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { JsonRpcErrorCode } from '@capnode/protocol';
 import { waitFor } from '@capnode/toolkit';
 import { isCliError } from './errors.js';
 import { readText, send, type Endpoint, type HttpResult } from './http.js';
@@ -22,9 +23,6 @@ export interface StdioRelayOptions {
 }
 
 type Message = { readonly jsonrpc?: string; readonly id?: string | number | null; readonly method?: string; readonly result?: unknown; readonly params?: unknown };
-
-/** JSON-RPC "internal error" for a request the host could not be asked. */
-const INTERNAL_ERROR = -32603;
 
 /**
  * `capnode mcp` while a host runs: relays the stdio client's MCP messages to the host's Streamable
@@ -56,7 +54,7 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
   };
   const fail = (message: Message, text: string) => {
     if (message.method === undefined || message.id === undefined || message.id === null) return;
-    deliver({ jsonrpc: '2.0', id: message.id, error: { code: INTERNAL_ERROR, message: text } } as Message);
+    deliver({ jsonrpc: '2.0', id: message.id, error: { code: JsonRpcErrorCode.InternalError, message: text } } as Message);
   };
   const headers = (): Record<string, string> => ({
     accept: 'application/json, text/event-stream',
@@ -134,7 +132,7 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
     try {
       message = JSON.parse(line) as Message;
     } catch {
-      write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: a line on stdin is not JSON' } });
+      write({ jsonrpc: '2.0', id: null, error: { code: JsonRpcErrorCode.ParseError, message: 'Parse error: a line on stdin is not JSON' } });
       return;
     }
     if (message.method !== undefined && message.id !== undefined && message.id !== null) inFlight.add(message.id);

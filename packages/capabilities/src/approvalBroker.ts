@@ -216,6 +216,12 @@ export function approvalCallerKey(input: Pick<ApprovalRequestInput, 'transport' 
   return `${input.transport ?? ''}\u0000${input.caller ?? ''}`;
 }
 
+/** The `holdMs` setting as it is now, within 0 … `timeoutMs`. */
+function holdMsOf(setting: number | (() => number), timeoutMs: number): number {
+  const value = typeof setting === 'function' ? setting() : setting;
+  return Number.isFinite(value) ? Math.min(Math.max(Math.floor(value), 0), timeoutMs) : Math.min(DEFAULT_HOLD_MS, timeoutMs);
+}
+
 /** Where a retry finds an opened request: caller key and argument hash. */
 function retryKey(input: ApprovalRequestInput): string | undefined {
   return input.argsHash === undefined ? undefined : `${approvalCallerKey(input)}\u0000${input.argsHash}`;
@@ -364,10 +370,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     elicitationEnabled() {
       return (typeof elicitationSetting === 'function' ? elicitationSetting() : elicitationSetting) === true;
     },
-    holdMs() {
-      const value = typeof holdSetting === 'function' ? holdSetting() : holdSetting;
-      return Number.isFinite(value) ? Math.min(Math.max(Math.floor(value), 0), timeoutMs) : Math.min(DEFAULT_HOLD_MS, timeoutMs);
-    },
+    holdMs: () => holdMsOf(holdSetting, timeoutMs),
     waitMode() {
       const mode = typeof waitSetting === 'function' ? waitSetting() : waitSetting;
       return isApprovalWaitMode(mode) ? mode : 'auto';
@@ -416,9 +419,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     list() {
       return [...pending.values()].map((entry) => entry.approval);
     },
-    answered() {
-      return kept.list();
-    },
+    answered: () => kept.list(),
     answer(id, decision, answerOptions = {}) {
       if (!isApprovalDecision(decision)) throw new TypeError(`Unknown approval decision '${String(decision)}'; use allow-once, allow-always or deny.`);
       const entry = pending.get(String(id).trim().toLowerCase());
