@@ -69,6 +69,22 @@ describe('answering approvals from the CLI', () => {
     expect(ended.stdout).toMatch(/: denied/);
   });
 
+  it('capnode --command system.execApprovals.set waits for its approval like system.run, and the allowed change is applied', async () => {
+    using dir = tempHome();
+    await using _serve = await startServe(dir.home);
+    const call = spawnCli(['--command', 'system.execApprovals.set', '--params', JSON.stringify({ add: ['git status'] })], dir.home);
+    let callErr = '';
+    call.stderr.setEncoding('utf8').on('data', (chunk: string) => (callErr += chunk));
+    const done = completion(call);
+    const listed = await eventually(async () => (JSON.parse((await runCli(['approvals', 'list', '--json'], dir.home)).stdout) as Listed).approvals[0], slowPoll('a pending approval'));
+    await eventually(() => (callErr.includes(`waiting for approval ${listed.id} of system.execApprovals.set`) ? true : undefined), slowPoll('the waiting line'));
+    expect((await runCli(['approvals', 'allow', listed.id], dir.home)).code).toBe(0);
+    const result = await done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('git status');
+    expect(result.stderr).not.toContain('approval_pending');
+  });
+
   it('watch without a running host says how to start one', async () => {
     using dir = tempHome();
     const watch = spawnCli(['approvals', 'watch', '--url', 'http://127.0.0.1:9/'], dir.home);

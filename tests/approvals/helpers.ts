@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The host is not a dependency of the workspace root; its sources are imported directly (as the CLI would run them).
 import { createHost, type Host, type HostOptions } from '../../packages/host/src/index.js';
-import type { PendingApproval } from '@capnode/capabilities';
+import type { AnsweredApproval, PendingApproval } from '@capnode/capabilities';
 import { eventually } from '../support/poll.js';
 
 /** A real host on a loopback port in a temporary home, with its admin route at hand. */
@@ -15,12 +15,21 @@ export interface TestHost extends AsyncDisposable {
   readonly logs: string[];
   /** `GET /_capnode/approvals` with the admin token. */
   pending(): Promise<PendingApproval[]>;
+  /** `GET /_capnode/approvals`: the requests allowed for a retry that has not come yet. */
+  allowed(): Promise<AnsweredApproval[]>;
   /** `POST /_capnode/approvals` with the admin token and the request's hash; the HTTP status. */
   answer(approval: PendingApproval, decision: 'allow-once' | 'allow-always' | 'deny'): Promise<number>;
 }
 
-export async function startTestHost(options: Partial<HostOptions> = {}): Promise<TestHost> {
+/** Options of {@link startTestHost}: the host's, and the `settings.json` written before it starts. */
+export interface TestHostOptions extends Partial<HostOptions> {
+  readonly settings?: Record<string, unknown>;
+}
+
+export async function startTestHost(testOptions: TestHostOptions = {}): Promise<TestHost> {
+  const { settings, ...options } = testOptions;
   const home = mkdtempSync(join(tmpdir(), 'capnode-approvals-'));
+  if (settings) writeFileSync(join(home, 'settings.json'), JSON.stringify(settings), { mode: 0o600 });
   const logs: string[] = [];
   const host = createHost({ home, port: 0, onLog: (level, message) => logs.push(`${level}: ${message}`), ...options });
   const status = await host.start();
@@ -37,6 +46,10 @@ export async function startTestHost(options: Partial<HostOptions> = {}): Promise
     async pending() {
       const response = await fetch(adminUrl, { headers: { authorization: `Bearer ${adminToken}` } });
       return ((await response.json()) as { approvals: PendingApproval[] }).approvals;
+    },
+    async allowed() {
+      const response = await fetch(adminUrl, { headers: { authorization: `Bearer ${adminToken}` } });
+      return ((await response.json()) as { allowed: AnsweredApproval[] }).allowed;
     },
     async answer(approval, decision) {
       const response = await fetch(adminUrl, {

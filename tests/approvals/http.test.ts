@@ -46,8 +46,8 @@ describe('approvals over real HTTP sockets', () => {
     expect(progress[0]!.message).toContain(`capnode approvals allow ${pending.id}`);
   });
 
-  it('a client with neither progress nor elicitation gets approval_pending at once; an identical retry runs exactly once after allow, and is denied after deny', async () => {
-    await using test = await startTestHost();
+  it('with holdMs 0, a client with neither progress nor elicitation gets approval_pending at once; an identical retry runs exactly once after allow, and is denied after deny', async () => {
+    await using test = await startTestHost({ settings: { approvals: { holdMs: 0 } } });
     const marker = join(test.home, 'runs.txt');
     await using client = await connectV1(test.url, test.mcpToken, 'plain-v1');
     const args = countingRun(marker);
@@ -58,6 +58,7 @@ describe('approvals over real HTTP sockets', () => {
     expect(pending).toBeDefined();
     expect(textOf(first)).toContain(`capnode approvals allow ${pending!.id}`);
     expect(textOf(first)).toMatch(/retry this identical call/i);
+    expect(textOf(first)).toContain('Approvals page of the capnode dashboard');
 
     // Still pending: the retry names the same approval and adds none.
     const again = await client.callTool({ name: 'system.run', arguments: args });
@@ -68,10 +69,16 @@ describe('approvals over real HTTP sockets', () => {
     // An answer bound to another hash is refused.
     expect(await test.answer({ ...pending!, argsHash: 'sha256:0000' }, 'allow-once')).toBe(409);
     expect(await test.answer(pending!, 'allow-once')).toBe(200);
+    // Allowed, not run yet: listed as waiting for the agent's retry until it runs.
+    const [allowed] = await test.allowed();
+    expect(allowed).toMatchObject({ id: pending!.id, decision: 'allow-once' });
+    expect(allowed!.retryUntil).toBeGreaterThan(Date.now());
+    expect(runs(marker)).toBe(0);
     const ran = await client.callTool({ name: 'system.run', arguments: args });
     expect(ran.isError ?? false).toBe(false);
     expect(ran.structuredContent).toMatchObject({ stdout: '42\n' });
     expect(runs(marker)).toBe(1);
+    expect(await test.allowed()).toEqual([]);
 
     // Exactly once: the next identical call asks again.
     const next = await client.callTool({ name: 'system.run', arguments: args });
@@ -84,6 +91,32 @@ describe('approvals over real HTTP sockets', () => {
     expect(denied.isError).toBe(true);
     expect(textOf(denied)).toMatch(/denied by the user/);
     expect(runs(marker)).toBe(1);
+  });
+
+  it('a real SDK client without a progress token, answered within the hold, gets the result in one call', async () => {
+    await using test = await startTestHost();
+    const marker = join(test.home, 'runs.txt');
+    await using client = await connectV1(test.url, test.mcpToken, 'plain-v1');
+    const call = client.callTool({ name: 'system.run', arguments: countingRun(marker) });
+    const pending = await nextPending(test);
+    expect(await test.answer(pending, 'allow-once')).toBe(200);
+    const result = await call;
+    expect(result.isError ?? false).toBe(false);
+    expect(result.structuredContent).toMatchObject({ stdout: '42\n' });
+    expect(runs(marker)).toBe(1);
+    expect(await test.pending()).toEqual([]);
+  });
+
+  it('a hold that ends unanswered returns approval_pending naming the dashboard page and the CLI', async () => {
+    await using test = await startTestHost({ settings: { approvals: { holdMs: 300 } } });
+    await using client = await connectV1(test.url, test.mcpToken, 'plain-v1');
+    const started = Date.now();
+    const result = await client.callTool({ name: 'system.run', arguments: countingRun(join(test.home, 'runs.txt')) });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(result.isError).toBe(true);
+    const [pending] = await test.pending();
+    expect(textOf(result)).toContain('Approvals page of the capnode dashboard');
+    expect(textOf(result)).toContain(`capnode approvals allow ${pending!.id}`);
   });
 
   it('over initialize-era (2025) HTTP a real SDK v2 client that declares elicitation gets the question through its session, and its answer runs the call once', async () => {

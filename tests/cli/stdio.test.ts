@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { cliPath, repoRoot, runCli, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
@@ -13,6 +13,8 @@ const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/st
 describe('capnode mcp (stdio)', () => {
   it('serves the registry to a real SDK client with protocol-only stdout', async () => {
     using dir = tempHome();
+    // No hold: this client's first call returns approval_pending at once (the hold is tested in tests/approvals).
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ approvals: { holdMs: 0 } }), { mode: 0o600 });
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [cliPath, 'mcp'],

@@ -35,7 +35,8 @@ function parseMessage(text: string): RpcResponse {
   }
 }
 
-async function* sseMessages(stream: AsyncIterable<Buffer>): AsyncGenerator<RpcResponse> {
+/** The JSON-RPC messages of a `text/event-stream` body, in order. */
+export async function* sseMessages(stream: AsyncIterable<Buffer>): AsyncGenerator<RpcResponse> {
   let buffer = '';
   for await (const chunk of stream) {
     buffer += chunk.toString('utf8');

@@ -246,4 +246,23 @@ describe('per-transport share', () => {
     await broker.close();
     for (const answer of answers.slice(0, 4)) await expect(answer).resolves.toMatchObject({ settlement: 'closed' });
   });
+
+  it('lists an allowed answer kept for the retry until the retry takes it, with a retried event; denials are not listed', async () => {
+    let clock = 1_000;
+    await using broker = createApprovalBroker({ timeoutMs: 60_000, now: () => clock, holdMs: 10 });
+    expect(broker.holdMs()).toBe(10);
+    const events: ApprovalEvent['type'][] = [];
+    broker.subscribe((event) => events.push(event.type));
+    const opened = broker.open({ ...input, argsHash: 'sha256:aa' });
+    if (!('createdAt' in opened)) throw new Error('not opened');
+    clock = 2_000;
+    broker.resolve(opened.id, 'allow-once');
+    expect(broker.answered()).toEqual([expect.objectContaining({ id: opened.id, decision: 'allow-once', retryUntil: 62_000 })]);
+    expect(broker.claim({ ...input, argsHash: 'sha256:aa' })).toMatchObject({ answer: { decision: 'allow-once' } });
+    expect(broker.answered()).toEqual([]);
+    expect(events).toEqual(['requested', 'resolved', 'retried']);
+    const denied = broker.open({ ...input, argsHash: 'sha256:bb' });
+    broker.resolve((denied as { id: string }).id, 'deny');
+    expect(broker.answered()).toEqual([]);
+  });
 });

@@ -53,6 +53,13 @@ export interface PendingApproval extends ApprovalRequestInput {
   readonly expiresAt: number;
 }
 
+/** A request allowed while nobody waited on it: the answer is kept until the agent's retry claims it. */
+export interface AnsweredApproval extends PendingApproval {
+  readonly decision: Exclude<ApprovalDecision, 'deny'>;
+  /** Epoch ms until which an identical retry runs. */
+  readonly retryUntil: number;
+}
+
 /** The answer `request` resolves with. */
 export interface ApprovalAnswer {
   readonly id: string;
@@ -62,7 +69,9 @@ export interface ApprovalAnswer {
 
 export type ApprovalEvent =
   | { readonly type: 'requested'; readonly approval: PendingApproval }
-  | { readonly type: 'resolved'; readonly approval: PendingApproval; readonly decision: ApprovalDecision; readonly settlement: ApprovalSettlement };
+  | { readonly type: 'resolved'; readonly approval: PendingApproval; readonly decision: ApprovalDecision; readonly settlement: ApprovalSettlement }
+  /** An answer kept for the agent's retry was used by it (or discarded): it leaves {@link ApprovalBroker.answered}. */
+  | { readonly type: 'retried'; readonly approval: PendingApproval };
 
 /**
  * How a command waits for its approval (setting `approvals.wait`):
@@ -70,7 +79,8 @@ export type ApprovalEvent =
  * - `return`: the call returns at once with the failure `approval_pending`; an identical retry (same
  *   `argsHash`, same caller) gets the answer;
  * - `auto`: `block` when the caller can be kept informed while it waits (it sent a progress token,
- *   declared elicitation, or is the CLI or a gateway), `return` otherwise.
+ *   declared elicitation, or is the CLI or a gateway); otherwise the call is held for up to
+ *   `holdMs` (an answer within it runs the call at once) and then returns like `return`.
  */
 export type ApprovalWaitMode = 'auto' | 'block' | 'return';
 
@@ -98,6 +108,12 @@ export interface ApprovalBrokerOptions {
   readonly waitMode?: ApprovalWaitMode | (() => ApprovalWaitMode);
   /** How often a waiting call reports progress (keeps clients' request timeouts from firing). Default 5 000 ms. */
   readonly progressIntervalMs?: number;
+  /**
+   * In wait mode `auto`, how long a call from a client that cannot show progress is held for its
+   * answer before it returns `approval_pending`; read on every request. Default 45 000 ms, below the
+   * 60 s request timeout most clients use.
+   */
+  readonly holdMs?: number | (() => number);
   /**
    * Whether a waiting call may also put the question to the user through the caller's own client
    * (MCP elicitation); read on every request. Such an answer trusts the client application to show
@@ -148,6 +164,11 @@ export interface ApprovalBroker {
   /** Pending requests, oldest first. */
   list(): readonly PendingApproval[];
   /**
+   * Requests allowed for a retry that has not come yet, oldest first: the call runs when the agent
+   * retries it before `retryUntil` (the dashboard shows them as "runs when the agent retries").
+   */
+  answered(): readonly AnsweredApproval[];
+  /**
    * Answers a pending request. With `argsHash` (the hash the person was shown) the answer applies
    * only when it matches the request's own hash (`hash_mismatch` otherwise); `unknown` when the id is
    * not pending (already answered, expired, or never existed).
@@ -162,12 +183,16 @@ export interface ApprovalBroker {
   waitMode(): ApprovalWaitMode;
   /** Whether questions may go through the caller's client (the `elicitation` option as it is now). */
   elicitationEnabled(): boolean;
+  /** The `holdMs` option as it is now (0 or more, at most `timeoutMs`). */
+  holdMs(): number;
   readonly progressIntervalMs: number;
   /** Denies every pending request (settlement `closed`); later requests are denied at once. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** Default {@link ApprovalBrokerOptions.holdMs}: under the 60 s request timeout of common clients. */
+const DEFAULT_HOLD_MS = 45_000;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const ID_LENGTH = 10;
 const DECISIONS: ReadonlySet<string> = new Set(['allow-once', 'allow-always', 'deny']);
@@ -196,6 +221,12 @@ export function approvalCallerKey(input: Pick<ApprovalRequestInput, 'transport' 
   return `${input.transport ?? ''}\u0000${input.caller ?? ''}`;
 }
 
+/** The `holdMs` setting as it is now, within 0 … `timeoutMs`. */
+function holdMsOf(setting: number | (() => number), timeoutMs: number): number {
+  const value = typeof setting === 'function' ? setting() : setting;
+  return Number.isFinite(value) ? Math.min(Math.max(Math.floor(value), 0), timeoutMs) : Math.min(DEFAULT_HOLD_MS, timeoutMs);
+}
+
 /** Where a retry finds an opened request: caller key and argument hash. */
 function retryKey(input: ApprovalRequestInput): string | undefined {
   return input.argsHash === undefined ? undefined : `${approvalCallerKey(input)}\u0000${input.argsHash}`;
@@ -216,22 +247,32 @@ interface KeptAnswer {
   readonly answer: ApprovalAnswer;
   readonly revision: string | undefined;
   readonly timer: ReturnType<typeof setTimeout>;
+  readonly approval: PendingApproval;
+  readonly retryUntil: number;
 }
 
 /**
  * Answers to opened requests waiting for their retry, each for `retentionMs` after it was given, at
  * most `max` of them (the oldest goes first).
  */
-function createKeptAnswers(retentionMs: number, max: number) {
+function createKeptAnswers(retentionMs: number, max: number, now: () => number) {
   const kept = new Map<string, KeptAnswer>();
   return {
-    keep(key: string, answer: ApprovalAnswer, revision: string | undefined): void {
+    /** The allowing answers still waiting for their retry, oldest first. */
+    list(): AnsweredApproval[] {
+      const answered: AnsweredApproval[] = [];
+      for (const { answer, approval, retryUntil } of kept.values()) {
+        if (answer.decision !== 'deny') answered.push({ ...approval, decision: answer.decision, retryUntil });
+      }
+      return answered;
+    },
+    keep(key: string, answer: ApprovalAnswer, revision: string | undefined, approval: PendingApproval): void {
       const earlier = kept.get(key);
       if (earlier) clearTimeout(earlier.timer);
       kept.delete(key);
       const timer = setTimeout(() => kept.delete(key), retentionMs);
       (timer as { unref?: () => void }).unref?.();
-      kept.set(key, { answer, revision, timer });
+      kept.set(key, { answer, revision, timer, approval, retryUntil: now() + retentionMs });
       if (kept.size > max) {
         const [oldest] = kept;
         if (oldest) {
@@ -240,13 +281,13 @@ function createKeptAnswers(retentionMs: number, max: number) {
         }
       }
     },
-    /** The kept answer (consumed), when it was given under `revision`; one given under another is discarded. */
-    take(key: string, revision: string | undefined): ApprovalAnswer | undefined {
+    /** The kept entry (consumed); its answer is undefined when it was given under another `revision` (discarded). */
+    take(key: string, revision: string | undefined): { readonly approval: PendingApproval; readonly answer: ApprovalAnswer | undefined } | undefined {
       const entry = kept.get(key);
       if (!entry) return undefined;
       clearTimeout(entry.timer);
       kept.delete(key);
-      return entry.revision === revision ? entry.answer : undefined;
+      return { approval: entry.approval, answer: entry.revision === revision ? entry.answer : undefined };
     },
     clear(): void {
       for (const { timer } of kept.values()) clearTimeout(timer);
@@ -272,10 +313,11 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
   const progressIntervalMs = Math.min(Math.max(Math.floor(options.progressIntervalMs ?? 5_000), 1), MAX_TIMER_MS);
   const waitSetting = options.waitMode ?? 'auto';
   const elicitationSetting = options.elicitation ?? true;
+  const holdSetting = options.holdMs ?? DEFAULT_HOLD_MS;
   const now = options.now ?? Date.now;
   const policyRevision = options.policyRevision ?? (() => undefined);
   const pending = new Map<string, Entry>();
-  const kept = createKeptAnswers(timeoutMs, maxPending);
+  const kept = createKeptAnswers(timeoutMs, maxPending, now);
   const listeners = new Set<(event: ApprovalEvent) => void>();
   let closed = false;
 
@@ -296,7 +338,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     const answer: ApprovalAnswer = { id: entry.approval.id, decision, settlement };
     emit({ type: 'resolved', approval: entry.approval, decision, settlement });
     if (entry.waiter) entry.waiter(answer);
-    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer, policyRevision());
+    else if (entry.opened && entry.retryKey !== undefined && settlement !== 'closed' && settlement !== 'cancelled') kept.keep(entry.retryKey, answer, policyRevision(), entry.approval);
   };
 
   /** A new pending entry, or the refusal when the queue (or this caller's share of it) is full. */
@@ -333,6 +375,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     elicitationEnabled() {
       return (typeof elicitationSetting === 'function' ? elicitationSetting() : elicitationSetting) === true;
     },
+    holdMs: () => holdMsOf(holdSetting, timeoutMs),
     waitMode() {
       const mode = typeof waitSetting === 'function' ? waitSetting() : waitSetting;
       return isApprovalWaitMode(mode) ? mode : 'auto';
@@ -372,14 +415,16 @@ export function createApprovalBroker(options: ApprovalBrokerOptions = {}): Appro
     claim(input) {
       const key = retryKey(input);
       if (key === undefined) return undefined;
-      const answer = kept.take(key, policyRevision());
-      if (answer) return { answer };
+      const taken = kept.take(key, policyRevision());
+      if (taken) emit({ type: 'retried', approval: taken.approval });
+      if (taken?.answer) return { answer: taken.answer };
       const open = findOpened(key);
       return open ? { pending: open.approval } : undefined;
     },
     list() {
       return [...pending.values()].map((entry) => entry.approval);
     },
+    answered: () => kept.list(),
     answer(id, decision, answerOptions = {}) {
       if (!isApprovalDecision(decision)) throw new TypeError(`Unknown approval decision '${String(decision)}'; use allow-once, allow-always or deny.`);
       const entry = pending.get(String(id).trim().toLowerCase());

@@ -27,14 +27,15 @@ function setup(brokerOptions: ApprovalBrokerOptions = {}) {
 }
 
 describe('approval wait modes', () => {
-  it("auto returns at once for a caller with neither progress nor elicitation, and an identical retry runs exactly once after 'allow'", async () => {
-    await using t = setup();
+  it("auto with no hold returns at once for a caller with neither progress nor elicitation, and an identical retry runs exactly once after 'allow'", async () => {
+    await using t = setup({ holdMs: 0 });
     const first = failureOf((await t.call({ command: ['git', 'push'] })).result);
     expect(first.code).toBe('approval_pending');
     const [pending] = t.broker.list();
     expect(first.data).toMatchObject({ approvalId: pending!.id, argsHash: pending!.argsHash, answerWith: `capnode approvals allow ${pending!.id}` });
     expect(pending!.argsHash).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(first.message).toContain(`capnode approvals allow ${pending!.id}`);
+    expect(first.message).toContain('Approvals page of the capnode dashboard');
     // Retry while still pending: the same approval again, not a second one.
     expect(failureOf((await t.call({ command: ['git', 'push'] })).result).data).toMatchObject({ approvalId: pending!.id });
     expect(t.broker.list()).toHaveLength(1);
@@ -51,7 +52,7 @@ describe('approval wait modes', () => {
   });
 
   it('a retry after deny gets denied, after no answer gets approval_timeout', async () => {
-    await using t = setup({ timeoutMs: 80 });
+    await using t = setup({ timeoutMs: 80, holdMs: 0 });
     expect(failureOf((await t.call({ command: ['ls'] })).result).code).toBe('approval_pending');
     t.broker.resolve((await nextPending(t.broker)).id, 'deny');
     expect(failureOf((await t.call({ command: ['ls'] })).result).code).toBe('denied');
@@ -60,6 +61,45 @@ describe('approval wait modes', () => {
     const timedOut = failureOf((await t.call({ command: ['ls', '-l'] })).result);
     expect(timedOut.code).toBe('approval_timeout');
     expect(t.ran).toEqual([]);
+  });
+
+  it('auto holds a caller without progress for holdMs: an answer within the hold runs the call in that one call', async () => {
+    await using t = setup({ holdMs: 5_000 });
+    const held = t.call({ command: ['git', 'push'] });
+    const pending = await nextPending(t.broker);
+    t.broker.resolve(pending.id, 'allow-once');
+    expect((await held).result.ok).toBe(true);
+    expect(t.ran).toHaveLength(1);
+    // The answer was used by the held call: nothing is kept for a retry, the next call asks again.
+    const again = t.call({ command: ['git', 'push'] });
+    t.broker.resolve((await nextPending(t.broker)).id, 'deny');
+    expect(failureOf((await again).result).code).toBe('denied');
+    expect(t.ran).toHaveLength(1);
+  });
+
+  it('a hold that ends without an answer returns approval_pending naming the dashboard, and the retry finds the answer', async () => {
+    let hold = 60;
+    await using t = setup({ holdMs: () => hold });
+    const started = Date.now();
+    const first = failureOf((await t.call({ command: ['ls'] })).result);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+    expect(first.code).toBe('approval_pending');
+    expect(first.message).toContain('dashboard');
+    expect(first.data).toMatchObject({ answerOn: expect.stringContaining('dashboard') });
+    hold = 0;
+    t.broker.resolve(first.data!.approvalId as string, 'allow-once');
+    expect((await t.call({ command: ['ls'] })).result.ok).toBe(true);
+    expect(t.ran).toHaveLength(1);
+  });
+
+  it('a caller that cancels during the hold stops at once; its request stays open for a retry', async () => {
+    await using t = setup({ holdMs: 10_000 });
+    const controller = new AbortController();
+    const held = t.call({ command: ['ls'] }, {}, { signal: controller.signal });
+    const pending = await nextPending(t.broker);
+    controller.abort(new Error('client cancelled'));
+    expect(failureOf((await held).result).code).toBe('cancelled');
+    expect(t.broker.list().map((p) => p.id)).toEqual([pending.id]);
   });
 
   it('auto blocks for a caller that asked for progress, reporting progress at once and every interval', async () => {
@@ -158,7 +198,7 @@ describe('approval wait modes', () => {
   });
 
   it('does not ask through the client when elicitation is turned off, and then returns for a caller without progress', async () => {
-    await using t = setup({ elicitation: () => false });
+    await using t = setup({ elicitation: () => false, holdMs: 0 });
     let asked = 0;
     const result = await t.call({ command: ['ls'] }, {}, { elicit: async () => ((asked += 1), { action: 'accept', content: { decision: 'allow-once' } }) });
     expect(failureOf(result.result).code).toBe('approval_pending');

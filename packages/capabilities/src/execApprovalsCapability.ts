@@ -178,7 +178,8 @@ export function createExecApprovalsCapability(options: ExecApprovalsCapabilityOp
                 transport: ctx.request.transport,
               },
               'system.execApprovals.set',
-              ctx.signal,
+              // The whole call, so a caller that shows progress (the CLI) waits like system.run does.
+              ctx,
             );
           }
           let next: ExecApprovalPolicy;

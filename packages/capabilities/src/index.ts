@@ -79,6 +79,7 @@ export type {
   ApprovalRequestInput,
   PendingApproval,
   ApprovalAnswer,
+  AnsweredApproval,
   ApprovalEvent,
   ApprovalBrokerOptions,
   ApprovalBroker,

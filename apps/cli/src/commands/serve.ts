@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { flag, flagValues, portFlag } from '../args.js';
-import type { Context } from '../context.js';
+import { readToken, type Context } from '../context.js';
+import type { Endpoint } from '../http.js';
 import { CliError, hostFailure } from '../errors.js';
 import type { Host, HostStatus } from '@capnode/host';
 
@@ -130,6 +131,23 @@ export async function serve(context: Context, version: string): Promise<number> 
   });
 }
 
+/** `capnode mcp` while a host runs: a relay between stdio and its MCP endpoint, until the client closes stdin. */
+async function relayToHost(context: Context, endpoint: Endpoint): Promise<number> {
+  const { relayStdio } = await import('../stdioRelay.js');
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  context.err(`capnode mcp: relaying to the running host at ${endpoint.url} (its approvals, audit log and dashboard)`);
+  try {
+    await relayStdio({ endpoint, input: process.stdin, output: process.stdout, signal: controller.signal, log: context.err });
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  return 0;
+}
+
 /** `capnode mcp` and `capnode mcp channel`. */
 export async function mcp(context: Context, version: string): Promise<number> {
   const { args } = context;
@@ -139,11 +157,24 @@ export async function mcp(context: Context, version: string): Promise<number> {
   return serveStdio(context, version);
 }
 
+/** The MCP endpoint of this config directory's running HTTP host, when one runs. */
+async function runningHost(context: Context): Promise<Endpoint | undefined> {
+  const { listRuntimeStates } = await import('@capnode/host/setup');
+  const http = listRuntimeStates(context.paths).find((state) => state.kind === 'http' && state.url !== undefined);
+  if (http?.url === undefined) return undefined;
+  const token = readToken(context.paths.mcpToken);
+  if (token === undefined) return undefined;
+  return { url: http.url, token, tokenHint: `The token was read from ${context.paths.mcpToken}.` };
+}
+
 /**
  * `capnode mcp`: serves MCP over stdio for a client that spawns the CLI. stdout carries protocol
- * messages only; logs go to stderr.
+ * messages only; logs go to stderr. While a host of this config directory runs, the calls go to it
+ * (one approval queue, audit log and dashboard per user); otherwise this process runs its own host.
  */
 export async function serveStdio(context: Context, version: string): Promise<number> {
+  const running = await runningHost(context);
+  if (running) return relayToHost(context, running);
   const hostModule = await loadHost();
   let host: Host;
   try {

@@ -1,6 +1,7 @@
 import type { ApprovalAnswer, ApprovalBroker, ApprovalDecision, ApprovalRequestInput, ApprovalWaitMode, PendingApproval } from '../approvalBroker.js';
 import { formatApprovalSummary } from '../approvalSummary.js';
 import type { ElicitationRequest, ElicitationResult, Elicitor, ProgressUpdate } from '../contract.js';
+import { waitFor } from '@capnode/toolkit';
 import { CapabilityError } from '../errors.js';
 import { hashInvocationArgs } from './argsHash.js';
 
@@ -69,7 +70,8 @@ export function approvalElicitation(approval: PendingApproval): ElicitationReque
   };
 }
 
-function waitModeFor(broker: ApprovalBroker, input: ApprovalRequestInput, context: ApprovalContext): Exclude<ApprovalWaitMode, 'auto'> {
+/** `hold`: `auto` for a caller that cannot be kept informed: held for `holdMs`, then returned like `return`. */
+function waitModeFor(broker: ApprovalBroker, input: ApprovalRequestInput, context: ApprovalContext): Exclude<ApprovalWaitMode, 'auto'> | 'hold' {
   // Without a hash no retry can find the request again, so the call has to wait.
   if (input.argsHash === undefined) return 'block';
   // A client that answers on a retry cannot be kept waiting: the question goes out with the return.
@@ -77,8 +79,38 @@ function waitModeFor(broker: ApprovalBroker, input: ApprovalRequestInput, contex
   const mode = broker.waitMode();
   if (mode !== 'auto') return mode;
   if (context.progress || (context.elicit && broker.elicitationEnabled())) return 'block';
-  return input.transport !== undefined && WAITING_TRANSPORTS.has(input.transport) ? 'block' : 'return';
+  return input.transport !== undefined && WAITING_TRANSPORTS.has(input.transport) ? 'block' : 'hold';
 }
+
+/**
+ * Holds an opened request for up to `broker.holdMs()`: the answer given meanwhile (claimed, so it is
+ * not kept for a retry as well), or undefined when the hold ends first. Aborting `signal` rejects;
+ * the request stays open for a retry.
+ */
+async function holdForAnswer(broker: ApprovalBroker, request: ApprovalRequestInput, approval: PendingApproval, signal: AbortSignal): Promise<ApprovalAnswer | undefined> {
+  const holdMs = broker.holdMs();
+  if (holdMs <= 0) return undefined;
+  let unsubscribe = () => {};
+  const resolved = new Promise<ApprovalAnswer>((resolve) => {
+    unsubscribe = broker.subscribe((event) => {
+      if (event.type === 'resolved' && event.approval.id === approval.id) resolve({ id: approval.id, decision: event.decision, settlement: event.settlement });
+    });
+  });
+  let answer: ApprovalAnswer | undefined;
+  try {
+    answer = await waitFor(resolved, { timeoutMs: holdMs, signal, timeoutReason: () => HOLD_ENDED });
+  } catch (error) {
+    if (error !== HOLD_ENDED) throw error;
+    return undefined;
+  } finally {
+    unsubscribe();
+  }
+  const claimed = broker.claim(request);
+  return claimed && 'answer' in claimed ? claimed.answer : answer;
+}
+
+/** The reason a hold's deadline ends with (told apart from the caller's own abort). */
+const HOLD_ENDED = Symbol('approval hold ended');
 
 /**
  * Waits for the broker's answer while keeping the caller informed: a progress report at once and
@@ -150,7 +182,7 @@ function pendingFailure(approval: PendingApproval, what: string, broker: Approva
   const left = Math.max(1, Math.round((approval.expiresAt - Date.now()) / 1000));
   return new CapabilityError(
     'approval_pending',
-    `${what} is waiting for the user's approval (${approval.id}); it has not run. The user answers with \`capnode approvals allow ${approval.id}\` (or \`capnode approvals deny ${approval.id}\`, or \`capnode approvals watch\`). Retry this identical call within ${left} s: it runs once allowed (a retry before the answer returns this again).`,
+    `${what} is waiting for the user's approval (${approval.id}); it has not run. The user answers on the Approvals page of the capnode dashboard (\`capnode ui\` opens it; the tray shows it too) or with \`capnode approvals allow ${approval.id}\` (or \`capnode approvals deny ${approval.id}\`). Retry this identical call within ${left} s: it runs once allowed (a retry before the answer returns this again).`,
     {
       data: {
         approvalId: approval.id,
@@ -158,6 +190,7 @@ function pendingFailure(approval: PendingApproval, what: string, broker: Approva
         timeoutMs: broker.timeoutMs,
         ...(approval.argsHash === undefined ? {} : { argsHash: approval.argsHash }),
         answerWith: `capnode approvals allow ${approval.id}`,
+        answerOn: 'dashboard: Approvals (capnode ui)',
       },
     },
   );
@@ -206,10 +239,11 @@ export async function askApproval(
   }
   const claimed = broker.claim(request);
   if (claimed && 'answer' in claimed) return decide(claimed.answer, what, broker);
-  if (waitModeFor(broker, request, context) === 'return') {
+  const mode = waitModeFor(broker, request, context);
+  if (mode !== 'block') {
     const opened = claimed?.pending ?? broker.open(request);
     if ('settlement' in opened) return decide(opened, what, broker);
-    const answered = await answerFromRetry(broker, request, opened, context);
+    const answered = mode === 'hold' ? await holdForAnswer(broker, request, opened, context.signal) : await answerFromRetry(broker, request, opened, context);
     if (answered) return decide(answered, what, broker);
     throw pendingFailure(opened, what, broker);
   }

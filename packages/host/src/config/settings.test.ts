@@ -24,7 +24,7 @@ describe('settings', () => {
       channel: { enabled: false },
       openagent: { enabled: false, headers: {}, heartbeatMs: 15_000, servers: 'all' },
       execApprovals: { mode: 'ask', allowlist: [] },
-      approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000 },
+      approvals: { wait: 'auto', elicit: true, notify: true, progressIntervalMs: 5_000, holdMs: 45_000 },
       dashboard: { enabled: true, port: 0 },
       consent: { screen: 'off', camera: 'off', microphone: 'off', location: 'off', files: 'off', computer: 'off', browser: 'off', allowed: [] },
       plugins: [],

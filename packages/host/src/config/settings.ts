@@ -88,7 +88,8 @@ export const settingsSchema = z.strictObject({
       /**
        * How a call waits for its approval: `block` waits; `return` answers at once with
        * `approval_pending` and runs an identical retry once allowed; `auto` blocks when the caller
-       * sent a progress token, declared elicitation, or is the CLI or a gateway, and returns otherwise.
+       * sent a progress token, declared elicitation, or is the CLI or a gateway, and otherwise holds
+       * the call for `holdMs` before it returns.
        */
       wait: z.enum(['auto', 'block', 'return']).default('auto'),
       /**
@@ -100,6 +101,11 @@ export const settingsSchema = z.strictObject({
       notify: z.boolean().default(true),
       /** How often a waiting call reports progress, in ms (at most 10 s, so 60 s client timeouts that reset on progress never fire). */
       progressIntervalMs: z.int().min(100).max(10_000).default(5_000),
+      /**
+       * With `wait: auto`, how long a call from a client that cannot show progress waits for its answer
+       * before it returns `approval_pending`, in ms (default 45 s: under the 60 s timeout most clients use).
+       */
+      holdMs: z.int().min(0).max(600_000).default(45_000),
     })
     .prefault({}),
   /** The host's web dashboard, on its own loopback listener (open it with `capnode ui`). */

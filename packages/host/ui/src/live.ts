@@ -3,16 +3,18 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { underBase } from './base.js';
-import type { PendingView, StatusView } from './types.js';
+import type { AllowedView, ApprovalsView, PendingView, StatusView } from './types.js';
 
 export interface LiveState {
   readonly status: StatusView | undefined;
   readonly pending: readonly PendingView[];
+  /** Allowed requests whose call runs when the agent retries it. */
+  readonly allowed: readonly AllowedView[];
   /** Whether the event stream is open (the page says so when it is not). */
   readonly connected: boolean;
 }
 
-let state: LiveState = { status: undefined, pending: [], connected: false };
+let state: LiveState = { status: undefined, pending: [], allowed: [], connected: false };
 const listeners = new Set<(next: LiveState) => void>();
 let source: EventSource | undefined;
 
@@ -31,10 +33,10 @@ function parse<T>(data: string): T | undefined {
 
 /** Re-reads status and approvals now (after an action, or when the stream reconnects). */
 export async function refreshLive(): Promise<void> {
-  const [status, approvals] = await Promise.allSettled([api<StatusView>('GET', '/api/status'), api<{ pending: PendingView[] }>('GET', '/api/approvals')]);
+  const [status, approvals] = await Promise.allSettled([api<StatusView>('GET', '/api/status'), api<ApprovalsView>('GET', '/api/approvals')]);
   set({
     ...(status.status === 'fulfilled' ? { status: status.value } : {}),
-    ...(approvals.status === 'fulfilled' ? { pending: approvals.value.pending } : {}),
+    ...(approvals.status === 'fulfilled' ? { pending: approvals.value.pending, allowed: approvals.value.allowed ?? [] } : {}),
   });
 }
 
@@ -49,8 +51,8 @@ export function startLive(): void {
     if (status) set({ status });
   });
   source.addEventListener('approvals', (event) => {
-    const approvals = parse<{ pending: PendingView[] }>((event as MessageEvent<string>).data);
-    if (approvals) set({ pending: approvals.pending });
+    const approvals = parse<ApprovalsView>((event as MessageEvent<string>).data);
+    if (approvals) set({ pending: approvals.pending, allowed: approvals.allowed ?? [] });
   });
 }
 

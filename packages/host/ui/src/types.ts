@@ -3,7 +3,7 @@
 // a host shape breaks this UI's type-check instead of drifting from it.
 import type { HostStatus } from '../../src/status/hostStatus.js';
 
-export type { PendingView } from '../../src/parts/dashboard/pendingView.js';
+export type { AllowedView, ApprovalsView, PendingView } from '../../src/parts/dashboard/pendingView.js';
 export type { AuditRecord as AuditRecordView } from '../../src/audit/auditRecord.js';
 export type { GatewayNodeModeStatus as NodeView } from '../../src/status/hostStatus.js';
 export type {

@@ -42,7 +42,7 @@ function approvalEvents(broker: ApprovalBroker, request: Request, closing: Abort
       };
       const unsubscribe = broker.subscribe((event: ApprovalEvent) => {
         if (event.type === 'requested') write('requested', { approval: event.approval });
-        else write('resolved', { approval: event.approval, decision: event.decision, settlement: event.settlement });
+        else if (event.type === 'resolved') write('resolved', { approval: event.approval, decision: event.decision, settlement: event.settlement });
       });
       const keepAlive = setInterval(() => {
         try {
@@ -120,7 +120,7 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
     const method = request.method.toUpperCase();
     switch (path) {
       case '/_capnode/approvals': {
-        if (method === 'GET') return reply(200, { approvals: options.broker.list() });
+        if (method === 'GET') return reply(200, { approvals: options.broker.list(), allowed: options.broker.answered() });
         if (method !== 'POST') return reply(405, { error: 'use GET or POST' });
         const body = await readJson(request);
         if (body instanceof Response) return body;

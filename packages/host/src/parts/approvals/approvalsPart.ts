@@ -18,7 +18,7 @@ export function createApprovalsPart(context: HostContext, options: ApprovalsPart
   const homeHint = env[HOME_ENV] ? `CAPNODE_HOME=${paths.home} ` : '';
   approvals.subscribe((event) => {
     if (event.type === 'requested') logging.log('warning', describePending(event.approval, homeHint));
-    else if (event.settlement !== 'answered') logging.log('info', `approval ${event.approval.id} ${event.settlement === 'timeout' ? 'timed out (denied)' : `ended: ${event.settlement}`}`);
+    else if (event.type === 'resolved' && event.settlement !== 'answered') logging.log('info', `approval ${event.approval.id} ${event.settlement === 'timeout' ? 'timed out (denied)' : `ended: ${event.settlement}`}`);
   });
   return {
     async close() {

@@ -15,3 +15,21 @@ export interface PendingView {
   readonly requestedAt: string;
   readonly expiresAt: string;
 }
+
+/** A request allowed for the agent's retry, shown until the retry runs it or `retryUntil` passes. */
+export interface AllowedView {
+  readonly id: string;
+  readonly command: string;
+  readonly summary: string;
+  readonly transport?: string;
+  readonly caller?: string;
+  readonly decision: 'allow-once' | 'allow-always';
+  /** ISO 8601: an identical retry runs until then. */
+  readonly retryUntil: string;
+}
+
+/** `GET /api/approvals` and the `approvals` event. */
+export interface ApprovalsView {
+  readonly pending: readonly PendingView[];
+  readonly allowed: readonly AllowedView[];
+}

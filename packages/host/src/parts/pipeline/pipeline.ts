@@ -70,6 +70,7 @@ export function createHostPipeline(options: HostPipelineOptions): HostPipeline {
     ...(options.approvalTimeoutMs === undefined ? {} : { timeoutMs: options.approvalTimeoutMs }),
     waitMode: () => settings.get().approvals.wait,
     elicitation: () => settings.get().approvals.elicit,
+    holdMs: () => settings.get().approvals.holdMs,
     progressIntervalMs: options.approvalProgressIntervalMs ?? settings.get().approvals.progressIntervalMs,
     // A settings change between an answer and its retry (a stricter policy, even deny and back) discards the answer.
     policyRevision: () => settings.revision(),

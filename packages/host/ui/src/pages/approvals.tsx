@@ -4,7 +4,7 @@ import { useId } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorNote, formatTime, PageHeader, useAction } from '../components.js';
 import { dropPending, refreshLive, useLive, useNow } from '../live.js';
-import type { PendingView } from '../types.js';
+import type { AllowedView, PendingView } from '../types.js';
 
 type Decision = 'allow-once' | 'allow-always' | 'deny';
 
@@ -53,9 +53,30 @@ function Approval(props: { approval: PendingView; now: number }) {
   );
 }
 
+/** An allowed request that has not run yet: the call runs when the agent retries it, until the countdown ends. */
+function Allowed(props: { approval: AllowedView; now: number }) {
+  const { approval } = props;
+  return (
+    <article class="card approval allowed">
+      <h2>
+        <code>{approval.command}</code> <span class="muted">request {approval.id}</span>
+      </h2>
+      <pre class="summary">{approval.summary}</pre>
+      <p class="meta">
+        <span class="countdown">
+          Allowed — runs when the agent retries ({remaining(approval.retryUntil, props.now)} left)
+        </span>
+        {approval.caller ? `. From ${approval.caller}` : ''}
+        {approval.transport ? ` over ${approval.transport}` : ''}.
+      </p>
+    </article>
+  );
+}
+
 export function ApprovalsPage() {
-  const { pending } = useLive();
+  const { pending, allowed: kept } = useLive();
   const now = useNow();
+  const allowed = kept.filter((approval) => new Date(approval.retryUntil).getTime() > now);
   return (
     <>
       <PageHeader title="Approvals">Requests that wait for your answer. "Allow always" also allows the same request from now on (the command joins the exec allowlist; an imported tool is auto-approved).</PageHeader>
@@ -64,6 +85,9 @@ export function ApprovalsPage() {
       </p>
       <div class="approvals">
         {pending.length === 0 ? <p class="empty">Nothing waits for an answer.</p> : pending.map((approval) => <Approval key={approval.id} approval={approval} now={now} />)}
+        {allowed.map((approval) => (
+          <Allowed key={approval.id} approval={approval} now={now} />
+        ))}
       </div>
     </>
   );

@@ -1,6 +1,6 @@
-import { formatApprovalSummary, isApprovalDecision, type PendingApproval } from '@capnode/capabilities';
+import { formatApprovalSummary, isApprovalDecision, type AnsweredApproval, type ApprovalBroker, type PendingApproval } from '@capnode/capabilities';
 import { apiError, json, readJsonBody } from '../reply.js';
-import type { PendingView } from '../pendingView.js';
+import type { AllowedView, ApprovalsView, PendingView } from '../pendingView.js';
 import type { Route } from '../types.js';
 
 export function toPendingView(approval: PendingApproval): PendingView {
@@ -16,8 +16,21 @@ export function toPendingView(approval: PendingApproval): PendingView {
   };
 }
 
-export function pendingViews(approvals: readonly PendingApproval[]): { pending: PendingView[] } {
-  return { pending: approvals.map(toPendingView) };
+function toAllowedView(approval: AnsweredApproval): AllowedView {
+  return {
+    id: approval.id,
+    command: approval.command,
+    summary: formatApprovalSummary(approval).join('\n'),
+    ...(approval.transport === undefined ? {} : { transport: approval.transport }),
+    ...(approval.caller === undefined ? {} : { caller: approval.caller }),
+    decision: approval.decision,
+    retryUntil: new Date(approval.retryUntil).toISOString(),
+  };
+}
+
+/** What waits for an answer, and what was allowed and waits for the agent's retry. */
+export function pendingViews(approvals: Pick<ApprovalBroker, 'list' | 'answered'>): ApprovalsView {
+  return { pending: approvals.list().map(toPendingView), allowed: approvals.answered().map(toAllowedView) };
 }
 
 /**
@@ -25,7 +38,7 @@ export function pendingViews(approvals: readonly PendingApproval[]): { pending: 
  * to the request whose full argument hash was shown (409 otherwise; 404 when it is no longer pending).
  */
 export const approvalRoutes: readonly Route[] = [
-  ['GET', '/api/approvals', ({ host }) => json(200, pendingViews(host.approvals.list()))],
+  ['GET', '/api/approvals', ({ host }) => json(200, pendingViews(host.approvals))],
   [
     'POST',
     '/api/approvals/:id',

@@ -14,7 +14,7 @@ function fakeHost() {
       reads += 1;
       return { version: '1.0.0', uptimeSeconds: reads, mcp: { state }, pendingApprovals: 0 };
     },
-    approvals: { subscribe: () => () => {}, list: () => [] },
+    approvals: { subscribe: () => () => {}, list: () => [], answered: () => [] },
     signal: closed.signal,
     log: () => {},
   } as unknown as DashboardHostView;

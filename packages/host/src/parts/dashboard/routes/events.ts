@@ -50,7 +50,7 @@ function events({ host, signal }: RouteContext): Response {
         approvalsDirty = true;
         queueMicrotask(() => {
           approvalsDirty = false;
-          event('approvals', pendingViews(host.approvals.list()));
+          event('approvals', pendingViews(host.approvals));
         });
       });
       const status = statusTickerOf(host).subscribe(sendStatus);
@@ -73,7 +73,7 @@ function events({ host, signal }: RouteContext): Response {
       host.signal.addEventListener('abort', stop, { once: true });
       send('retry: 2000\n\n');
       sendStatus(status.current);
-      event('approvals', pendingViews(host.approvals.list()));
+      event('approvals', pendingViews(host.approvals));
       if (signal.aborted || host.signal.aborted) stop();
     },
     cancel() {
