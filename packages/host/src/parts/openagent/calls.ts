@@ -1,4 +1,4 @@
-import type { Invoker } from '@capnode/capabilities';
+import type { ClientConnection, Invoker } from '@capnode/capabilities';
 import { toCallToolResult } from '@capnode/mcp-server';
 import { openAgentArgumentsSha256 } from '@capnode/protocol/node';
 import { admitOpenAgentCall, classifyOpenAgentCall, openAgentDeadline, type OpenAgentError, type OpenAgentToolCall } from '@capnode/protocol/openagent';
@@ -7,7 +7,6 @@ import type { OpenAgentCatalog } from './catalog.js';
 import type { ChannelSession, OpenAgentChannelConfig } from './channelTypes.js';
 import { artifactChunks, prepareArtifacts } from './artifacts.js';
 import { OpenAgentChannelError } from './channelError.js';
-import type { ShellCompletedNotice } from './events.js';
 
 /** What a call runs through. */
 export interface CallRunnerOptions {
@@ -20,7 +19,7 @@ export interface CallRunnerOptions {
   readonly execute?: ExecuteCall;
   readonly log: (level: LogLevel, message: string) => void;
   /** The channel as the calls' client connection (`InvocationRequest.connection`): where a shell session reports `shell_completed`. */
-  readonly connection?: { readonly id: string; notify(event: ShellCompletedNotice): void };
+  readonly connection?: ClientConnection;
 }
 
 /** How one admitted call runs: `run` invokes the command; the result is what goes back (or `undefined`: send nothing). */

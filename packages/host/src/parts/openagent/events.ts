@@ -1,3 +1,4 @@
+import type { ClientEvent } from '@capnode/capabilities';
 /** Most `shell_completed` events kept until the server acknowledges them (desktop `MAX_PENDING_TOOL_EVENTS`); the oldest go first. */
 export const MAX_PENDING_EVENTS = 1024;
 
@@ -14,20 +15,8 @@ export interface OpenAgentShellCompleted {
   readonly at?: number;
 }
 
-/** capnode's `shell_completed` client event (`ClientConnection.notify`), as a shell session reports it. */
-export interface ShellCompletedNotice {
-  readonly type: 'shell_completed';
-  readonly sessionId: string;
-  readonly status: 'exited' | 'killed' | 'cancelled';
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly stdoutBytes: number;
-  readonly stderrBytes: number;
-  readonly at: number;
-}
-
 /** The OpenAgent form of a shell session's end. */
-export function toOpenAgentEvent(notice: ShellCompletedNotice): OpenAgentShellCompleted {
+export function toOpenAgentEvent(notice: ClientEvent): OpenAgentShellCompleted {
   return {
     type: 'shell_completed',
     server: 'shell',

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { ClientConnection, ClientEvent } from '@capnode/capabilities';
 import type { HostContext } from '../../context/hostContext.js';
 import type { Settings } from '../../config/settings.js';
 import type { OpenAgentStatus } from '../../status/hostStatus.js';
 import { runOpenAgentCall, type ExecuteCall } from './calls.js';
 import { buildOpenAgentCatalog, type ImportedToolOrigin, type OpenAgentCatalog } from './catalog.js';
 import { createOpenAgentChannel, type OpenAgentChannel } from './channel.js';
-import { createEventQueue, toOpenAgentEvent, type ShellCompletedNotice } from './events.js';
+import { createEventQueue, toOpenAgentEvent } from './events.js';
 import type { OpenAgentChannelConfig } from './channelTypes.js';
 import { ledgerPrincipal, openIdempotencyLedger, type IdempotencyLedger } from './ledger.js';
 import { createLedgerExecute } from './ledgerExecute.js';
@@ -40,7 +41,7 @@ export interface OpenAgentPart {
    * The channel as the client connection of its calls: a `shell_completed` a session reports goes to the
    * server as `client_tool_event`, kept (≤ 1024) and resent on heartbeats until acknowledged.
    */
-  readonly connection: { readonly id: string; notify(event: ShellCompletedNotice): void };
+  readonly connection: ClientConnection;
   close(): Promise<void>;
 }
 
@@ -80,7 +81,7 @@ export function createOpenAgentPart(context: HostContext, options: OpenAgentPart
   const events = createEventQueue();
   const connection = {
     id: `openagent:${instanceId}`,
-    notify(event: ShellCompletedNotice) {
+    notify(event: ClientEvent) {
       if (event.type === 'shell_completed' && !closed) events.push(toOpenAgentEvent(event));
     },
   };
