@@ -7,7 +7,7 @@
 // rounds, default 3), BENCH_WARMUP (seconds, default 1),
 // BENCH_HTTP_CONNECTIONS (comma list, default 8,64), BENCH_ONLY (comma list of http, stdio, cold, client, imported, rss, screen, dashboard, computer, browser, files), BENCH_RSS_RUNS (default 5),
 // BENCH_SCREEN_SHOTS (default 60), BENCH_STDIO_CALLS (default 2000), BENCH_COLD_RUNS
-// (default 20); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
+// (default 20), BENCH_FILES_ROUNDS (default 7); the client section (bench/mcpClient.mjs) reads its own BENCH_MCP_* knobs.
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -248,14 +248,24 @@ if (only.has('computer')) {
     );
     console.log('');
     target('computer.act click p50 vs xdotool click', fmt.ratio(computer.ratio), '<= 1', computer.ratio <= 1);
+  }
+}
+
 if (only.has('browser')) {
   console.log('\n== browser.navigate + browser.snapshot through MCP HTTP vs bare playwright-core (bench/browser.mjs; local page; interleaved runs; p50) ==');
   const browser = await attempt('browser', async () => (await import('./browser.mjs')).benchBrowser({ runs: num('BENCH_BROWSER_RUNS', 40), log: (line) => console.log(`  ${line}`) }));
   results.browser = browser;
   if (browser.skipped) skipSection(browser.skipped, [['browser navigate+snapshot p50 vs bare playwright-core', '<= 1.2']]);
+  else {
+    console.log('');
+    printTable(
       ['navigate + snapshot', 'p50 ms', 'p90 ms', 'min ms'],
+      [
         ['capnode (MCP HTTP, two tools/call)', fmt.ms(browser.capnode.p50Ms), fmt.ms(browser.capnode.p90Ms), fmt.ms(browser.capnode.minMs)],
         ['bare playwright-core', fmt.ms(browser.bare.p50Ms), fmt.ms(browser.bare.p90Ms), fmt.ms(browser.bare.minMs)],
+      ],
+    );
+    console.log('');
     target('browser navigate+snapshot p50 vs bare playwright-core', fmt.ratio(browser.ratio), '<= 1.2', browser.ratio <= 1.2);
   }
 }
