@@ -64,6 +64,37 @@ describe('browser.proxy', () => {
     expect(checkProxyPath('snapshot')).toBe('/snapshot');
   });
 
+  it('checks the path the service will see: dot segments, encoded or not, are resolved first', async () => {
+    expect(checkProxyPath('/tabs/../profiles')).toBe('/profiles');
+    expect(checkProxyPath('/tabs/%2e%2e/profiles')).toBe('/profiles');
+    expect(checkProxyPath('/tabs/%2E%2e/%2e/profiles')).toBe('/profiles');
+    expect(checkProxyPath('../../profiles')).toBe('/profiles');
+    allowProfiles = ['capnode'];
+    try {
+      answers.set('/profiles', { status: 200, body: { profiles: [{ name: 'capnode' }, { name: 'other' }] } });
+      seen.length = 0;
+      expect(await invoke({ path: '/tabs/%2e%2e/profiles' })).toMatchObject({ ok: true, structured: { result: { profiles: [{ name: 'capnode' }] } } });
+      expect(seen.map((entry) => entry.url)).toEqual(['/profiles']);
+    } finally {
+      allowProfiles = [];
+    }
+  });
+
+  it('checks a profile given in query like one given as profile', async () => {
+    allowProfiles = ['capnode'];
+    try {
+      answers.set('/tabs', { status: 200, body: { running: false, tabs: [] } });
+      seen.length = 0;
+      expect(await invoke({ path: '/tabs', query: { profile: 'chrome' } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments', message: 'browser profile not allowed' } });
+      expect(await invoke({ path: '/tabs', profile: 'capnode', query: { profile: 'chrome' } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments', data: { reason: 'profile_conflict' } } });
+      expect(seen).toEqual([]);
+      expect(await invoke({ path: '/tabs', query: { profile: 'capnode', targetId: 't1' } })).toMatchObject({ ok: true });
+      expect(seen.map((entry) => entry.url)).toEqual(['/tabs?profile=capnode&targetId=t1']);
+    } finally {
+      allowProfiles = [];
+    }
+  });
+
   it('keeps to the allowed profiles: another profile is refused before sending; /profiles lists only allowed ones', async () => {
     allowProfiles = ['capnode'];
     try {

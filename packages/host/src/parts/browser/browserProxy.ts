@@ -55,7 +55,10 @@ export function checkProxyPath(raw: string): string {
     throw new CapabilityError('invalid_arguments', 'browser.proxy takes a browser-control path such as /tabs, not a URL.', { data: { reason: 'url_as_path' } });
   }
   if (/[?#\s]/.test(path)) throw new CapabilityError('invalid_arguments', 'path is a bare control path: put parameters in query.', { data: { reason: 'invalid_path' } });
-  return path.startsWith('/') ? path : `/${path}`;
+  // The path the service will see: fetch resolves `..`, `.` and their percent-encoded spellings, so every
+  // check (the /profiles rule, the gateway's view in the audit) must look at the resolved path.
+  const resolved = new URL(path.startsWith('/') ? path : `/${path}`, 'http://control.invalid').pathname;
+  return resolved;
 }
 
 /** The file paths an answer names (OpenClaw's rule: `path`, `imagePath`, `download.path`, `downloads[].path`; shallow). */
@@ -94,6 +97,17 @@ export async function readAnswerFiles(paths: readonly string[], mediaDir: string
 
 function unreachable(port: number): CapabilityError {
   return new CapabilityError('unavailable', `Browser control host is not reachable on 127.0.0.1:${port}. Start capnode with Chromium installed and the browser plugin loaded.`);
+}
+
+/** The one profile a request names, as `profile` or as `query.profile`; two different names are refused. */
+function requestedProfile(profile: string | undefined, query: Record<string, unknown> | undefined): string | undefined {
+  const direct = profile?.trim() || undefined;
+  const raw = query?.profile;
+  const inQuery = raw === undefined || raw === null ? undefined : String(raw).trim() || undefined;
+  if (direct !== undefined && inQuery !== undefined && direct !== inQuery) {
+    throw new CapabilityError('invalid_arguments', 'profile and query.profile name different profiles.', { data: { reason: 'profile_conflict' } });
+  }
+  return direct ?? inQuery;
 }
 
 function checkProfile(profile: string | undefined, allowed: readonly string[], path: string): void {
@@ -143,10 +157,11 @@ export function createBrowserProxyCommand(options: BrowserProxyOptions): Command
       if (args.upload !== undefined) throw new CapabilityError('invalid_arguments', 'browser.proxy does not accept upload envelopes.', { data: { reason: 'upload' } });
       const method = (args.method ?? 'GET').toUpperCase();
       if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') throw new CapabilityError('invalid_arguments', 'method is GET, POST or DELETE.');
-      checkProfile(args.profile, options.allowProfiles(), path);
+      const profile = requestedProfile(args.profile, args.query);
+      checkProfile(profile, options.allowProfiles(), path);
       const query = new URLSearchParams();
-      if (args.profile?.trim()) query.set('profile', args.profile.trim());
-      for (const [key, value] of Object.entries(args.query ?? {})) if (value !== null) query.set(key, String(value));
+      if (profile) query.set('profile', profile);
+      for (const [key, value] of Object.entries(args.query ?? {})) if (value !== null && key !== 'profile') query.set(key, String(value));
       let target: BrowserProxyTarget;
       try {
         target = await options.target();
