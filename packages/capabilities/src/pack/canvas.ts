@@ -70,7 +70,7 @@ export function probeCanvas(options: Omit<CanvasOptions, 'profileDir'>): Availab
   const executable = options.executable ?? findChromiumExecutable(env);
   if (!executable) return { available: false, install: 'Chromium or Google Chrome (Debian/Ubuntu: apt install chromium), or set CAPNODE_CHROMIUM' };
   const platform = platformOf(options);
-  if (platform !== 'darwin' && platform !== 'win32' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return { available: false, install: 'a graphical session (DISPLAY or WAYLAND_DISPLAY) to show the canvas window on' };
+  if (platform !== 'darwin' && platform !== 'win32' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return { available: false, install: 'a graphical session for the canvas window: neither DISPLAY nor WAYLAND_DISPLAY is set (Chromium is installed)' };
   return { available: true };
 }
 
