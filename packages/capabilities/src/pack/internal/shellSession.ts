@@ -1,21 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { ApprovedLaunch } from '../../internal/execLaunch.js';
 import { killProcessTree } from '../../internal/processCore.js';
 import { OutputRing } from './outputRing.js';
 
 /** How a session ended: by itself, by `shell.kill`, or because the host closed. */
 export type ShellEndStatus = 'exited' | 'killed' | 'cancelled';
 
-/** What a session's program is and where it runs; the exec policy approved exactly this. */
-export interface ShellLaunch {
-  /** Absolute program path, or the command line when `shell` is true. */
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly shell: boolean;
-  readonly cwd: string;
-  readonly env: NodeJS.ProcessEnv;
-  /** The command as shown to the user (argv formatted, or the shell line). */
-  readonly commandLine: string;
-}
+/** What a session's program is and where it runs: exactly what the exec policy approved. */
+export type ShellLaunch = ApprovedLaunch;
 
 /** How a session ended, once it has. */
 export interface ShellEnd {

@@ -1,6 +1,6 @@
 import type { LogLevel } from '@capnode/toolkit';
 import type { OpenAgentClientFrame, OpenAgentToolCall } from '@capnode/protocol/openagent';
-import type { OpenAgentPhase } from '../../status/hostStatus.js';
+import type { OpenAgentPhase, OpenAgentStatus } from '../../status/hostStatus.js';
 import type { OpenAgentCatalog } from './catalog.js';
 import type { EventQueue } from './events.js';
 
@@ -53,19 +53,11 @@ export interface ChannelPorts {
   readonly events?: EventQueue;
 }
 
-/** The channel's state, as `capnode openagent status` shows it. */
-export interface OpenAgentChannelStatus {
+/**
+ * The channel's own part of {@link OpenAgentStatus}: what the host adds (the consent switch, device
+ * and account ids, the one line for people) is left out; the channel runs only when enabled, with a URL.
+ */
+export type OpenAgentChannelStatus = Omit<OpenAgentStatus, 'enabled' | 'phase' | 'url' | 'deviceId' | 'accountId' | 'detail'> & {
   readonly phase: Exclude<OpenAgentPhase, 'disabled'>;
-  readonly connected: boolean;
   readonly url: string;
-  readonly clientInstanceId: string;
-  readonly generation: number;
-  readonly activeCalls: number;
-  readonly connectedAt?: string;
-  readonly nextRetryAt?: string;
-  /** Why the last connection ended or was refused (the server's `reason` for a rejected registration). */
-  readonly lastError?: string;
-  /** The last close code (4009: replaced, no reconnect). */
-  readonly closeCode?: number;
-  readonly catalog: { readonly servers: number; readonly tools: number; readonly dropped: number };
-}
+};
