@@ -60,6 +60,22 @@ describe('OpenAgent channel: lifecycle', () => {
     await oa.bridge.hello(2); // and it comes back
   });
 
+  it('classifies by argument: the catalog carries classification_by_argument and a cancel follows the call\'s own class', async () => {
+    await using oa = await startOpenAgentHost();
+    const hello = await oa.bridge.hello(1);
+    const tools = (hello.servers as { tools: { name: string; classification?: string; classification_by_argument?: unknown }[] }[]).flatMap((server) => server.tools);
+    expect(tools.find((tool) => tool.name === 'oa.touch')).toMatchObject({ classification: 'mutating', classification_by_argument: { mode: { peek: 'read_only' } } });
+    const peek = await oa.bridge.call('oa.touch', { mode: 'peek', ms: 60_000 });
+    await eventually(() => oa.host.status().openagent.activeCalls === 1, { what: 'the peek running' });
+    oa.bridge.send({ type: 'client_tool_cancel', call_id: peek.call_id, generation: 1, reason: 'server_cancelled' });
+    expect(await oa.bridge.result(peek.call_id as string)).toMatchObject({ error: { code: 'cancelled' } });
+    const poke = await oa.bridge.call('oa.touch', { mode: 'poke', ms: 60_000 });
+    await eventually(() => oa.host.status().openagent.activeCalls === 1, { what: 'the poke running' });
+    oa.bridge.send({ type: 'client_tool_cancel', call_id: poke.call_id, generation: 1, reason: 'server_cancelled' });
+    await eventually(() => oa.bridge.connections[0]!.closed, { what: 'the dropped socket' });
+    expect(oa.bridge.framesOf('client_tool_result').some((frame) => frame.call_id === poke.call_id)).toBe(false);
+  });
+
   it('ends a call at its deadline', async () => {
     await using oa = await startOpenAgentHost();
     const call = await oa.bridge.call('oa.wait', { ms: 60_000 }, { deadline_ms: 300 });

@@ -50,6 +50,13 @@ export function openAgentTestCapability(): Capability {
         input: z.object({ bytes: z.number(), seed: z.number().default(1) }),
         execute: (args) => ({ ok: true, content: [{ type: 'text', text: 'here' }, { type: 'image', data: pseudoRandom(args.bytes, args.seed).toString('base64'), mimeType: 'image/png' }] }),
       }),
+      defineCommand({
+        name: 'oa.touch',
+        description: 'Peeks (reads) or pokes (changes); waits `ms` first.',
+        classificationByArgument: { mode: { peek: 'read_only' } },
+        input: z.object({ mode: z.enum(['peek', 'poke']), ms: z.number().default(0) }),
+        execute: async (args, context) => (args.ms > 0 && (await wait(args.ms, context.signal)), args.mode),
+      }),
       defineCommand({ name: 'oa.screen', description: 'Needs screen consent.', annotations: { readOnly: true }, consent: 'screen', execute: () => 'seen' }),
     ],
   });

@@ -11,6 +11,9 @@ export interface CommandAnnotations {
   readonly openWorld?: boolean;
 }
 
+/** How safe a call is to run again: reads, repeatable writes, everything else (OpenAgent's classes). */
+export type CallClassification = 'read_only' | 'idempotent' | 'mutating';
+
 /** A progress report from a running command. */
 export interface ProgressUpdate {
   readonly progress: number;
@@ -141,6 +144,12 @@ export interface CommandDefinition<I = any> {
   readonly inputSchema?: import('./registry.js').InputJsonSchema;
   /** Served to local transports (MCP, CLI) only; never declared to a gateway. */
   readonly localOnly?: boolean;
+  /**
+   * Per-call safety where one string argument decides it, for channels that re-send or refuse to
+   * re-run calls by their class (OpenAgent's `classification_by_argument`): `{ method: { GET: 'read_only' } }`.
+   * The most restrictive match wins; a call that matches nothing keeps the class its annotations give.
+   */
+  readonly classificationByArgument?: Readonly<Record<string, Readonly<Record<string, CallClassification>>>>;
   /**
    * Which approval gate the command passes before it runs. `'exec'` marks a command that runs
    * programs on this machine: the exec approval hook applies the exec policy to it. Such a command's

@@ -3,6 +3,7 @@ export { CapabilityError, isCapabilityError } from './errors.js';
 export type { Content, CommandSuccess, CommandFailure, CommandResult, CommandOutput } from './content.js';
 export { text, json, image, audio, resource, fail, toCommandResult } from './content.js';
 export type {
+  CallClassification,
   CommandAnnotations,
   ElicitationRequest,
   ElicitationResult,

@@ -150,6 +150,8 @@ export function createBrowserProxyCommand(options: BrowserProxyOptions): Command
     description:
       "Forwards one request to capnode's browser-control service (OpenClaw's routes: /, /tabs, /tabs/open, /navigate, /snapshot, /act, /screenshot, /text, DELETE /tabs/:id) and returns its answer with any screenshot files as base64. Each browser action it causes needs the browser consent.",
     annotations: { title: 'Browser control request', openWorld: true },
+    // The service's GET routes only read (status, tabs, snapshot, text); POST and DELETE act.
+    classificationByArgument: { method: { GET: 'read_only', get: 'read_only' } },
     input,
     ...(options.availability ? { availability: options.availability } : {}),
     async execute(args, ctx) {

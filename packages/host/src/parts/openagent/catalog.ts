@@ -53,7 +53,14 @@ export function classificationOf(command: RegisteredCommand): OpenAgentClassific
 
 function toolOf(name: string, command: RegisteredCommand): OpenAgentCatalogTool {
   const description = command.definition.description.slice(0, CATALOG_LIMITS.descriptionChars);
-  return { name, ...(description ? { description } : {}), input_schema: command.inputSchema, classification: classificationOf(command) };
+  const byArgument = command.definition.classificationByArgument;
+  return {
+    name,
+    ...(description ? { description } : {}),
+    input_schema: command.inputSchema,
+    classification: classificationOf(command),
+    ...(byArgument && Object.keys(byArgument).length > 0 ? { classification_by_argument: byArgument } : {}),
+  };
 }
 
 /** A command is held back while a consent category it always needs is `off`. */
