@@ -2,7 +2,7 @@
 // registry) → `capnode plugins add` into a running host, called by a real SDK client without a restart
 // → `capnode plugins remove`: the tool is gone, with tools/list_changed.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -27,7 +27,8 @@ describe('a plugin without a registry', () => {
     const parent = mkdtempSync(join(tmpdir(), 'capnode-live-'));
     using temp = tempHome();
     try {
-      const created = await run(process.execPath, [cliPath, 'plugins', 'new', 'capnode-plugin-weather'], parent, { ...process.env, CAPNODE_HOME: temp.home });
+      // A umask that leaves files group-writable (user private groups): the project is made 0644/0755 anyway, so the host takes it.
+      const created = await run('sh', ['-c', 'umask 002 && exec "$0" "$@"', process.execPath, cliPath, 'plugins', 'new', 'capnode-plugin-weather'], parent, { ...process.env, CAPNODE_HOME: temp.home });
       expect(created.code, created.stderr).toBe(0);
       expect(created.stdout).toContain('npm install && npm test');
       const project = join(parent, 'capnode-plugin-weather');
@@ -51,9 +52,19 @@ describe('a plugin without a registry', () => {
         const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
         expect(await names()).not.toContain('weather.hello');
 
+        // A file the group can write: the running host refuses it and the CLI says how to fix it; after the fix, add again loads it.
+        const entry = join(project, 'index.js');
+        chmodSync(entry, 0o664);
+        const refused = await runCli(['plugins', 'add', project], temp.home);
+        expect(refused.code).toBe(1);
+        expect(refused.stdout).toContain('added: plugin capnode-plugin-weather');
+        expect(refused.stderr).toContain(`failed to load in the running host`);
+        expect(refused.stderr).toContain(`fix: chmod go-w ${realpathSync(entry)}`);
+        expect(await names()).not.toContain('weather.hello');
+        chmodSync(entry, 0o644);
         const added = await runCli(['plugins', 'add', project], temp.home);
         expect(added.code, added.stderr).toBe(0);
-        expect(added.stdout).toContain('added: plugin capnode-plugin-weather');
+        expect(added.stdout).toContain('already configured: plugin capnode-plugin-weather');
         expect(added.stdout).toMatch(/loaded into the running host \(pid \d+\): weather\.hello/);
         await eventually(() => changes > 0, { what: 'tools/list_changed after plugins add', timeoutMs: 20_000 });
         expect(await names()).toContain('weather.hello');

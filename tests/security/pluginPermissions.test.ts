@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestHost, tempDir } from '../support/testHost.js';
@@ -84,5 +84,35 @@ describe.skipIf(process.platform === 'win32')('plugins other users could change 
       expect(result.isError, result.text).toBeFalsy();
     }
     expect((await t.call('gw.ping', {})).isError).toBe(true);
+  });
+
+  it('after the fix, the admin sync (what capnode plugins add calls) loads the failed plugin; a PATCH of plugins unloads one live', async () => {
+    using dir = tempDir();
+    chmodSync(dir.path, 0o755);
+    const writable = pluginFile(dir.path, 'fixme');
+    chmodSync(writable, 0o666);
+    const control = pluginFile(dir.path, 'kept');
+    await using t = await startTestHost({ settings: { plugins: [writable, control] }, host: { builtinPlugins: false } });
+    expect(t.host.status().plugins.map((plugin) => plugin.state)).toEqual(['failed', 'loaded']);
+    expect(t.host.status().plugins[0]!.error).toContain(`fix: chmod go-w ${writable}`);
+
+    chmodSync(writable, 0o644);
+    const token = readFileSync(join(t.home, 'admin-token'), 'utf8').trim();
+    const synced = await fetch(new URL('/_capnode/plugins/sync', t.url), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(synced.status).toBe(200);
+    const { plugins } = (await synced.json()) as { plugins: { name: string; state: string }[] };
+    expect(plugins.map(({ name, state }) => ({ name, state }))).toEqual([
+      { name: 'fixme', state: 'loaded' },
+      { name: 'kept', state: 'loaded' },
+    ]);
+    expect((await t.call('fixme.ping', {})).text).toBe('pong fixme');
+    // The MCP token is not the admin token: an agent cannot load plugins.
+    const mcpToken = readFileSync(join(t.home, 'mcp-token'), 'utf8').trim();
+    expect((await fetch(new URL('/_capnode/plugins/sync', t.url), { method: 'POST', headers: { authorization: `Bearer ${mcpToken}` } })).status).toBe(401);
+
+    const patched = await t.host.patchSettings({ plugins: [writable] });
+    expect(patched.ok && patched.applied).toEqual(['plugins']);
+    expect(t.host.status().plugins.map((plugin) => plugin.name)).toEqual(['fixme']);
+    expect((await t.call('kept.ping', {})).isError).toBe(true);
   });
 });

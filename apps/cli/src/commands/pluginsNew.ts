@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import type { Context } from '../context.js';
@@ -155,6 +155,12 @@ function runningBin(): string | undefined {
   }
 }
 
+/** Writes a project file with mode 0644 (the umask may only have taken bits away from it). */
+function write(path: string, text: string): void {
+  writeFileSync(path, text, { mode: 0o644 });
+  chmodSync(path, 0o644);
+}
+
 /** `capnode plugins new <name>`: a plugin project in ./<name> (package.json, index.js, README, a test through a real host). */
 export function createPluginProject(context: Context, name: string): number {
   if (!PACKAGE_NAME.test(name)) throw new CliError('usage', `'${name}' is not a valid package name (lower case letters, digits, - . _ ~, optionally @scope/)`);
@@ -162,7 +168,10 @@ export function createPluginProject(context: Context, name: string): number {
   const category = base.replace(/^capnode-(?:plugin-)?/, '').replace(/[^a-z0-9_-]/g, '_') || 'plugin';
   const directory = resolve(process.cwd(), base);
   if (existsSync(directory)) throw new CliError('failure', `${directory} already exists; pick another name or remove it`);
-  mkdirSync(join(directory, 'test'), { recursive: true });
+  // 0755/0644 whatever the umask: the host refuses plugin files that group or others can write.
+  mkdirSync(join(directory, 'test'), { recursive: true, mode: 0o755 });
+  chmodSync(directory, 0o755);
+  chmodSync(join(directory, 'test'), 0o755);
   const capabilities = installedCapabilities();
   const manifest = {
     name,
@@ -178,11 +187,11 @@ export function createPluginProject(context: Context, name: string): number {
     ...(capabilities === undefined ? {} : { devDependencies: { '@capnode/capabilities': `file:${capabilities}` } }),
     engines: { node: '>=20' },
   };
-  writeFileSync(join(directory, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  writeFileSync(join(directory, 'index.js'), indexJs(category));
-  writeFileSync(join(directory, 'test', 'plugin.test.js'), testJs(name, category, runningBin()));
-  writeFileSync(join(directory, 'README.md'), readme(name, category, directory));
-  writeFileSync(join(directory, '.gitignore'), 'node_modules/\n');
+  write(join(directory, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  write(join(directory, 'index.js'), indexJs(category));
+  write(join(directory, 'test', 'plugin.test.js'), testJs(name, category, runningBin()));
+  write(join(directory, 'README.md'), readme(name, category, directory));
+  write(join(directory, '.gitignore'), 'node_modules/\n');
   context.out(`created ${directory}: a plugin with the command ${category}.hello`);
   if (capabilities === undefined) context.err('capnode: cannot tell where this capnode\'s @capnode/capabilities is; npm install will look for it on the registry');
   else context.out(`@capnode/capabilities: file:${capabilities} (this capnode's copy; npm install needs no registry)`);
