@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { readRuntimeState } from '@capnode/host/setup';
-import type { Context } from '../context.js';
+import type { PluginStatus } from '@capnode/host';
+import { listRuntimeStates } from '@capnode/host/setup';
+import { readToken, type Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
+import { readText, send } from '../http.js';
 
 const USAGE = 'usage: capnode plugins list | add <absolute path|package> | remove <name> | new <name>';
 
@@ -45,10 +47,36 @@ export async function plugins(context: Context): Promise<number> {
   }
 }
 
-/** A running host loads plugins at start; say so after a change. */
-function restartHint(context: Context): void {
-  const running = readRuntimeState(context.paths.runtime);
-  if (running?.url) context.err(`capnode: the running host (pid ${running.pid}) loads plugins at start; restart capnode serve to apply this`);
+/**
+ * Applies the change to every running host of this config directory at once (`POST /_capnode/plugins/sync`:
+ * it loads what settings.json lists and unloads the rest; MCP clients get tools/list_changed). Returns
+ * the statuses of `name` the hosts report, one per host reached.
+ */
+async function applyToRunningHosts(context: Context, name: string): Promise<{ pid: number; plugin: PluginStatus | undefined }[]> {
+  const states = listRuntimeStates(context.paths);
+  if (states.length === 0) return [];
+  const token = readToken(context.paths.adminToken);
+  const reached: { pid: number; plugin: PluginStatus | undefined }[] = [];
+  for (const state of states) {
+    const endpoint = { url: state.adminUrl, token, tokenHint: `The admin token is read from ${context.paths.adminToken}.` };
+    try {
+      const result = await send(endpoint, new URL('plugins/sync', state.adminUrl).href, { method: 'POST', body: '{}' });
+      const text = await readText(result.response);
+      if (result.status === 404) {
+        context.err(`capnode: the running host (pid ${state.pid}) loads plugins only at start; restart capnode serve to apply this`);
+        continue;
+      }
+      if (result.status !== 200) {
+        context.err(`capnode: the running host (pid ${state.pid}) did not apply the change (HTTP ${result.status}): ${text.slice(0, 500)}`);
+        continue;
+      }
+      const plugins = (JSON.parse(text) as { plugins: PluginStatus[] }).plugins;
+      reached.push({ pid: state.pid, plugin: plugins.find((plugin) => plugin.name === name || plugin.source === name) });
+    } catch (error) {
+      context.err(`capnode: could not reach the running host (pid ${state.pid}): ${(error as Error).message}; it applies this when it restarts`);
+    }
+  }
+  return reached;
 }
 
 /** Each configured plugin's name and kind as this config directory resolves it (nothing is imported). */
@@ -154,8 +182,15 @@ async function add(context: Context, target: string): Promise<number> {
     }
   }
   context.out(`${already ? 'already configured' : 'added'}: plugin ${described.name} (${described.kind}, ${source})`);
-  restartHint(context);
-  return 0;
+  let code = 0;
+  for (const { pid, plugin } of await applyToRunningHosts(context, described.name ?? source)) {
+    if (plugin?.state === 'loaded') context.out(`loaded into the running host (pid ${pid}): ${plugin.commands.join(', ') || '(no commands)'}`);
+    else {
+      context.err(`capnode: plugin ${described.name} failed to load in the running host (pid ${pid}): ${plugin?.error ?? 'it is not among its plugins'}`);
+      code = 1;
+    }
+  }
+  return code;
 }
 
 async function remove(context: Context, name: string): Promise<number> {
@@ -179,7 +214,10 @@ async function remove(context: Context, name: string): Promise<number> {
     }
   }
   context.out(`removed: plugin ${name}`);
-  restartHint(context);
+  for (const { pid, plugin } of await applyToRunningHosts(context, name)) {
+    if (plugin === undefined) context.out(`unloaded from the running host (pid ${pid})`);
+    else context.err(`capnode: the running host (pid ${pid}) still has plugin ${name} (${plugin.kind}: a built-in or --dev-plugin stays)`);
+  }
   return 0;
 }
 

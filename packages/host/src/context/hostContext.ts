@@ -9,7 +9,7 @@ import { HostError } from '../errors.js';
 import { ensurePrivateDirectory } from '../files/secureFile.js';
 import type { HostLogLevel } from '../logging/logLevel.js';
 import { createHostPipeline, type HostPipeline } from '../parts/pipeline/pipeline.js';
-import type { HostStatus } from '../status/hostStatus.js';
+import type { HostStatus, PluginStatus } from '../status/hostStatus.js';
 import { createHostLogging, type HostLogging } from './hostLogging.js';
 
 /** Size at which `logs/host.log` is rotated. */
@@ -60,6 +60,8 @@ export interface HostControls {
   patchSettings(patch: unknown): Promise<SettingsPatchResult>;
   /** Setting paths changed since the host started that take effect only after a restart. */
   restartNeeded(): readonly string[];
+  /** Loads and unloads plugins to match settings.json `plugins` as it is on disk now (`capnode plugins add|remove`). */
+  syncPlugins(): Promise<readonly PluginStatus[]>;
 }
 
 /** The `HostOptions` the context reads. */

@@ -1,6 +1,7 @@
 import { rotateToken as rotateTokenFile } from '@capnode/mcp-server/node';
 import { createAsyncStack } from '@capnode/toolkit';
 import { createRuntimeFiles } from '../config/runtimeFiles.js';
+import { loadSettings } from '../config/settings.js';
 import { createLiveSettings, type LiveSettings } from '../config/settingsPatch.js';
 import { createBackgroundWork } from '../context/backgroundWork.js';
 import { createHostContext, type HostContext, type HostControls } from '../context/hostContext.js';
@@ -75,6 +76,12 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
     { owns: (path) => path === 'mcp.enabled', apply: (next) => http.applyMcpEnabled(next.mcp.enabled) },
     { owns: (path) => path.startsWith('gateway.'), apply: (next) => http.applyGatewaySettings(next) },
     { owns: (path) => path.startsWith('openagent.') || path.startsWith('consent.'), apply: (next) => openagent.apply(next) },
+    {
+      owns: (path) => path === 'plugins',
+      apply: async (next) => {
+        if (options.plugins !== false) await plugins.sync(next.plugins);
+      },
+    },
   ]);
   return { imports, gateway, plugins, browserControl, dashboard, http, stdio, liveSettings, openagent };
 }
@@ -91,6 +98,8 @@ export function createHost(options: HostOptions = {}): Host {
     dashboardLoginUrl: () => host.dashboardLoginUrl(),
     patchSettings: (patch) => host.patchSettings(patch),
     restartNeeded: () => parts.liveSettings.restartNeeded(),
+    // A host started without settings plugins (tests, `plugins: false`) keeps loading none.
+    syncPlugins: async () => (options.plugins === false ? parts.plugins.status() : parts.plugins.sync(loadSettings(context.settings.path).plugins)),
   };
   try {
     context = createHostContext(options, stack, closing.signal);

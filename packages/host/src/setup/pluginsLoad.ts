@@ -49,6 +49,8 @@ export class PluginLoadError extends defineErrorClass('PluginLoadError', [
   'duplicate_command',
   /** The registry refused the plugin's capabilities. */
   'register_failed',
+  /** Another user owns the plugin's files, or could change them (group/others writable, or in a folder others can write without the sticky bit). */
+  'unsafe_permissions',
 ]) {}
 
 /** Why a plugin did not load, as a code. */

@@ -15,6 +15,8 @@ export interface AdminApiOptions {
   readonly dashboardLogin?: () => string;
   /** Applies a partial settings change (`PATCH /_capnode/settings`), as the dashboard's `PATCH /api/settings` does. */
   readonly patchSettings?: (patch: unknown) => Promise<SettingsPatchResult>;
+  /** Loads and unloads plugins to match settings.json `plugins` (`POST /_capnode/plugins/sync`); resolves with every plugin's status. */
+  readonly syncPlugins?: () => Promise<readonly unknown[]>;
   /** Adds a control record to `audit.log` (transport `admin`): settings changes and token rotations made here. */
   readonly audit?: ControlAudit;
   /** Aborted when the host closes: ends the approval event streams, so the listener can drain. */
@@ -111,6 +113,7 @@ async function readJson(request: Request): Promise<Record<string, unknown> | Res
  * - `POST /_capnode/token/rotate` → 200 once the listener accepts only the new MCP token
  * - `GET  /_capnode/status` → the host status
  * - `POST /_capnode/ui/login` → `{ url }`: a one-time dashboard login URL (single use, 60 s); 409 when the dashboard is off
+ * - `POST /_capnode/plugins/sync` → `{ plugins: PluginStatus[] }` once the plugins settings.json lists now are loaded (or failed) and the others unloaded; 409 when settings.json cannot be read
  * - `PATCH /_capnode/settings` (a partial settings object) → `{ settings, applied, restartNeeded }`, or 400 with `fields`; 409 with `code: "settings_locked"` when another process held settings.json.lock too long
  */
 export function createAdminHandler(options: AdminApiOptions): (request: Request) => Promise<Response> {
@@ -150,6 +153,16 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
           return reply(200, { url: options.dashboardLogin() });
         } catch (error) {
           return reply(409, { error: (error as Error).message });
+        }
+      }
+      case '/_capnode/plugins/sync': {
+        if (method !== 'POST') return reply(405, { error: 'use POST' });
+        if (!options.syncPlugins) return reply(404, { error: 'this host cannot load plugins while it runs' });
+        try {
+          return reply(200, { plugins: await options.syncPlugins() });
+        } catch (error) {
+          if (isHostError(error) && error.code === 'invalid_settings') return reply(409, { error: error.message, code: error.code });
+          throw error;
         }
       }
       case '/_capnode/settings': {

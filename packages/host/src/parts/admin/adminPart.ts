@@ -10,6 +10,7 @@ export function createAdminPart(context: HostContext, controls: HostControls): (
     rotateToken: () => controls.rotateToken(),
     dashboardLogin: () => controls.dashboardLoginUrl(),
     patchSettings: (patch) => controls.patchSettings(patch),
+    syncPlugins: () => controls.syncPlugins(),
     audit: (entry) => audit.record({ ...entry, transport: 'admin' }),
     signal: context.signal,
   });

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { mkdirSync, watch } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
+import { checkPluginPermissions } from '../../setup/pluginsPermissions.js';
 import type { Capability, LogLevel, PluginContext, PluginExport, Registry } from '@capnode/capabilities';
 import type { AvailabilityGate, UnavailableCommand } from '../pipeline/pluginsAvailability.js';
 import {
@@ -57,6 +58,12 @@ export interface PluginManager {
   status(): readonly PluginStatus[];
   /** Reloads a dev plugin by name: unregister, re-import (cache-busted), register. */
   reload(name: string): Promise<PluginStatus | undefined>;
+  /**
+   * Makes the loaded settings.json plugins match `sources` without a restart: unloads those no longer
+   * listed (their commands leave the registry), loads new ones, and retries the ones that failed
+   * (after a `chmod`, say). Built-in and dev plugins stay. Resolves with the status once all settled.
+   */
+  sync(sources: readonly string[]): Promise<readonly PluginStatus[]>;
   /** Aborts every plugin's signal, stops watching, unregisters nothing (the host is going away). Idempotent. */
   close(): Promise<void>;
 }
@@ -186,6 +193,59 @@ function watchDevPlugin(path: string, onChange: () => void, warn: (message: stri
   }
 }
 
+function statusOf(entry: Entry): PluginStatus {
+  return {
+    name: entry.name,
+    source: entry.source,
+    kind: entry.kind,
+    state: entry.state,
+    commands: entry.capabilities.flatMap((capability) => capability.commands.map((command) => command.name)),
+    unavailable: [...entry.unavailable],
+    ...(entry.error === undefined ? {} : { error: entry.error }),
+  };
+}
+
+/** What {@link syncSources} borrows from the manager. */
+interface SyncDeps {
+  readonly entries: Entry[];
+  readonly kindOf: (source: string) => Entry['kind'];
+  readonly nameOf: (source: string) => string;
+  readonly newEntry: (source: string, kind: Entry['kind'], name: string) => Entry;
+  readonly unload: (entry: Entry) => void;
+  readonly prepare: (entry: Entry) => Promise<Probed | undefined>;
+  readonly finish: (entry: Entry, prepared: Promise<Probed | undefined>) => Promise<void>;
+  readonly log: PluginManagerOptions['log'];
+}
+
+/** Unloads settings plugins no longer in `sources`, then loads the new and the failed ones, in order. */
+async function syncSources(sources: readonly string[], deps: SyncDeps): Promise<void> {
+  const wanted = new Set(sources);
+  for (const entry of [...deps.entries]) {
+    if ((entry.kind !== 'file' && entry.kind !== 'package') || wanted.has(entry.source)) continue;
+    deps.unload(entry);
+    deps.entries.splice(deps.entries.indexOf(entry), 1);
+    deps.log('info', `plugin ${entry.name} unloaded (${entry.source})`);
+  }
+  const todo: Entry[] = [];
+  for (const source of sources) {
+    const existing = deps.entries.find((entry) => entry.source === source && (entry.kind === 'file' || entry.kind === 'package'));
+    if (existing === undefined) todo.push(deps.newEntry(source, deps.kindOf(source), deps.nameOf(source)));
+    else if (existing.state === 'failed') {
+      existing.state = 'loading';
+      delete existing.error;
+      existing.version += 1;
+      existing.controller = pluginController();
+      todo.push(existing);
+    }
+  }
+  const prepared = todo.map((entry) => deps.prepare(entry));
+  for (const work of prepared) work.catch(() => undefined);
+  for (const [index, entry] of todo.entries()) {
+    await deps.finish(entry, prepared[index]!);
+    if (entry.state === 'loaded') deps.log('info', `plugin ${entry.name} loaded: ${entry.capabilities.flatMap((capability) => capability.commands.map((command) => command.name)).join(', ') || '(no commands)'}`);
+  }
+}
+
 /** Creates the plugin manager and starts loading at once (see {@link PluginManager.ready}). */
 export function createPluginManager(options: PluginManagerOptions): PluginManager {
   const { registry, availability, home, log } = options;
@@ -195,6 +255,8 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
   const watchers: { close(): void }[] = [];
   let closed = false;
 
+  const kindOf = (source: string): Entry['kind'] => (isAbsolute(source) || !isPackageName(source) ? 'file' : 'package');
+  const nameOf = (source: string): string => (isAbsolute(source) ? basename(source).replace(/\.[^.]*$/, '') : source);
   const newEntry = (source: string, kind: Entry['kind'], name: string): Entry => {
     const entry: Entry = { source, kind, name, state: 'loading', capabilities: [], unavailable: [], controller: pluginController(), version: 0, queue: Promise.resolve() };
     entries.push(entry);
@@ -210,7 +272,9 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     else {
       const resolved = resolvePluginSource(entry.source, pluginsDir);
       if (entry.kind !== 'dev' || entry.version === 0) entry.name = resolved.name;
-      importing = importPluginModule(resolved.file, entry.kind === 'dev' ? entry.version : undefined);
+      // Before the import: code that another user could have changed never runs.
+      checkPluginPermissions(isAbsolute(entry.source) ? entry.source : join(pluginsDir, 'node_modules', ...entry.source.split('/')), resolved.file);
+      importing = importPluginModule(resolved.file, entry.kind === 'dev' || entry.version > 0 ? entry.version : undefined);
     }
     const what = `plugin '${entry.name}' (${entry.source})`;
     const capabilities = await instantiatePlugin(importing, pluginContext(entry, home, options.pluginSettings()[entry.name] ?? {}, log), what, loadTimeoutMs, () => entry.controller.abort(new Error('the plugin did not load in time')));
@@ -274,10 +338,7 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
       const entry = newEntry(`builtin:${builtin.name}`, 'builtin', builtin.name);
       entry.builtin = builtin.plugin;
     }
-    for (const source of options.sources ?? []) {
-      const file = isAbsolute(source);
-      newEntry(source, file || !isPackageName(source) ? 'file' : 'package', file ? basename(source).replace(/\.[^.]*$/, '') : source);
-    }
+    for (const source of options.sources ?? []) newEntry(source, kindOf(source), nameOf(source));
     for (const source of options.devPlugins ?? []) newEntry(source, 'dev', basename(source).replace(/\.[^.]*$/, ''));
     // Imported, run and probed all at once (a slow probe holds up no other plugin); registered one at
     // a time, in order: the first plugin to define a command keeps it.
@@ -290,18 +351,20 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     }
   })();
 
+  let syncing: Promise<unknown> = loading;
+  const status = () => entries.map(statusOf);
   return {
     ready: () => loading,
-    status: () =>
-      entries.map((entry) => ({
-        name: entry.name,
-        source: entry.source,
-        kind: entry.kind,
-        state: entry.state,
-        commands: entry.capabilities.flatMap((capability) => capability.commands.map((command) => command.name)),
-        unavailable: [...entry.unavailable],
-        ...(entry.error === undefined ? {} : { error: entry.error }),
-      })),
+    status,
+    sync(sources) {
+      const run = syncing.then(async () => {
+        if (closed) return status();
+        await syncSources(sources, { entries, kindOf, nameOf, newEntry, unload, prepare, finish, log });
+        return status();
+      });
+      syncing = run.catch(() => undefined);
+      return run;
+    },
     async reload(name) {
       const entry = entries.find((candidate) => candidate.name === name);
       if (!entry) return undefined;
