@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Transport } from '@capnode/capabilities';
+import { gatewayNodeDeclaration } from '@capnode/gateway-bridge';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHost } from '../../host/host.js';
 import { buildOpenAgentCatalog } from '../openagent/catalog.js';
@@ -36,6 +37,8 @@ describe('app capability', () => {
     );
     expect(app.every((command) => command.definition.localOnly === true)).toBe(true);
     expect(host.registry.commands({ excludeLocalOnly: true }).filter((command) => command.name.startsWith('app.'))).toEqual([]);
+    // What the gateway node declares (an invoke of anything undeclared is refused before the pipeline).
+    expect(gatewayNodeDeclaration(host.registry).commands.filter((name) => name.startsWith('app.'))).toEqual([]);
     const catalog = buildOpenAgentCatalog({ registry: host.registry, consent: () => host.settings.get().consent, servers: 'all', imported: () => new Map() });
     expect(JSON.stringify(catalog.servers)).not.toContain('app.');
     for (const command of app) expect(catalog.resolve('capnode', command.name)).toBe('tool_not_found');
