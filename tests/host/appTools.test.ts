@@ -138,6 +138,26 @@ describe('app.* over MCP HTTP (real SDK v2 client)', () => {
   });
 });
 
+describe('app.connection.* with a gateway node that cannot reach its gateway', () => {
+  it('reports it, reconnects it, and names why pairing cannot reach the gateway', async () => {
+    const settings = { ...SECRET_SETTINGS, gateway: { ...SECRET_SETTINGS.gateway, enabled: true } };
+    await using test = await startTestHost({ settings, host: { builtinPlugins: false } });
+    const secrets = secretsOf(test.home);
+    const reconnect = await test.call('app.connection.reconnect', {});
+    expect(reconnect.isError).toBe(false);
+    expect(reconnect.structured).toMatchObject({ reconnecting: true, gateway: { enabled: true, url: 'ws://127.0.0.1:9' } });
+    expect(test.logs.some((line) => line.includes('gateway node: reconnecting to ws://127.0.0.1:9'))).toBe(true);
+    const gateways = await test.call('app.connection.gateways', {});
+    expect(gateways.structured).toMatchObject({ gateways: [{ source: 'settings', url: 'ws://127.0.0.1:9', enabled: true, active: true, hasToken: true, hasNodeIdentity: true }] });
+    const pairing = await test.call('app.pairing.list', {});
+    expect(pairing.structured).toMatchObject({ gateway: 'ws://127.0.0.1:9', nodeId: expect.any(String) });
+    const reject = await test.call('app.pairing.reject', {});
+    expect(reject).toMatchObject({ isError: true, text: expect.stringContaining('cannot connect to ws://127.0.0.1:9') });
+    expectNoSecret(JSON.stringify([reconnect, gateways, pairing, reject]), secrets);
+    // The operator handshake to a closed port can wait for its own 15 s deadline.
+  }, 60_000);
+});
+
 describe('app.* over stdio (real SDK v2 client, capnode mcp)', () => {
   it('lists and answers the app tools; app.settings.set returns approval_pending and the retry writes once allowed', async () => {
     using dir = tempHome();
