@@ -94,6 +94,8 @@ export type { FormatArgsOptions } from './approvalSummary.js';
 export type { ExecutableResolver, WorkingDirectoryResolver, ExecApprovalHookOptions, ExecDescription } from './execApprovalHook.js';
 export { createExecApprovalHook, describeExecArgs } from './execApprovalHook.js';
 export { hashInvocationArgs } from './internal/argsHash.js';
+export type { ApprovalContext } from './internal/askApproval.js';
+export { askApproval } from './internal/askApproval.js';
 export type { ExecApprovalsCapabilityOptions } from './execApprovalsCapability.js';
 export { createExecApprovalsCapability } from './execApprovalsCapability.js';
 export { isRefusedEnvKey } from './envPolicy.js';

@@ -32,6 +32,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['parts/listener/'],
   ['parts/stdio/'],
   ['parts/dashboard/'],
+  ['parts/app/'],
   ['host/'],
   ['docs/'],
   ['index.ts', 'setup.ts', 'settings.ts', 'docs.ts'],

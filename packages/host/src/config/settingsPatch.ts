@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isPlainObject } from '@capnode/toolkit';
 import { isHostError } from '../errors.js';
-import type { Settings, SettingsStore } from './settings.js';
+import { settingsSchema, type Settings, type SettingsStore } from './settings.js';
 
 /** What a masked secret reads as; sending it back unchanged keeps the stored value. */
 /** One field problem of a rejected settings change. */
@@ -163,6 +163,25 @@ function fieldErrors(error: z.ZodError): FieldError[] {
     path: issue.path.length ? issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index ? '.' : ''}${String(part)}`)).join('') : '(root)',
     message: issue.message,
   }));
+}
+
+/** What a settings change would make of `current`: the merged settings and the changed paths, or why it is refused. */
+export type SettingsPatchPreview =
+  | { readonly ok: true; readonly after: Settings; readonly changed: readonly string[] }
+  | { readonly ok: false; readonly message: string; readonly fields: readonly FieldError[] };
+
+/**
+ * Checks a partial change against `current` the way {@link applySettingsPatch} does (masked secrets
+ * never move to a new destination, the result validates against the whole schema), without writing:
+ * what an approval prompt shows before anything is written.
+ */
+export function previewSettingsPatch(patch: unknown, current: Settings): SettingsPatchPreview {
+  if (!isPlainObject(patch)) return { ok: false, message: 'expected a JSON object of settings to change', fields: [{ path: '(root)', message: 'expected an object' }] };
+  const redirected = [...redirectedSecrets(patch, current), ...redirectedGatewayToken(patch, current)];
+  if (redirected.length) return { ok: false, message: 'the settings were not changed: a saved secret cannot move to another destination', fields: redirected };
+  const parsed = settingsSchema.safeParse(mergePatch(current, unmask(patch, current)));
+  if (!parsed.success) return { ok: false, message: 'the settings were not changed: some values are invalid', fields: fieldErrors(parsed.error) };
+  return { ok: true, after: parsed.data, changed: changedPaths(current as unknown as Record<string, unknown>, parsed.data as unknown as Record<string, unknown>) };
 }
 
 export interface ApplySettingsOptions {

@@ -15,7 +15,9 @@ import { createHttpMode } from '../parts/listener/httpMode.js';
 import { createLockHolder } from '../parts/listener/lockHolder.js';
 import { createListen } from '../parts/listener/mcpListener.js';
 import { createOpenAgentPart } from '../parts/openagent/openAgentPart.js';
-import { createAppCapability } from '../parts/pipeline/appStatus.js';
+import { createAppCapability } from '../parts/app/appCapability.js';
+import { hostSecrets } from '../context/hostLog.js';
+import { resolveGatewayConfig } from '../parts/gateway/gatewayMode.js';
 import { createApprovalsPart } from '../parts/approvals/approvalsPart.js';
 import { createPluginsPart } from '../parts/plugins/pluginsPart.js';
 import { createStdioMode } from '../parts/stdio/stdioMode.js';
@@ -37,7 +39,28 @@ const closedError = (when = 'is closed') => new HostError('closed', `the host ${
 function buildParts(options: HostOptions, context: HostContext, stack: ReturnType<typeof createAsyncStack>, controls: HostControls) {
   const { registry } = context.pipeline;
   const lock = stack.use(createLockHolder(context));
-  registry.register(createAppCapability(() => controls.status()));
+  // The app.* commands reach the parts built below through these ports, only when called.
+  let httpPart: ReturnType<typeof createHttpMode> | undefined;
+  registry.register(
+    createAppCapability({
+      paths: context.paths,
+      settings: context.settings,
+      approvals: context.pipeline.approvals,
+      env: context.env,
+      version: context.version,
+      status: () => controls.status(),
+      patchSettings: (patch) => controls.patchSettings(patch),
+      restartNeeded: () => controls.restartNeeded(),
+      reconnectGateway: async () => (httpPart ? httpPart.reconnectGateway() : false),
+      gatewayConfig: () => {
+        if (httpPart?.gatewayConfig) return httpPart.gatewayConfig;
+        const current = context.settings.reload();
+        if (current.gateway.url === undefined) return undefined;
+        return resolveGatewayConfig({ ...current, gateway: { ...current.gateway, enabled: true } }, options.gateway, context.env);
+      },
+      secrets: () => [...context.logging.knownSecrets, ...hostSecrets(context.settings.get(), context.env)],
+    }),
+  );
   for (const capability of options.capabilities ?? []) registry.register(capability);
   const { settings, pipeline, version } = context;
   const { log } = context.logging;
@@ -70,6 +93,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
       inBackground: (work) => background.run(work),
     }),
   );
+  httpPart = http;
   const stdio = stack.use(createStdioMode({ context, plugins, imports, dashboard, listen, runtime }));
   stack.use(createApprovalsPart(context, { notifications: options.approvalNotifications !== false }));
   const liveSettings: LiveSettings = createLiveSettings(settings, [

@@ -57,24 +57,29 @@ function causeText(error: unknown): string {
   return message.slice(0, MAX_CAUSE_CHARS);
 }
 
+/** What {@link rejectGatewayPairing} did. */
+export interface GatewayPairingRejection {
+  readonly nodeId: string;
+  /** The pending requests it rejected; empty when there was nothing to reject. */
+  readonly rejected: readonly { readonly requestId: string; readonly commands: readonly string[] }[];
+}
+
+type Operator = Awaited<ReturnType<typeof import('@capnode/gateway-bridge/node')['connectGatewayOperator']>>;
+type Bridge = typeof import('@capnode/gateway-bridge/node');
+
 /**
- * Approves this machine's pending gateway node pairing: connects to the gateway as an operator
- * (identity `OPERATOR_IDENTITY_FILE` in `home`), approves every pending request of the gateway node
- * and looks the gateway node up. Works when the token makes the caller an operator of that gateway.
- * Shared by `capnode gateway pair` and the dashboard's `POST /api/gateway/pair`.
- * @throws HostError `no_node_identity` (the gateway node never connected; the file is not created),
- * `gateway_unreachable` (the operator connection failed or timed out), `pairing_failed` (approving
- * or the look-up failed), `aborted` (`signal`); `cause` holds the underlying error.
+ * Connects to the gateway as an operator (identity `OPERATOR_IDENTITY_FILE` in `home`) for this
+ * machine's gateway node, runs `work` under the whole deadline and closes the connection.
  */
-export async function approveGatewayPairing(options: ApproveGatewayPairingOptions): Promise<GatewayPairingResult> {
+async function withOperator<T>(options: ApproveGatewayPairingOptions, verb: 'approving' | 'rejecting', work: (bridge: Bridge, operator: Operator, nodeId: string, signal: AbortSignal) => Promise<T>): Promise<T> {
   const nodeId = readGatewayNodeId(options.home);
   if (!nodeId) throw new HostError('no_node_identity', `this machine has no node identity yet (${join(options.home, GATEWAY_NODE_IDENTITY_FILE)}) — connect it first: capnode serve --gateway ${options.url}`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_PAIRING_TIMEOUT_MS;
   using deadline = createDeadline({ timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
-  const failed = (code: 'gateway_unreachable' | 'pairing_failed', what: string, why: string, error: unknown): HostError =>
+  const failed = (code: 'gateway_unreachable' | 'pairing_failed', message: string, why: string, error: unknown): HostError =>
     options.signal?.aborted
-      ? new HostError('aborted', 'approving the gateway pairing was aborted', { cause: options.signal.reason })
-      : new HostError(code, `${what}: ${why}`, { cause: error });
+      ? new HostError('aborted', `${verb} the gateway pairing was aborted`, { cause: options.signal.reason })
+      : new HostError(code, `${message}: ${why}`, { cause: error });
   const bridge = await import('@capnode/gateway-bridge/node');
   let operator;
   try {
@@ -92,13 +97,40 @@ export async function approveGatewayPairing(options: ApproveGatewayPairingOption
     throw failed('gateway_unreachable', `cannot connect to ${options.url} as an operator`, causeText(error), error);
   }
   try {
-    const approved = await bridge.approveGatewayNodePairing(operator, nodeId, { signal: deadline.signal });
-    const node = await bridge.findGatewayNode(operator, nodeId, { signal: deadline.signal });
-    return { nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: node ?? null };
+    return await work(bridge, operator, nodeId, deadline.signal);
   } catch (error) {
     // The deadline aborts the request; "was aborted" would hide that the gateway did not answer in time.
-    throw failed('pairing_failed', 'approving the pairing failed', deadline.timedOut ? `no answer from the gateway within ${timeoutMs} ms` : causeText(error), error);
+    throw failed('pairing_failed', `${verb} the pairing failed`, deadline.timedOut ? `no answer from the gateway within ${timeoutMs} ms` : causeText(error), error);
   } finally {
     await operator.close();
   }
+}
+
+/**
+ * Approves this machine's pending gateway node pairing: connects to the gateway as an operator
+ * (identity `OPERATOR_IDENTITY_FILE` in `home`), approves every pending request of the gateway node
+ * and looks the gateway node up. Works when the token makes the caller an operator of that gateway.
+ * Shared by `capnode gateway pair`, the dashboard's `POST /api/gateway/pair` and `app.pairing.approve`.
+ * @throws HostError `no_node_identity` (the gateway node never connected; the file is not created),
+ * `gateway_unreachable` (the operator connection failed or timed out), `pairing_failed` (approving
+ * or the look-up failed), `aborted` (`signal`); `cause` holds the underlying error.
+ */
+export function approveGatewayPairing(options: ApproveGatewayPairingOptions): Promise<GatewayPairingResult> {
+  return withOperator(options, 'approving', async (bridge, operator, nodeId, signal) => {
+    const approved = await bridge.approveGatewayNodePairing(operator, nodeId, { signal });
+    const node = await bridge.findGatewayNode(operator, nodeId, { signal });
+    return { nodeId, approved: approved.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })), node: node ?? null };
+  });
+}
+
+/**
+ * Rejects this machine's pending gateway node pairing requests (`node.pair.reject`), as an operator
+ * of the gateway like {@link approveGatewayPairing}; `app.pairing.reject`. Same errors.
+ */
+export function rejectGatewayPairing(options: ApproveGatewayPairingOptions): Promise<GatewayPairingRejection> {
+  return withOperator(options, 'rejecting', async (bridge, operator, nodeId, signal) => {
+    const pending = await bridge.listGatewayNodePairingRequests(operator, nodeId, { signal });
+    for (const request of pending) await operator.request('node.pair.reject', { requestId: request.requestId }, { signal });
+    return { nodeId, rejected: pending.map((request) => ({ requestId: request.requestId, commands: request.commands ?? [] })) };
+  });
 }

@@ -46,6 +46,11 @@ export interface HttpMode {
   applyMcpEnabled(enabled: boolean): Promise<void>;
   /** `gateway.*` changed on a running host: reconnect the gateway node with the new settings (a `gateway` option of this run wins). */
   applyGatewaySettings(next: Settings): Promise<void>;
+  /**
+   * Drops the gateway node's connection and connects again with the configuration it runs with
+   * (`app.connection.reconnect`); resolves whether a gateway node was (re)started.
+   */
+  reconnectGateway(): Promise<boolean>;
   readonly gatewayConfig: GatewayConnectionConfig | undefined;
   /** The admin-only listener of a gateway node host running without the MCP listener. */
   readonly nodeAdmin: McpHttpServer | undefined;
@@ -146,6 +151,15 @@ export function createHttpMode(options: HttpModeOptions): HttpMode {
         await options.gateway.start(gatewayConfig, { node: true, channel: false });
         log('info', `gateway node: connecting to ${gatewayConfig.url} (settings changed)`);
       }
+    },
+    async reconnectGateway() {
+      if (signal.aborted || !httpStarted || !gatewayConfig) return false;
+      if (options.gatewayOverride?.url === undefined && !settings.get().gateway.enabled) return false;
+      const config = gatewayConfig;
+      await options.gateway.stopNode();
+      await options.gateway.start(config, { node: true, channel: false });
+      log('info', `gateway node: reconnecting to ${config.url} (asked by a local client)`);
+      return true;
     },
     get gatewayConfig() {
       return gatewayConfig;

@@ -40,7 +40,8 @@ describe('createHostPipeline', () => {
     expect(record).toMatchObject({ command: 'system.run', transport: 'cli', caller: 'capnode-cli', outcome: 'denied' });
 
     await using host = createHost({ home, builtins: false, onLog: () => {} });
-    expect(host.registry.commands().map((command) => command.name)).toEqual(['app.status']);
+    expect(host.registry.commands().map((command) => command.name).filter((name) => !name.startsWith('app.'))).toEqual([]);
+    expect(host.registry.resolve('app.status')?.definition.localOnly).toBe(true);
   });
 
   it('shows imported tool arguments scrubbed, then cut', () => {

@@ -1,4 +1,6 @@
 import { isHostError } from '../../../errors.js';
+import type { Settings } from '../../../config/settings.js';
+import type { GatewayNodeModeStatus } from '../../../status/hostStatus.js';
 import { resolveGatewayConfig } from '../../gateway/gatewayMode.js';
 import { approveGatewayPairing } from '../../gateway/gatewayPairing.js';
 import type { GatewayPairResult, GatewaySaveResult, GatewayView } from '../apiTypes.js';
@@ -29,6 +31,16 @@ async function pair({ host, signal }: RouteContext): Promise<Response> {
   }
 }
 
+/** The gateway node's state and what is configured for it, the token as presence only (`GET /api/gateway`, `app.connection.gateways`). */
+export function gatewayView(settings: Settings, node: GatewayNodeModeStatus, restartNeeded: readonly string[]): GatewayView {
+  const { gateway } = settings;
+  return {
+    node,
+    configured: { enabled: gateway.enabled, ...(gateway.url ? { url: gateway.url } : {}), hasToken: gateway.token !== undefined },
+    restartNeeded: restartNeeded.filter((path) => path.startsWith('gateway.')),
+  };
+}
+
 /**
  * `GET /api/gateway` (the gateway node's state and pairing from the host status, whether a token is
  * stored) and `PUT /api/gateway` `{ url, token?, enabled? }` (written to `gateway.*`; takes effect at
@@ -38,15 +50,7 @@ export const gatewayRoutes: readonly Route[] = [
   [
     'GET',
     '/api/gateway',
-    ({ host }) => {
-      const settings = host.settings.reload().gateway;
-      const view: GatewayView = {
-        node: host.status().node,
-        configured: { enabled: settings.enabled, ...(settings.url ? { url: settings.url } : {}), hasToken: settings.token !== undefined },
-        restartNeeded: host.restartNeeded().filter((path) => path.startsWith('gateway.')),
-      };
-      return json(200, view);
-    },
+    ({ host }) => json(200, gatewayView(host.settings.reload(), host.status().node, host.restartNeeded())),
   ],
   [
     'PUT',

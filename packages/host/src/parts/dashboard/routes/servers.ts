@@ -2,23 +2,29 @@ import { join, dirname } from 'node:path';
 import { createDeadline } from '@capnode/toolkit';
 import { DEFAULT_MCP_CLIENT_AGENT, mcpServerEntries, resolveMcpClientSettings, type McpClientSetup, type McpServerEntry } from '../../../config/mcpClientSettings.js';
 import type { Settings } from '../../../config/settings.js';
+import type { ImportedToolsStatus } from '../../../status/hostStatus.js';
 import type { ServerEntryView, ServerItem, ServersView, ServerTestResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
 import { maskSettings } from '../../../config/settingsPatch.js';
 import type { DashboardHostView, Route, RouteContext } from '../types.js';
 
-/** The configured servers, secrets masked, each with its live diagnostic when the host connected it. */
-function listServers({ host }: RouteContext): Response {
-  const settings = host.settings.reload();
+/**
+ * The configured servers, secrets masked, each with its live diagnostic when the host connected it
+ * (`GET /api/servers`, `app.servers.list`).
+ */
+export function serversView(settings: Settings, imports: ImportedToolsStatus, restartNeeded: readonly string[]): ServersView {
   const masked = maskSettings(settings) as { mcpClient?: { servers?: ServerEntryView[] } };
-  const imports = host.status().mcpClient;
   const diagnostics = imports.servers;
   const servers = (masked.mcpClient?.servers ?? []).map((entry): ServerItem => {
     const status = diagnostics.find((diagnostic) => same(diagnostic.server, entry.name));
     return { name: entry.name, config: entry, enabled: entry.enabled !== false, ...(status ? { status } : {}) };
   });
   const { section: _section, ...policy } = toolPolicy(settings);
-  return json(200, { reexport: imports.reexport, state: imports.state, servers, toolPolicy: policy, restartNeeded: host.restartNeeded().filter((path) => path.startsWith('mcpClient')) } satisfies ServersView);
+  return { reexport: imports.reexport, state: imports.state, servers, toolPolicy: policy, restartNeeded: restartNeeded.filter((path) => path.startsWith('mcpClient')) };
+}
+
+function listServers({ host }: RouteContext): Response {
+  return json(200, serversView(host.settings.reload(), host.status().mcpClient, host.restartNeeded()));
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
