@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { connectHttpClient, startTestHost, type TestHost } from '../support/testHost.js';
 import { everythingServer } from '../support/mcpServers.js';
 import { eventually } from '../support/poll.js';
-import { cliPath, repoRoot, slowPoll, tempHome } from '../cli/helpers.js';
+import { cliPath, repoRoot, runCli, slowPoll, startServe, tempHome } from '../cli/helpers.js';
 
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
@@ -86,5 +86,40 @@ describe('tool names for every harness', () => {
     }
     const audit = readFileSync(join(dir.home, 'audit.log'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { command: string }).command);
     expect(audit.filter((command) => command === 'system.which')).toHaveLength(2);
+  }, 90_000);
+
+  it('capnode mcp relaying to a running host: mcp.toolNames applies, --tool-names selects per connection, the host audits the dotted name', async () => {
+    using dir = tempHome();
+    writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { toolNames: 'underscore' }, approvals: { holdMs: 0 }, dashboard: { enabled: false } }), { mode: 0o600 });
+    await using serve = await startServe(dir.home);
+    const connect = async (args: string[]) => {
+      const transport = new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp', ...args], env: { ...(process.env as Record<string, string>), CAPNODE_HOME: dir.home }, stderr: 'pipe' });
+      let stderr = '';
+      transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const client = new Client({ name: 'relayed', version: '1.0.0' });
+      await client.connect(transport);
+      return { client, stderr: () => stderr };
+    };
+    const underscore = await connect([]);
+    const dotted = await connect(['--tool-names', 'dotted']);
+    try {
+      const names = (await underscore.client.listTools()).tools.map((tool) => tool.name);
+      expect(underscore.stderr()).toContain(`relaying to the running host at ${serve.url}`);
+      expect(names).toContain('system_which');
+      expect(names.filter((name) => !OPENAI_NAME.test(name))).toEqual([]);
+      expect((await dotted.client.listTools()).tools.map((tool) => tool.name)).toContain('system.which');
+      const result = await underscore.client.callTool({ name: 'system_which', arguments: { bins: ['node'] } });
+      expect(result.isError ?? false).toBe(false);
+    } finally {
+      await Promise.all([underscore.client.close(), dotted.client.close()]);
+    }
+    const audit = await eventually(() => {
+      const text = readFileSync(join(dir.home, 'audit.log'), 'utf8');
+      return text.includes('system.which') ? text : undefined;
+    }, slowPoll('the relayed call in the host audit.log'));
+    expect(audit).not.toContain('system_which');
+    const bad = await runCli(['mcp', '--tool-names', 'snake'], dir.home);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--tool-names must be 'dotted' (system.run) or 'underscore' (system_run), got \"snake\"");
   }, 90_000);
 });
