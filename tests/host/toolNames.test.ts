@@ -45,6 +45,14 @@ describe('tool names for every harness', () => {
     expect(underscore).toEqual(dotted);
     await eventually(() => auditCommands(t).filter((command) => command === 'system.which').length === 2, { what: 'both calls in audit.log' });
     expect(auditCommands(t)).not.toContain('system_which');
+
+    // An approval asked for a call by its underscore spelling names the dotted command.
+    t.answerWith('allow-once');
+    const run = await t.call('system_run', { command: [process.execPath, '-e', 'console.log(6*7)'] });
+    expect(run.isError).toBe(false);
+    expect(t.asked.map((approval) => approval.command)).toEqual(['system.run']);
+    await eventually(() => auditCommands(t).includes('system.run'), { what: 'the run in audit.log' });
+    expect(auditCommands(t)).not.toContain('system_run');
   }, 90_000);
 
   it('default dotted; ?toolNames=underscore on the URL selects underscore for that connection only', async () => {
