@@ -285,12 +285,12 @@ describe('capnode against a running host', () => {
     expect(claudeJson.mcpServers.capnode).toEqual({ type: 'http', url: serve.url, headers: { Authorization: `Bearer ${token}` } });
 
     const cursor = json<{ mcpServers: { capnode: { url: string; headers: Record<string, string> } } }>((await runCli(['config', 'cursor', '--json'], dir.home)).stdout);
-    expect(cursor.mcpServers.capnode).toEqual({ url: serve.url, headers: { Authorization: `Bearer ${token}` } });
+    expect(cursor.mcpServers.capnode).toEqual({ url: `${serve.url}?toolNames=underscore`, headers: { Authorization: `Bearer ${token}` } });
 
     const vscode = json<{ servers: { capnode: { type: string; url: string; headers: Record<string, string> } }; inputs: { id: string; password: boolean }[] }>(
       (await runCli(['config', 'vscode', '--json'], dir.home)).stdout,
     );
-    expect(vscode.servers.capnode).toMatchObject({ type: 'http', url: serve.url });
+    expect(vscode.servers.capnode).toMatchObject({ type: 'http', url: `${serve.url}?toolNames=underscore` });
     expect(vscode.servers.capnode.headers.Authorization).toBe('Bearer ${input:capnode-token}');
     expect(vscode.inputs[0]).toMatchObject({ id: 'capnode-token', password: true });
 

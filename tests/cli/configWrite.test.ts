@@ -134,6 +134,23 @@ describe('capnode config <client> --write', () => {
     const accepted = await onTerminal(['cursor', '--write'], env, 'y');
     expect(accepted.code).toBe(0);
     expect(accepted.output).toContain(`wrote ${path}`);
-    expect(JSON.parse(readFileSync(path, 'utf8')).mcpServers.capnode.url).toMatch(/^http:\/\/127\.0\.0\.1:8765\/$/);
+    expect(JSON.parse(readFileSync(path, 'utf8')).mcpServers.capnode.url).toMatch(/^http:\/\/127\.0\.0\.1:8765\/\?toolNames=underscore$/);
+  });
+
+  it('picks the tool name style each client accepts and writes it as the entry\'s selector; --tool-names overrides; another value is refused', async () => {
+    using dir = tempHome();
+    using user = tempHome();
+    const env = { HOME: user.home, XDG_CONFIG_HOME: join(user.home, '.config') };
+    const cursor = JSON.parse((await runCli(['config', 'cursor', '--json'], dir.home, env)).stdout) as { mcpServers: { capnode: { url: string } } };
+    expect(cursor.mcpServers.capnode.url).toBe('http://127.0.0.1:8765/?toolNames=underscore');
+    const claude = JSON.parse((await runCli(['config', 'claude', '--json'], dir.home, env)).stdout) as { mcpServers: { capnode: { url: string } } };
+    expect(claude.mcpServers.capnode.url).toBe('http://127.0.0.1:8765/');
+    const desktop = await runCli(['config', 'claude-desktop', '--write', '--yes', '--tool-names', 'underscore'], dir.home, env);
+    expect(desktop.code, desktop.stderr).toBe(0);
+    const config = JSON.parse(readFileSync(join(user.home, '.config', 'Claude', 'claude_desktop_config.json'), 'utf8'));
+    expect(config.mcpServers.capnode.args.slice(1)).toEqual(['mcp', '--tool-names', 'underscore']);
+    const bad = await runCli(['config', 'cursor', '--tool-names', 'snake'], dir.home, env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--tool-names must be 'dotted' (system.run) or 'underscore' (system_run)");
   });
 });

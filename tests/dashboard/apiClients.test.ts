@@ -59,7 +59,7 @@ describe('dashboard /api/clients', () => {
       expect(row.instructions).toEqual([expect.stringMatching(/^[A-Z].* .*[^ ]$/)]);
     }
     const byId = Object.fromEntries(rows.map((row) => [row.id, row]));
-    expect(byId.cursor!.snippet.mcpServers!.capnode!.url).toBe(test.url);
+    expect(byId.cursor!.snippet.mcpServers!.capnode!.url).toBe(`${test.url}?toolNames=underscore`);
     expect(byId.claude!.command?.slice(0, 3)).toEqual(['claude', 'mcp', 'add']);
     expect(byId.cursor!.command).toBeUndefined();
     expect(byId.claude!.instructions![0]).toMatch(/^Put this in \.mcp\.json/);
@@ -119,7 +119,7 @@ describe('dashboard /api/clients', () => {
     const config = JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: Record<string, { url?: string }>; theme: string };
     expect(config.mcpServers.other).toEqual(OTHER);
     expect(config.theme).toBe('dark');
-    expect(config.mcpServers.capnode!.url).toBe(test.url);
+    expect(config.mcpServers.capnode!.url).toBe(`${test.url}?toolNames=underscore`);
     expect((await clients(client)).find((entry) => entry.id === 'cursor')!.configured).toBe(true);
 
     // Once written, a second preview changes nothing and a write keeps the file as it is.

@@ -105,6 +105,22 @@ describe('plugins listed in settings.json', () => {
     expect((await t.call('device.info', {})).text).not.toBe('mine');
   });
 
+  it("refuses a command whose underscore spelling is another tool's, naming both", async () => {
+    await using t = await startTestHost({
+      settings: { mcp: { toolNames: 'underscore' }, plugins: [fixture('filePlugin.mjs'), fixture('underscoreCollision.mjs'), fixture('underscoreCollisionDotted.mjs')] },
+    });
+    const [, clash, clash2] = t.host.status().plugins.filter((entry) => entry.kind === 'file');
+    expect(clash).toMatchObject({ state: 'failed', commands: [] });
+    expect(clash!.error).toBe(
+      "plugin 'underscoreCollision' defines command 'system_run', which the host's built-in commands already define as 'system.run' (both are 'system_run' in underscore spelling); 'underscoreCollision' was not loaded (rename the command or remove one of them)",
+    );
+    expect(clash2!.error).toContain("command 'fixture_echo', which plugin 'filePlugin' already defines as 'fixture.echo'");
+    // Both spellings still reach the one command, and the listing has each tool once.
+    expect((await t.call('fixture_echo', { x: 1 })).text).toBe('{"x":1}');
+    const names = (await t.client.listTools()).tools.map((tool) => tool.name);
+    expect(names.filter((name) => name === 'system_run' || name === 'fixture_echo')).toEqual(['system_run', 'fixture_echo']);
+  });
+
   it('built-in (pack) plugins load first and are reported; a built-in plugin cannot take a host command', async () => {
     await using t = await startTestHost({
       host: {

@@ -50,6 +50,7 @@ export const FLAGS = {
   markdown: { kind: 'switch', help: 'with --list-tools: the stock command surface as Markdown (offline)' },
   'dry-run': { kind: 'switch', help: 'print the file it would write, change nothing' },
   tray: { kind: 'switch', help: 'start the tray (capnode-tray) at login instead of capnode serve' },
+  'tool-names': { kind: 'value', value: 'dotted|underscore', help: "how tools/list spells tool names: 'dotted' (system.run) or 'underscore' (system_run)" },
 } as const satisfies Record<string, FlagInfo>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -138,8 +139,11 @@ export const COMMANDS: readonly CommandRow[] = [
     name: 'mcp',
     summary: 'serve MCP over stdio (for clients that spawn a command)',
     section: 'main',
-    usage: [['capnode mcp', 'serve MCP over stdio (for clients that spawn a command)']],
-    flags: ['gateway', 'gateway-token'],
+    usage: [
+      ['capnode mcp', 'serve MCP over stdio (for clients that spawn a command)'],
+      ['capnode mcp --tool-names underscore', "spell tool names with '_' for '.' (OpenAI-style harnesses); default: settings mcp.toolNames"],
+    ],
+    flags: ['gateway', 'gateway-token', 'tool-names'],
     subcommands: ['channel'],
     run: async (context) => (await import('./commands/serve.js')).mcp(context, version()),
   },
@@ -181,8 +185,9 @@ export const COMMANDS: readonly CommandRow[] = [
     usage: [
       [`capnode config ${CONFIG_CLIENTS.join('|')}`, 'print a ready MCP client config'],
       ['capnode config <client> --write [--yes]', "merge it into the client's config file: diff first, backup kept"],
+      ['capnode config <client> --tool-names dotted|underscore', 'select a tool name style in the entry (default: what the client accepts)'],
     ],
-    flags: ['json', 'url', 'name', 'write', 'yes'],
+    flags: ['json', 'url', 'name', 'write', 'yes', 'tool-names'],
     subcommands: CONFIG_CLIENTS,
     notes: ['--write never drops other entries or unknown keys, refuses a file it cannot parse, and keeps <file>.capnode-backup-<time>.'],
     run: async (context) => (await import('./commands/config.js')).config(context),

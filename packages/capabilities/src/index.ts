@@ -41,6 +41,8 @@ export {
 export { defineCommand, defineCapability } from './contract.js';
 export type { InputJsonSchema, RegisteredCommand, RegistryChange, CommandFilter, Registry } from './registry.js';
 export { RESERVED_COMMAND_PREFIX, createRegistry, isReservedCommandName } from './registry.js';
+export type { ToolNameStyle } from './toolNames.js';
+export { PORTABLE_TOOL_NAME, TOOL_NAME_STYLES, isToolNameStyle, toolNameIn, underscoreToolName } from './toolNames.js';
 export type { AbortSignalLike, Invocation, InvocationOutcome, InvocationHook, InvokeOptions, InvokerOptions, Invoker } from './pipeline.js';
 export { createInvoker } from './pipeline.js';
 export { splitCommandLine, formatCommandLine, formatArgument } from './commandLine.js';

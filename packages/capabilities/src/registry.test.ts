@@ -10,6 +10,34 @@ const demo = defineCapability({ category: 'demo', commands: [echo] });
 const app = defineCapability({ category: 'app', commands: [local] });
 
 describe('createRegistry', () => {
+  it("resolves a command by its underscore spelling, and refuses a command whose underscore spelling is another's, naming both", () => {
+    const registry = createRegistry([demo]);
+    expect(registry.resolve('demo_echo')?.name).toBe('Demo.Echo');
+    expect(registry.resolve('DEMO_ECHO')?.name).toBe('Demo.Echo');
+    const refusal = (name: string, category = 'clash'): string => {
+      try {
+        registry.register(defineCapability({ category, commands: [defineCommand({ name, description: 'x', execute: () => 'x' })] }));
+      } catch (error) {
+        expect(isCapabilityError(error)).toBe(true);
+        return (error as Error).message;
+      }
+      throw new Error(`${name} was registered`);
+    };
+    expect(refusal('demo_echo')).toBe("command 'demo_echo' collides with command 'Demo.Echo': both are 'demo_echo' in underscore spelling (tool names with '.' as '_'); rename one of them");
+    // Two dotted names with one underscore spelling; a name without dots that another's spelling takes.
+    registry.register(defineCapability({ category: 'a', commands: [defineCommand({ name: 'a.b_c', description: 'x', execute: () => 'x' })] }));
+    expect(refusal('a_b.c')).toContain("collides with command 'a.b_c'");
+    expect(refusal('a_b_c')).toContain("'a.b_c'");
+    // Within one capability too; nothing of a refused capability stays.
+    const both = defineCapability({ category: 'both', commands: [defineCommand({ name: 'x.y', description: 'x', execute: () => 'x' }), defineCommand({ name: 'x_y', description: 'x', execute: () => 'x' })] });
+    expect(() => registry.register(both)).toThrow(/'x_y' collides with command 'x.y'/);
+    expect(registry.resolve('x.y')).toBeUndefined();
+    // Unregistering frees both spellings.
+    registry.unregister(demo);
+    expect(registry.resolve('demo_echo')).toBeUndefined();
+    registry.register(defineCapability({ category: 'free', commands: [defineCommand({ name: 'demo_echo', description: 'x', execute: () => 'x' })] }));
+  });
+
   it('makes a capability registered at any time visible and removes it on unregister', () => {
     const registry = createRegistry();
     expect(registry.commands()).toEqual([]);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Capability, CommandDefinition } from './contract.js';
 import { CapabilityError } from './errors.js';
+import { underscoreToolName } from './toolNames.js';
 
 /** JSON Schema for a command's arguments, as MCP `inputSchema` expects (an object schema). */
 export type InputJsonSchema = { type: 'object'; [key: string]: unknown };
@@ -33,11 +34,18 @@ export interface CommandFilter {
  * `tools/list` with no transport code.
  */
 export interface Registry {
-  /** Adds a capability; returns a function that removes it again. Throws on a duplicate command name. */
+  /**
+   * Adds a capability; returns a function that removes it again. Throws on a duplicate command name,
+   * and when a command's underscore spelling (`.` → `_`) is another command's name or underscore
+   * spelling (the error names both), so both spellings always mean one command.
+   */
   register(capability: Capability): () => void;
   /** Removes a capability registered earlier; false if it was not registered. */
   unregister(capability: Capability): boolean;
-  /** Looks a command up case-insensitively; the result carries the canonical name. */
+  /**
+   * Looks a command up case-insensitively, by its name or its underscore spelling (`system_run` finds
+   * `system.run`); the result carries the canonical name.
+   */
   resolve(name: string): RegisteredCommand | undefined;
   /** All commands in registration order. */
   commands(filter?: CommandFilter): readonly RegisteredCommand[];
@@ -74,6 +82,8 @@ export function isReservedCommandName(name: string): boolean {
 /** Creates an empty live registry. */
 export function createRegistry(initial: readonly Capability[] = []): Registry {
   const byKey = new Map<string, RegisteredCommand>();
+  /** Every command by its lower-case underscore spelling. */
+  const byUnderscore = new Map<string, RegisteredCommand>();
   const owners = new Map<Capability, RegisteredCommand[]>();
   const listeners = new Set<(change: RegistryChange) => void>();
   let version = 0;
@@ -96,17 +106,31 @@ export function createRegistry(initial: readonly Capability[] = []): Registry {
     register(capability) {
       if (owners.has(capability)) throw new CapabilityError('failed', `capability '${capability.category}' is already registered`);
       const entries: RegisteredCommand[] = [];
-      const seen = new Set<string>();
+      const seen = new Map<string, string>();
+      const seenUnderscore = new Map<string, string>();
       for (const definition of capability.commands) {
         const key = definition.name.toLowerCase();
         if (!definition.name.trim()) throw new CapabilityError('failed', `capability '${capability.category}' has a command with an empty name`);
         if (isReservedCommandName(definition.name)) throw new CapabilityError('failed', `command '${definition.name}' is in the reserved '${RESERVED_COMMAND_PREFIX}' namespace (the host's own audit records)`);
         if (byKey.has(key) || seen.has(key)) throw new CapabilityError('failed', `command '${definition.name}' is already registered`);
-        seen.add(key);
+        const underscore = underscoreToolName(definition.name).toLowerCase();
+        const clash =
+          byUnderscore.get(key)?.name ?? seenUnderscore.get(key) ?? byKey.get(underscore)?.name ?? seen.get(underscore) ?? byUnderscore.get(underscore)?.name ?? seenUnderscore.get(underscore);
+        if (clash !== undefined) {
+          throw new CapabilityError(
+            'failed',
+            `command '${definition.name}' collides with command '${clash}': both are '${underscoreToolName(definition.name)}' in underscore spelling (tool names with '.' as '_'); rename one of them`,
+          );
+        }
+        seen.set(key, definition.name);
+        seenUnderscore.set(underscore, definition.name);
         const inputSchema = definition.input === undefined && definition.inputSchema ? definition.inputSchema : toInputJsonSchema(definition.input);
         entries.push({ name: definition.name, category: capability.category, definition, inputSchema });
       }
-      for (const entry of entries) byKey.set(entry.name.toLowerCase(), entry);
+      for (const entry of entries) {
+        byKey.set(entry.name.toLowerCase(), entry);
+        byUnderscore.set(underscoreToolName(entry.name).toLowerCase(), entry);
+      }
       owners.set(capability, entries);
       emit(entries.map((e) => e.name), []);
       return () => {
@@ -117,12 +141,16 @@ export function createRegistry(initial: readonly Capability[] = []): Registry {
       const entries = owners.get(capability);
       if (!entries) return false;
       owners.delete(capability);
-      for (const entry of entries) byKey.delete(entry.name.toLowerCase());
+      for (const entry of entries) {
+        byKey.delete(entry.name.toLowerCase());
+        byUnderscore.delete(underscoreToolName(entry.name).toLowerCase());
+      }
       emit([], entries.map((e) => e.name));
       return true;
     },
     resolve(name) {
-      return byKey.get(name.toLowerCase());
+      const key = name.toLowerCase();
+      return byKey.get(key) ?? byUnderscore.get(key);
     },
     commands(filter) {
       ordered ??= [...owners.values()].flat();

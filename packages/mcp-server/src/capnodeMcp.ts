@@ -1,4 +1,4 @@
-import type { Invoker } from '@capnode/capabilities';
+import type { Invoker, ToolNameStyle } from '@capnode/capabilities';
 import type { Server } from '@modelcontextprotocol/server';
 import { createMcpCore } from './internal/mcpCore.js';
 import { supportedProtocolVersions as versions } from './internal/versions.js';
@@ -14,6 +14,13 @@ export interface CapnodeMcpOptions {
   readonly instructions?: string;
   /** Largest body {@link CapnodeMcp.fetch} reads itself (not applied to `parsedBody`). Default 4 MiB. */
   readonly maxBodyBytes?: number;
+  /**
+   * How `tools/list` spells command names for a connection that selects none: `dotted` (default, as
+   * registered) or `underscore` (`.` → `_`, for OpenAI-style harnesses). An HTTP request selects its
+   * own with `?toolNames=dotted|underscore` on the URL or a `Capnode-Tool-Names` header; `tools/call`
+   * accepts both spellings on every connection.
+   */
+  readonly toolNames?: ToolNameStyle;
   /** Out-of-band errors: SDK transport errors, unexpected exceptions. Reporting only. */
   readonly onError?: (error: Error) => void;
 }
@@ -30,6 +37,8 @@ export interface McpFetchOptions {
 export interface CreateServerOptions {
   /** Recorded on every invocation; `mcp-stdio` unless given. */
   readonly transport?: 'mcp-stdio' | 'mcp-http';
+  /** This connection's tool name style; the server's `toolNames` unless given. */
+  readonly toolNames?: ToolNameStyle;
 }
 
 /**
@@ -44,6 +53,8 @@ export interface CapnodeMcp {
    * long-lived SDK server, 2026-07-28 per-request traffic (`server/discover`, `_meta` envelope) by the
    * SDK's own per-request handler. Answers are plain JSON unless the client accepts `text/event-stream`
    * and a call emits progress or logs first. `GET` and `DELETE` answer 405: no session, no stream.
+   * `?toolNames=dotted|underscore` or a `Capnode-Tool-Names` header selects the request's tool name
+   * style (another value: 400).
    * Put transport security (loopback, Origin, Host, bearer) in front; this handler performs none.
    */
   fetch(request: Request, options?: McpFetchOptions): Promise<Response>;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage } from 'node:http';
-import type { Invoker } from '@capnode/capabilities';
+import type { Invoker, ToolNameStyle } from '@capnode/capabilities';
 import { createHttpKernel, listenOn, originOf, readBody, signalFromHook, textReply, type KernelRequest } from '@capnode/toolkit/http';
 import { isLoopbackHost, isLoopbackHostHeader, type LogLevel } from '@capnode/toolkit';
 import { isJsonContentType } from '@modelcontextprotocol/server';
@@ -8,6 +8,7 @@ import { createMcpCore, type McpCore } from './internal/mcpCore.js';
 import { BAD_TARGET, BODY_UNREADABLE, PARSE_ERROR, REQUEST_TIMEOUT, UNSUPPORTED_MEDIA_TYPE, internalError, payloadTooLarge, type Reply } from './internal/jsonRpcReplies.js';
 import { createRouteListener } from './internal/routes.js';
 import { HttpSessions } from './internal/httpSessions.js';
+import { TOOL_NAMES_HEADER, selectedToolNames } from './internal/toolNameSelection.js';
 
 /** Severity of a server log line. */
 /** Severity of the server's log lines: the toolkit's one {@link LogLevel}. */
@@ -44,6 +45,13 @@ export interface HttpServerOptions {
   readonly serverInfo?: { readonly name: string; readonly version: string };
   /** Optional `instructions` sent to MCP clients. */
   readonly instructions?: string;
+  /**
+   * How `tools/list` spells command names for a request that selects none: `dotted` (default) or
+   * `underscore` (`.` → `_`). A request selects with `?toolNames=dotted|underscore` on the URL or a
+   * `Capnode-Tool-Names` header (another value: 400); a session keeps what its opening request
+   * selected. `tools/call` accepts both spellings.
+   */
+  readonly toolNames?: ToolNameStyle;
   /** Serves `/_capnode/*` behind the same gates, with its own bearer token. */
   readonly admin?: AdminHandler;
   /**
@@ -206,6 +214,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     onError: (error) => log('error', `mcp: ${error.message}`),
     ...(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo }),
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.toolNames === undefined ? {} : { toolNames: options.toolNames }),
   });
   let checkToken = typeof options.token === 'string' ? createBearerCheck(options.token) : undefined;
   const admin = options.admin;
@@ -224,6 +233,9 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       return PARSE_ERROR;
     }
     const headers = incoming.headers;
+    const selected = selectedToolNames(incoming.url, headerText(headers[TOOL_NAMES_HEADER]));
+    if ('reply' in selected) return selected.reply;
+    const toolNames = selected.toolNames;
     if (sessions !== undefined) {
       const sessionId = headerText(headers['mcp-session-id']);
       if (sessionId !== undefined) return sessions.handle(sessionId, requestView(incoming, origin), body, request);
@@ -231,11 +243,12 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
         const legacyId = queryParam(incoming.url, 'sessionId');
         if (legacyId !== undefined) return sessions.legacyPost(legacyId, body, request);
       }
-      if (isInitializeMessage(body) && acceptsEventStream(headers.accept)) return sessions.initialize(requestView(incoming, origin), body, request);
+      if (isInitializeMessage(body) && acceptsEventStream(headers.accept)) return sessions.initialize(requestView(incoming, origin), body, request, toolNames);
     }
     return core.servePost({
       body,
       rawBody: read.text,
+      toolNames,
       lifetime: request,
       header: (name) => headerText(headers[name]),
       webRequest: (withSignal) => {
@@ -278,7 +291,10 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
       if (sessionId !== undefined && (method === 'DELETE' || (method === 'GET' && acceptsEventStream(headers.accept)))) {
         return sessions.handle(sessionId, requestView(incoming, origin), undefined, request);
       }
-      if (method === 'GET' && path === LEGACY_SSE_PATH && acceptsEventStream(headers.accept)) return sessions.openLegacy(LEGACY_MESSAGE_PATH, request);
+      if (method === 'GET' && path === LEGACY_SSE_PATH && acceptsEventStream(headers.accept)) {
+        const selected = selectedToolNames(incoming.url, headerText(headers[TOOL_NAMES_HEADER]));
+        return 'reply' in selected ? selected.reply : sessions.openLegacy(LEGACY_MESSAGE_PATH, request, selected.toolNames);
+      }
     }
     // Everything but the MCP POST: Hono answers it and writes the response itself.
     request.answered = true;
@@ -348,7 +364,7 @@ function createSessions(maxSessions: number, idleTimeoutMs: number, core: McpCor
   return new HttpSessions({
     maxSessions,
     idleTimeoutMs,
-    createServer: (lifetimeOf) => core.sessionServer(lifetimeOf),
+    createServer: (lifetimeOf, toolNames) => core.sessionServer(lifetimeOf, toolNames),
     onError: (error) => log('error', `mcp session: ${error instanceof Error ? error.message : String(error)}`),
     onLog: (message) => log('info', message),
   });

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Invoker } from '@capnode/capabilities';
+import type { Invoker, ToolNameStyle } from '@capnode/capabilities';
 import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { StdioServerTransport, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
@@ -9,6 +9,8 @@ export interface ServeStdioOptions {
   readonly invoker: Invoker;
   readonly serverInfo?: { readonly name: string; readonly version: string };
   readonly instructions?: string;
+  /** How `tools/list` spells command names: `dotted` (default) or `underscore` (`.` → `_`); calls accept both. */
+  readonly toolNames?: ToolNameStyle;
   /** Default `process.stdin`. */
   readonly stdin?: Readable;
   /** Carries protocol messages only. Default `process.stdout`. */
@@ -93,7 +95,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<StdioServe
   let ended = false;
   const handle = sdkServeStdio(
     () => {
-      const server = mcp.createServer({ transport: 'mcp-stdio' });
+      const server = mcp.createServer({ transport: 'mcp-stdio', ...(options.toolNames === undefined ? {} : { toolNames: options.toolNames }) });
       if (options.experimentalCapabilities) server.registerCapabilities({ experimental: { ...options.experimentalCapabilities } as NonNullable<ServerCapabilities['experimental']> });
       for (const [method, handler] of Object.entries(options.notificationHandlers ?? {})) {
         server.setNotificationHandler(method, { params: paramsSchema }, async (params) => {

@@ -1,13 +1,14 @@
-import type { CapabilityErrorCode, CommandResult, RegisteredCommand, Registry } from '@capnode/capabilities';
+import { PORTABLE_TOOL_NAME, toolNameIn, type CapabilityErrorCode, type CommandResult, type RegisteredCommand, type Registry, type ToolNameStyle } from '@capnode/capabilities';
 import type { CallToolResult, ListToolsResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 
 /**
- * Maps a registered command to the MCP `Tool` that `tools/list` advertises: the command name, its
- * description, the JSON Schema computed at registration, and the annotations as MCP hints.
+ * Maps a registered command to the MCP `Tool` that `tools/list` advertises: the command name (in
+ * `style`'s spelling, default `dotted`: as registered), its description, the JSON Schema computed at
+ * registration, and the annotations as MCP hints.
  */
-export function toMcpTool(command: RegisteredCommand): Tool {
+export function toMcpTool(command: RegisteredCommand, style: ToolNameStyle = 'dotted'): Tool {
   const { description, annotations } = command.definition;
-  const tool: Tool = { name: command.name, description, inputSchema: command.inputSchema as Tool['inputSchema'] };
+  const tool: Tool = { name: toolNameIn(command.name, style), description, inputSchema: command.inputSchema as Tool['inputSchema'] };
   if (annotations === undefined) return tool;
   const hints: ToolAnnotations = {};
   if (annotations.title !== undefined) hints.title = annotations.title;
@@ -69,17 +70,33 @@ export function toolFailureCode(result: { readonly isError?: boolean | undefined
 }
 
 /**
- * Returns the `tools/list` result for the registry's current contents, rebuilt only when
- * `registry.version` changed, so every listing is live yet costs nothing when nothing changed.
+ * Returns the `tools/list` result for the registry's current contents in a connection's name style,
+ * rebuilt only when `registry.version` changed, so every listing is live yet costs nothing when nothing
+ * changed. An `underscore` listing leaves out a command whose underscore spelling still is no
+ * {@link PORTABLE_TOOL_NAME} (other characters than letters, digits, `.`, `_` and `-`, or longer than
+ * 64): such a listing is for harnesses that refuse the whole request over one bad name. That command
+ * stays callable by its name; `onOmitted` is told its name once per rebuild.
  */
-export function createToolsListCache(registry: Registry): () => ListToolsResult {
+export function createToolsListCache(registry: Registry, onOmitted?: (name: string) => void): (style: ToolNameStyle) => ListToolsResult {
   let version = -1;
-  let result: ListToolsResult = { tools: [] };
-  return () => {
+  let dotted: ListToolsResult = { tools: [] };
+  let underscore: ListToolsResult | undefined;
+  return (style) => {
     if (registry.version !== version) {
       version = registry.version;
-      result = { tools: registry.commands().map(toMcpTool) };
+      dotted = { tools: registry.commands().map((command) => toMcpTool(command)) };
+      underscore = undefined;
     }
-    return result;
+    if (style === 'dotted') return dotted;
+    if (underscore === undefined) {
+      const tools: Tool[] = [];
+      for (const command of registry.commands()) {
+        const tool = toMcpTool(command, 'underscore');
+        if (PORTABLE_TOOL_NAME.test(tool.name)) tools.push(tool);
+        else onOmitted?.(command.name);
+      }
+      underscore = { tools };
+    }
+    return underscore;
   };
 }

@@ -5,6 +5,7 @@ import { flag } from '../args.js';
 import { mcpUrl, type Context } from '../context.js';
 import { CliError, hostFailure } from '../errors.js';
 import { ensureToken } from './token.js';
+import { toolNamesFlag } from '../toolNamesFlag.js';
 
 type ClientsModule = typeof import('@capnode/host/setup');
 
@@ -100,12 +101,14 @@ export async function config(context: Context): Promise<number> {
   if (context.args.flags.has('yes') && !context.args.flags.has('write')) throw new CliError('usage', '--yes applies to --write only');
   const client: ClientId = id;
   const serverName = serverNameFlag(context);
+  const toolNames = toolNamesFlag(context.args);
   const url = mcpUrl(context);
   const options: ClientConfigOptions = {
     url,
     token: await ensureToken(context),
     serverName,
     env: context.env,
+    ...(toolNames === undefined ? {} : { toolNames }),
     ...(client === 'claude-desktop' ? { launch: stdioLaunch(context) } : {}),
   };
   if (context.args.flags.has('write')) return write(context, clients, client, options);

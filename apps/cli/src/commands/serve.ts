@@ -3,6 +3,7 @@ import { flag, flagValues, portFlag } from '../args.js';
 import { readToken, type Context } from '../context.js';
 import type { Endpoint } from '../http.js';
 import { CliError, hostFailure } from '../errors.js';
+import { toolNamesFlag, withToolNames } from '../toolNamesFlag.js';
 import type { Host, HostStatus } from '@capnode/host';
 
 type HostModule = typeof import('@capnode/host');
@@ -154,6 +155,7 @@ export async function mcp(context: Context, version: string): Promise<number> {
   if (args.positionals[1] === 'channel') return (await import('./gateway.js')).channel(context, version);
   if (args.positionals.length > 1) throw new CliError('usage', `unknown mcp subcommand '${args.positionals[1]}' — capnode mcp, or capnode mcp channel`);
   if (args.flags.has('gateway') || args.flags.has('gateway-token')) throw new CliError('usage', '--gateway applies to capnode mcp channel (and capnode serve)');
+  toolNamesFlag(args);
   return serveStdio(context, version);
 }
 
@@ -173,8 +175,10 @@ async function runningHost(context: Context): Promise<Endpoint | undefined> {
  * (one approval queue, audit log and dashboard per user); otherwise this process runs its own host.
  */
 export async function serveStdio(context: Context, version: string): Promise<number> {
+  const toolNames = toolNamesFlag(context.args);
   const running = await runningHost(context);
-  if (running) return relayToHost(context, running);
+  // The host applies its own `mcp.toolNames` (same settings file); `--tool-names` selects per connection.
+  if (running) return relayToHost(context, toolNames === undefined ? running : { ...running, url: withToolNames(running.url, toolNames) });
   const hostModule = await loadHost();
   let host: Host;
   try {
@@ -187,7 +191,7 @@ export async function serveStdio(context: Context, version: string): Promise<num
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    await host.serveStdio({ signal: controller.signal });
+    await host.serveStdio({ signal: controller.signal, ...(toolNames === undefined ? {} : { toolNames }) });
   } finally {
     await host.close();
   }

@@ -19,7 +19,7 @@ const loadError = (text: string): string => settingsLoadError(path, text);
 describe('settings', () => {
   it('has the documented defaults and treats a missing file as defaults', () => {
     expect(defaultSettings()).toEqual({
-      mcp: { enabled: true, host: '127.0.0.1', port: 8765, maxConcurrency: 16 },
+      mcp: { enabled: true, host: '127.0.0.1', port: 8765, maxConcurrency: 16, toolNames: 'dotted' },
       gateway: { enabled: false },
       channel: { enabled: false },
       openagent: { enabled: false, headers: {}, heartbeatMs: 15_000, servers: 'all' },
@@ -35,7 +35,7 @@ describe('settings', () => {
 
   it('fills defaults into a partial file', () => {
     writeFileSync(path, JSON.stringify({ mcp: { port: 9000 } }));
-    expect(loadSettings(path).mcp).toEqual({ enabled: true, host: '127.0.0.1', port: 9000, maxConcurrency: 16 });
+    expect(loadSettings(path).mcp).toEqual({ enabled: true, host: '127.0.0.1', port: 9000, maxConcurrency: 16, toolNames: 'dotted' });
   });
 
   it('names the file and the path of a bad value', () => {
@@ -45,6 +45,14 @@ describe('settings', () => {
     expect(loadError(JSON.stringify({ execApprovals: { mode: 'sometimes' } }))).toContain('execApprovals.mode');
     expect(loadError(JSON.stringify({ mcp: { host: '0.0.0.0' } }))).toContain('loopback');
     expect(loadError(JSON.stringify({ mpc: {} }))).toMatch(/mpc/);
+  });
+
+  it("mcp.toolNames takes 'dotted' or 'underscore' only, with an error naming both", () => {
+    writeFileSync(path, JSON.stringify({ mcp: { toolNames: 'underscore' } }));
+    expect(loadSettings(path).mcp.toolNames).toBe('underscore');
+    for (const bad of ['snake', 'Underscore', 1, null]) {
+      expect(loadError(JSON.stringify({ mcp: { toolNames: bad } }))).toContain("mcp.toolNames: must be 'dotted' or 'underscore'");
+    }
   });
 
   it('reports invalid JSON with the parser message and never rewrites the file', async () => {

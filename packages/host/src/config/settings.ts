@@ -36,6 +36,12 @@ export const settingsSchema = z.strictObject({
       port: z.int().min(0).max(65535).default(DEFAULT_MCP_PORT),
       /** Requests handled at once; more get 503 with Retry-After. */
       maxConcurrency: z.int().min(1).max(1024).default(16),
+      /**
+       * How `tools/list` spells command names for a connection that selects none: `dotted` as
+       * registered (`system.run`), or `underscore` (`system_run`) for OpenAI-style harnesses. A client
+       * selects its own with `?toolNames=` on the URL (or `capnode mcp --tool-names`); calls accept both.
+       */
+      toolNames: z.enum(['dotted', 'underscore'], { error: "must be 'dotted' or 'underscore'" }).default('dotted'),
     })
     .prefault({}),
   /** The gateway node: this machine's connection to an OpenClaw gateway (called `node` before; an old file is read and rewritten, see {@link parseSettings}). */

@@ -113,7 +113,11 @@ export interface Host {
    * for the admin routes only (its MCP endpoint takes a random token nobody holds) and publishes it
    * in `run/stdio-<pid>.json`, so `capnode approvals` answers this host's exec approvals too.
    */
-  serveStdio(options?: { readonly signal?: AbortSignal }): Promise<void>;
+  serveStdio(options?: {
+    readonly signal?: AbortSignal;
+    /** How `tools/list` spells command names on this connection; `settings.mcp.toolNames` unless given. */
+    readonly toolNames?: 'dotted' | 'underscore';
+  }): Promise<void>;
   /** Writes a new MCP token; a running listener accepts only the new one afterwards. */
   rotateToken(): Promise<void>;
   status(): HostStatus;

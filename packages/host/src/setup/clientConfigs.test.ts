@@ -44,10 +44,21 @@ describe('clientSnippet', () => {
     expect(clientSnippet('claude', o).snippet).toEqual({ mcpServers: { capnode: { type: 'http', url: o.url, headers: { Authorization: `Bearer ${TOKEN}` } } } });
     expect(clientSnippet('claude', o).command).toContain('--transport');
     expect(clientSnippet('claude-desktop', o).snippet).toEqual({ mcpServers: { capnode: { command: '/usr/bin/node', args: ['/opt/capnode/dist/bin.js', 'mcp'] } } });
-    expect(clientSnippet('cursor', { ...o, serverName: 'mine' }).snippet).toEqual({ mcpServers: { mine: { url: o.url, headers: { Authorization: `Bearer ${TOKEN}` } } } });
+    // Cursor and VS Code take no '.' in tool names: their entries select underscore names.
+    expect(clientSnippet('cursor', { ...o, serverName: 'mine' }).snippet).toEqual({ mcpServers: { mine: { url: `${o.url}?toolNames=underscore`, headers: { Authorization: `Bearer ${TOKEN}` } } } });
     const vscode = clientSnippet('vscode', o).snippet;
     expect(JSON.stringify(vscode)).not.toContain(TOKEN);
     expect(vscode.inputs).toEqual([expect.objectContaining({ id: 'capnode-token', password: true })]);
+    expect((vscode.servers as Record<string, { url: string }>).capnode!.url).toBe(`${o.url}?toolNames=underscore`);
+  });
+
+  it('writes the chosen tool name style into the entry: the URL selector, or --tool-names for capnode mcp', () => {
+    const o = options('/home/u');
+    expect(clientSnippet('claude', { ...o, toolNames: 'underscore' }).command).toContain(`${o.url}?toolNames=underscore`);
+    expect(clientSnippet('claude-desktop', { ...o, toolNames: 'underscore' }).snippet).toEqual({
+      mcpServers: { capnode: { command: '/usr/bin/node', args: ['/opt/capnode/dist/bin.js', 'mcp', '--tool-names', 'underscore'] } },
+    });
+    expect(clientSnippet('cursor', { ...o, toolNames: 'dotted' }).snippet).toMatchObject({ mcpServers: { capnode: { url: `${o.url}?toolNames=dotted` } } });
   });
 });
 

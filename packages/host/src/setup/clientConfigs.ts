@@ -47,6 +47,13 @@ export interface ClientConfigOptions extends ClientPlatformOptions {
   readonly serverName?: string;
   /** How a stdio client starts the host; default this process's Node and script with `mcp`. */
   readonly launch?: StdioLaunch;
+  /**
+   * The tool name style the entry selects (`?toolNames=` on the URL, `--tool-names` for `capnode mcp`).
+   * Default: what the client accepts — `underscore` for Cursor and VS Code (they take only letters,
+   * digits, `_` and `-` in tool names), none for the Claude clients (they take dotted names, so the
+   * host's `mcp.toolNames` applies).
+   */
+  readonly toolNames?: 'dotted' | 'underscore';
   readonly signal?: AbortSignal;
 }
 
@@ -169,6 +176,22 @@ function candidateFiles(id: ClientId, p: Platform): string[] {
   }
 }
 
+/** The tool name style each client needs selected; `undefined`: it takes dotted names (the host's setting applies). */
+const CLIENT_TOOL_NAMES: Readonly<Record<ClientId, 'underscore' | undefined>> = { claude: undefined, 'claude-desktop': undefined, cursor: 'underscore', vscode: 'underscore' };
+
+function toolNamesFor(id: ClientId, options: ClientConfigOptions): 'dotted' | 'underscore' | undefined {
+  return options.toolNames ?? CLIENT_TOOL_NAMES[id];
+}
+
+/** The host's URL as `id`'s entry holds it: with `?toolNames=` when the client needs a style selected. */
+function entryUrl(id: ClientId, options: ClientConfigOptions): string {
+  const style = toolNamesFor(id, options);
+  if (style === undefined) return options.url;
+  const url = new URL(options.url);
+  url.searchParams.set('toolNames', style);
+  return url.toString();
+}
+
 function defaultLaunch(): StdioLaunch {
   const script = process.argv[1];
   return script ? { command: process.execPath, args: [script, 'mcp'] } : { command: 'capnode', args: ['mcp'] };
@@ -179,15 +202,17 @@ function entryFor(id: ClientId, options: ClientConfigOptions): Record<string, un
   const authorization = `Bearer ${options.token}`;
   switch (id) {
     case 'claude':
-      return { type: 'http', url: options.url, headers: { Authorization: authorization } };
+      return { type: 'http', url: entryUrl(id, options), headers: { Authorization: authorization } };
     case 'claude-desktop': {
       const launch = options.launch ?? defaultLaunch();
-      return { command: launch.command, args: [...launch.args], ...(launch.env ? { env: { ...launch.env } } : {}) };
+      const style = toolNamesFor(id, options);
+      const args = style === undefined ? [...launch.args] : [...launch.args, '--tool-names', style];
+      return { command: launch.command, args, ...(launch.env ? { env: { ...launch.env } } : {}) };
     }
     case 'cursor':
-      return { url: options.url, headers: { Authorization: authorization } };
+      return { url: entryUrl(id, options), headers: { Authorization: authorization } };
     case 'vscode':
-      return { type: 'http', url: options.url, headers: { Authorization: `Bearer \${input:${serverName(options)}-token}` } };
+      return { type: 'http', url: entryUrl(id, options), headers: { Authorization: `Bearer \${input:${serverName(options)}-token}` } };
   }
 }
 
@@ -214,7 +239,7 @@ export function clientSnippet(id: ClientId, options: ClientConfigOptions): Clien
         id,
         name: NAMES[id],
         snippet: { mcpServers: { [name]: entry } },
-        command: ['claude', 'mcp', 'add', '--transport', 'http', name, options.url, '--header', `Authorization: Bearer ${options.token}`],
+        command: ['claude', 'mcp', 'add', '--transport', 'http', name, entryUrl(id, options), '--header', `Authorization: Bearer ${options.token}`],
         instructions: ['Claude Code: run this command once', `or put this in .mcp.json (project) or ${path} (keep the token out of version control)`],
       };
     case 'claude-desktop':

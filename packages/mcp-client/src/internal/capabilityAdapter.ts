@@ -3,6 +3,7 @@ import {
   createInvoker,
   createRegistry,
   isCapabilityError,
+  underscoreToolName,
   type Capability,
   type CommandContext,
   type CommandDefinition,
@@ -100,7 +101,8 @@ export class CapabilityAdapter {
     return this.registry
       .commands()
       .filter((command) => !this.#capability?.commands.includes(command.definition))
-      .map((command) => command.name);
+      // Both spellings: the registry refuses a name that is another command's underscore spelling.
+      .flatMap((command) => [command.name, underscoreToolName(command.name)]);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Invoker } from '@capnode/capabilities';
+import type { Invoker, ToolNameStyle } from '@capnode/capabilities';
 import { SlotMap, isPlainObject } from '@capnode/toolkit';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -29,7 +29,10 @@ export interface ServerWiring {
   readonly serverInfo: Implementation;
   readonly instructions?: string | undefined;
   readonly invoker: Invoker;
-  readonly toolsList: () => ListToolsResult;
+  /** The live `tools/list` result in a name style. */
+  readonly toolsList: (style: ToolNameStyle) => ListToolsResult;
+  /** The name style of a connection that selected none. Default `dotted`. */
+  readonly toolNames?: ToolNameStyle | undefined;
   readonly onError: (error: unknown) => void;
 }
 
@@ -156,13 +159,15 @@ function useSlotMapForAbortControllers(server: Server): void {
  *
  * `tools/call` is served from the fallback handler so that malformed params reach capnode and come
  * back as tool errors (model-correctable) instead of the SDK's `-32602`. `resources/*` and
- * `prompts/list` answer empty lists for clients that ask regardless of capabilities.
+ * `prompts/list` answer empty lists for clients that ask regardless of capabilities. `toolNamesOf`
+ * gives the name style of the connection a `tools/list` came on (default: `wiring.toolNames`).
  */
 export function buildServer(
   wiring: ServerWiring,
   scopeOf: (ctx: ServerContext) => CallScope,
   listChanged: boolean,
   boundRevision?: string,
+  toolNamesOf?: (ctx: ServerContext) => ToolNameStyle | undefined,
 ): Server {
   const options: ServerOptions = {
     capabilities: { tools: { listChanged }, logging: {} },
@@ -171,7 +176,8 @@ export function buildServer(
     ...(boundRevision === undefined ? {} : { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, boundRevision] }),
   };
   const server = new CapnodeServer(wiring.serverInfo, options, boundRevision);
-  server.setRequestHandler('tools/list', () => wiring.toolsList());
+  const fallbackNames = wiring.toolNames ?? 'dotted';
+  server.setRequestHandler('tools/list', (_request, ctx) => wiring.toolsList(toolNamesOf?.(ctx) ?? fallbackNames));
   server.fallbackRequestHandler = async (request: JSONRPCRequest, ctx: ServerContext): Promise<Result> => {
     if (request.method === 'tools/call') {
       return runToolCall(wiring.invoker, request.params, ctx, scopeOf(ctx), wiring.onError) as Promise<Result>;

@@ -1,4 +1,4 @@
-import type { ClientConnection, ClientEvent } from '@capnode/capabilities';
+import type { ClientConnection, ClientEvent, ToolNameStyle } from '@capnode/capabilities';
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import type { CreateServerOptions } from '../capnodeMcp.js';
 import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
@@ -61,7 +61,7 @@ export interface ConnectionServers {
   /** See `CapnodeMcp.createServer`. */
   createServer(options?: CreateServerOptions): Server;
   /** See `McpCore.sessionServer`. */
-  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server;
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames?: ToolNameStyle): Server;
   /** Sends `notifications/tools/list_changed` to every connection that finished initializing. */
   toolsChanged(): void;
   /** Closes every connection's server. */
@@ -72,9 +72,10 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
   const sessions = new Set<Server>();
   /**
    * A per-connection server whose calls may stream and ask through the client's elicitation;
-   * `signalOf` gives each call's abort signal. Tracked in `sessions` until it closes.
+   * `signalOf` gives each call's abort signal; `toolNames` is the connection's name style (the
+   * server's default when absent). Tracked in `sessions` until it closes.
    */
-  const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal']): Server => {
+  const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal'], toolNames: ToolNameStyle | undefined): Server => {
     let server: Server | undefined;
     const connection = connectionOf(() => server);
     const scopeOf = (ctx: ServerContext): CallScope => ({
@@ -87,7 +88,7 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
       canElicit: canElicitForm(server),
       connection,
     });
-    server = buildServer(wiring, scopeOf, true);
+    server = buildServer(wiring, scopeOf, true, undefined, toolNames === undefined ? undefined : () => toolNames);
     const instance = server;
     sessions.add(instance);
     instance.onclose = () => {
@@ -96,8 +97,8 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
     return instance;
   };
   return {
-    createServer: (serverOptions = {}) => connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal),
-    sessionServer: (lifetimeOf) => connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx))),
+    createServer: (serverOptions = {}) => connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal, serverOptions.toolNames),
+    sessionServer: (lifetimeOf, toolNames) => connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)), toolNames),
     toolsChanged() {
       for (const server of sessions) {
         if (server.transport === undefined || server.getNegotiatedProtocolVersion() === undefined) continue;

@@ -1,3 +1,4 @@
+import type { ToolNameStyle } from '@capnode/capabilities';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { SHUTTING_DOWN, jsonReply, type Reply } from './jsonRpcReplies.js';
 
@@ -30,6 +31,8 @@ export interface ExchangeOptions {
   /** The client accepts `text/event-stream`, so mid-call notifications can be delivered. */
   readonly canStream: boolean;
   readonly keepAliveMs: number;
+  /** The name style the request selected (`?toolNames=` or its header); the server's default when absent. */
+  readonly toolNames?: ToolNameStyle | undefined;
 }
 
 /**
@@ -40,6 +43,7 @@ export interface ExchangeOptions {
 export class Exchange {
   readonly response: Promise<Reply>;
   readonly canStream: boolean;
+  readonly toolNames: ToolNameStyle | undefined;
   #settle!: (reply: Reply) => void;
   #pending = 0;
   #parts: string[] = [];
@@ -54,6 +58,7 @@ export class Exchange {
   constructor(options: ExchangeOptions) {
     this.#batch = options.batch;
     this.canStream = options.canStream;
+    this.toolNames = options.toolNames;
     this.#keepAliveMs = options.keepAliveMs;
     this.response = new Promise((resolve) => {
       this.#settle = resolve;

@@ -1,3 +1,4 @@
+import type { ToolNameStyle } from '@capnode/capabilities';
 import { WebStandardStreamableHTTPServerTransport, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { generateToken } from '../token.js';
 import type { AbortHook } from '@capnode/toolkit/http';
@@ -22,8 +23,8 @@ export interface SessionRequest extends AbortHook {
 export interface HttpSessionsOptions {
   readonly maxSessions: number;
   readonly idleTimeoutMs: number;
-  /** A session's SDK server; a call's signal also follows `lifetimeOf(ctx)`. */
-  readonly createServer: (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined) => Server;
+  /** A session's SDK server; a call's signal also follows `lifetimeOf(ctx)`; `toolNames`: the style the opening request selected. */
+  readonly createServer: (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames: ToolNameStyle | undefined) => Server;
   readonly onError: (error: unknown) => void;
   readonly onLog: (message: string) => void;
 }
@@ -84,8 +85,8 @@ export class HttpSessions {
     return this.#sessions.size;
   }
 
-  /** Opens a Streamable HTTP session with the client's `initialize` POST. */
-  async initialize(webRequest: Request, body: unknown, request: SessionRequest): Promise<Reply | Response> {
+  /** Opens a Streamable HTTP session with the client's `initialize` POST; `toolNames`: the style it selected, for the session's life. */
+  async initialize(webRequest: Request, body: unknown, request: SessionRequest, toolNames?: ToolNameStyle): Promise<Reply | Response> {
     const refused = this.#makeRoom();
     if (refused !== undefined) return refused;
     const id = generateToken();
@@ -93,7 +94,7 @@ export class HttpSessions {
     const server = this.#options.createServer((ctx) => {
       const req = ctx.http?.req;
       return req === undefined ? undefined : this.#lifetimes.get(req);
-    });
+    }, toolNames);
     const session = this.#add(id, 'streamable', server, transport);
     await server.connect(transport);
     endStreamsOfCancelledRequests(transport);
@@ -115,12 +116,12 @@ export class HttpSessions {
   }
 
   /** Opens a legacy HTTP+SSE session: the response is the event stream, `endpoint` event first. */
-  async openLegacy(messagePath: string, request: SessionRequest): Promise<Reply> {
+  async openLegacy(messagePath: string, request: SessionRequest, toolNames?: ToolNameStyle): Promise<Reply> {
     const refused = this.#makeRoom();
     if (refused !== undefined) return refused;
     const id = generateToken();
     const transport = new LegacySseTransport(id, `${messagePath}?sessionId=${id}`, KEEP_ALIVE_MS);
-    const server = this.#options.createServer((ctx) => transport.lifetimeOf(ctx.mcpReq.id));
+    const server = this.#options.createServer((ctx) => transport.lifetimeOf(ctx.mcpReq.id), toolNames);
     const session = this.#add(id, 'legacy-sse', server, transport);
     await server.connect(transport);
     this.#stream(session, request);

@@ -11,6 +11,8 @@ import { createModernEntry, multiplexedServer } from './modernEntry.js';
 import { acceptsEventStream, type PostInbound } from './postInbound.js';
 import { PARSE_ERROR, SHUTTING_DOWN, UNSUPPORTED_MEDIA_TYPE, batchTooLarge, errorReply, internalError, noSessionReply, payloadTooLarge, toResponse, unsupportedVersion, type Reply } from './jsonRpcReplies.js';
 import { SessionlessTransport } from './sessionlessTransport.js';
+import { TOOL_NAMES_HEADER, selectedToolNames } from './toolNameSelection.js';
+import type { ToolNameStyle } from '@capnode/capabilities';
 import { supportedProtocolVersions } from './versions.js';
 
 export type { PostInbound } from './postInbound.js';
@@ -58,10 +60,13 @@ async function readFetchPost(request: Request, fetchOptions: McpFetchOptions, ma
       return { reply: PARSE_ERROR };
     }
   }
+  const selected = selectedToolNames(request.url, request.headers.get(TOOL_NAMES_HEADER) ?? undefined);
+  if ('reply' in selected) return { reply: selected.reply };
   return {
     inbound: {
       body,
       rawBody,
+      toolNames: selected.toolNames,
       lifetime: fetchOptions.signal === undefined ? undefined : hookFromSignal(fetchOptions.signal),
       header: (name) => request.headers.get(name) ?? undefined,
       webRequest: () => request,
@@ -95,7 +100,7 @@ export interface McpCore {
    * A call's signal also aborts with `lifetimeOf(ctx)`, the HTTP request that carried it (deadline,
    * disconnect, shutdown).
    */
-  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server;
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames?: ToolNameStyle): Server;
 }
 
 /**
@@ -103,10 +108,19 @@ export interface McpCore {
  * cached JSON text of the current `tools/list` result, so the sessionless paths serialize it once per change.
  */
 function createWiring(options: CapnodeMcpOptions, reportError: (error: unknown) => void): { wiring: ServerWiring; resultJson: (result: unknown) => string | undefined } {
-  const toolsList = createToolsListCache(options.invoker.registry);
+  const cache = createToolsListCache(options.invoker.registry, (name) =>
+    reportError(new Error(`${name} is left out of underscore tools/list results: its name has characters other than letters, digits, '.', '_' and '-', or is longer than 64`)),
+  );
+  // Every listing handed out (either style); its JSON text is cached with it.
+  const listings = new WeakSet<object>();
+  const toolsList = (style: ToolNameStyle) => {
+    const result = cache(style);
+    listings.add(result);
+    return result;
+  };
   const toolsJson = new WeakMap<object, string>();
   const resultJson = (result: unknown): string | undefined => {
-    if (result !== toolsList()) return undefined;
+    if (typeof result !== 'object' || result === null || !listings.has(result)) return undefined;
     let json = toolsJson.get(result as object);
     if (json === undefined) {
       json = JSON.stringify(result);
@@ -119,6 +133,7 @@ function createWiring(options: CapnodeMcpOptions, reportError: (error: unknown) 
     instructions: options.instructions,
     invoker: options.invoker,
     toolsList,
+    toolNames: options.toolNames ?? 'dotted',
     onError: reportError,
   };
   return { wiring, resultJson };
@@ -177,7 +192,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
   const serveLegacy = (inbound: PostInbound): Promise<Reply> => {
     const body = inbound.body;
     const batch = Array.isArray(body);
-    const exchange = new Exchange({ batch, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS });
+    const exchange = new Exchange({ batch, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS, toolNames: inbound.toolNames });
     exchange.onCancel = () => sessionless.abortExchange(exchange, new Error('the client stopped reading the response'));
     if (batch) {
       for (const message of body as unknown[]) dispatchLegacy(exchange, message, undefined, inbound.lifetime);
@@ -190,7 +205,7 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
 
   /** A `tools/call` or `tools/list` of the per-request era on the long-lived instance; the SDK's entry when it refuses it. */
   const serveModernFast = (inbound: PostInbound, method: string): Promise<Reply | Response> => {
-    const exchange = new Exchange({ batch: false, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS });
+    const exchange = new Exchange({ batch: false, canStream: acceptsEventStream(inbound), keepAliveMs: KEEP_ALIVE_MS, toolNames: inbound.toolNames });
     exchange.onCancel = () => fastModern.abortExchange(exchange, new Error('the client stopped reading the response'));
     if (fastModern.dispatchRequest(exchange, inbound.body as JSONRPCRequest, inbound.rawBody, inbound.lifetime, MODERN_CLASSIFICATION)) {
       exchange.expect();
@@ -262,5 +277,5 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       return this.close();
     },
   };
-  return { mcp, servePost, sessionServer: (lifetimeOf) => connections.sessionServer(lifetimeOf) };
+  return { mcp, servePost, sessionServer: (lifetimeOf, toolNames) => connections.sessionServer(lifetimeOf, toolNames) };
 }

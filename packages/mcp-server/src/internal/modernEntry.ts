@@ -1,4 +1,5 @@
 import { createMcpHandler, type McpRequestContext, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import type { ToolNameStyle } from '@capnode/capabilities';
 import type { AbortHook } from '@capnode/toolkit/http';
 import { buildServer, requestEntry, type ServerWiring } from './buildServer.js';
 import { clientNameOf } from './connectionServers.js';
@@ -12,6 +13,7 @@ const NOOP = (): void => {};
 interface ModernRequestInfo {
   readonly lifetime: AbortHook | undefined;
   readonly canStream: boolean;
+  readonly toolNames: ToolNameStyle | undefined;
 }
 
 /** A long-lived server behind a multiplexing transport, which knows each call's scope. */
@@ -30,6 +32,7 @@ export function multiplexedServer(wiring: ServerWiring, transport: SessionlessTr
     },
     listChanged,
     boundRevision,
+    (ctx) => transport.toolNamesOf(ctx.mcpReq.id),
   );
   server.connect(transport).then(() => {
     transport.deliverRequest = requestEntry(server);
@@ -64,12 +67,16 @@ export function createModernEntry(wiring: ServerWiring, reportError: (error: unk
   // without connecting the instance, so those requests get a fresh one that is simply dropped.
   // The request's lifetime (deadline, disconnect, shutdown) closes the instance's exchange, which
   // aborts the SDK's own per-request signal: the one signal the call runs under.
+  const modernNames = (ctx: ServerContext): ToolNameStyle | undefined => {
+    const request = ctx.http?.req;
+    return request === undefined ? undefined : modernRequests.get(request)?.toolNames;
+  };
   const modernPool: Server[] = [];
   const unpooled = new WeakSet<Request>();
   const modernFactory = (context: McpRequestContext): Server => {
     const request = context.requestInfo;
-    if (request !== undefined && unpooled.has(request)) return buildServer(wiring, modernScope, true);
-    const server = modernPool.pop() ?? buildServer(wiring, modernScope, true);
+    if (request !== undefined && unpooled.has(request)) return buildServer(wiring, modernScope, true, undefined, modernNames);
+    const server = modernPool.pop() ?? buildServer(wiring, modernScope, true, undefined, modernNames);
     const lifetime = request === undefined ? undefined : modernRequests.get(request)?.lifetime;
     const detach = lifetime === undefined ? NOOP : lifetime.subscribe(() => void server.close().catch(NOOP));
     server.onclose = () => {
@@ -84,7 +91,7 @@ export function createModernEntry(wiring: ServerWiring, reportError: (error: unk
       const listen = method === 'subscriptions/listen';
       const request = inbound.webRequest(listen);
       if (listen) unpooled.add(request);
-      modernRequests.set(request, { lifetime: inbound.lifetime, canStream: acceptsEventStream(inbound) });
+      modernRequests.set(request, { lifetime: inbound.lifetime, canStream: acceptsEventStream(inbound), toolNames: inbound.toolNames });
       return modern.fetch(request, { parsedBody: inbound.body });
     },
     toolsChanged: () => modern.notify.toolsChanged(),

@@ -1,3 +1,4 @@
+import type { ToolNameStyle } from '@capnode/capabilities';
 import type { AbortHook } from '@capnode/toolkit/http';
 
 /**
@@ -11,6 +12,8 @@ export interface PostInbound {
   readonly rawBody: string | undefined;
   /** Aborts the calls this request started (deadline, client gone, shutdown). */
   readonly lifetime: AbortHook | undefined;
+  /** The tool name style the request selected (`?toolNames=` or the `Capnode-Tool-Names` header), if any. */
+  readonly toolNames?: ToolNameStyle | undefined;
   /** A request header by lower-case name. */
   header(name: string): string | undefined;
   /** The web request handed to the SDK's per-request entry; `withSignal` when it must see disconnects. */

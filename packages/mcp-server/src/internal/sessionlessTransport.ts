@@ -1,6 +1,6 @@
 import { JsonRpcErrorCode, findRequestIdToken, needsRawNumber, requestIdKeyFromMessage, type CancellationTracker } from '@capnode/protocol';
 import { SlotMap } from '@capnode/toolkit';
-import type { AbortSignalLike } from '@capnode/capabilities';
+import type { AbortSignalLike, ToolNameStyle } from '@capnode/capabilities';
 import type {
   JSONRPCMessage,
   JSONRPCNotification,
@@ -213,6 +213,11 @@ export class SessionlessTransport implements Transport {
   /** The facts of an active `tools/call`, by the internal id the SDK handler sees. */
   call(internalId: RequestId): SessionlessCall | undefined {
     return this.#active.get(internalId as number)?.call;
+  }
+
+  /** The name style the request with internal id `internalId` selected, if it selected one. */
+  toolNamesOf(internalId: RequestId): ToolNameStyle | undefined {
+    return this.#active.get(internalId as number)?.exchange.toolNames;
   }
 
   /** Number of requests dispatched and not answered yet. */

@@ -22,6 +22,7 @@ export function createListen(context: HostContext, adminHandler: (request: Reque
       token,
       unauthorizedText: UNAUTHORIZED_TEXT,
       maxConcurrency: context.settings.get().mcp.maxConcurrency,
+      toolNames: context.settings.get().mcp.toolNames,
       serverInfo,
       admin: { token: adminToken, handle: adminHandler },
       onLog: (level, message) => context.logging.log(level === 'info' ? 'debug' : level, `mcp ${message}`),

@@ -3,6 +3,7 @@ import { mkdirSync, watch } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { checkPluginPermissions } from '../../setup/pluginsPermissions.js';
 import type { Capability, LogLevel, PluginContext, PluginExport, Registry } from '@capnode/capabilities';
+import { underscoreToolName } from '@capnode/capabilities';
 import type { AvailabilityGate, UnavailableCommand } from '../pipeline/pluginsAvailability.js';
 import {
   PluginLoadError,
@@ -120,10 +121,13 @@ interface RegisterDeps {
 
 /** Who already defines `command`: a loaded plugin, or the host itself (as the refusal words it). */
 function ownerOf(command: string, self: Entry, deps: RegisterDeps): string | undefined {
-  if (!deps.registry.resolve(command)) return undefined;
-  const key = command.toLowerCase();
+  // Either spelling: `a_b` and `a.b` are one tool to a client that lists underscore names.
+  const existing = deps.registry.resolve(command) ?? deps.registry.resolve(underscoreToolName(command));
+  if (!existing) return undefined;
+  const key = existing.name.toLowerCase();
   const owner = deps.entries.find((entry) => entry !== self && entry.state === 'loaded' && entry.capabilities.some((capability) => capability.commands.some((c) => c.name.toLowerCase() === key)));
-  return owner ? `plugin '${owner.name}' already defines` : "the host's built-in commands already define";
+  const who = owner ? `plugin '${owner.name}' already defines` : "the host's built-in commands already define";
+  return key === command.toLowerCase() ? who : `${who} as '${existing.name}' (both are '${underscoreToolName(command)}' in underscore spelling)`;
 }
 
 /** A plugin's capabilities with their availability probed, ready to register. */

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { ToolNameStyle } from '@capnode/capabilities';
 import type { McpHttpServer } from '@capnode/mcp-server/node';
 import type { ImportedTools } from '../imports/importedTools.js';
 import { adminUrlOf, openAdminOnly, type AdminOnlyOptions } from '../listener/adminOnlyListener.js';
@@ -19,7 +20,7 @@ export interface StdioModeOptions {
 /** MCP over stdin/stdout, with its admin-only listener published in `run/stdio-<pid>.json`. */
 export interface StdioMode {
   /** See `Host.serveStdio`. */
-  serve(options?: { readonly signal?: AbortSignal }): Promise<void>;
+  serve(options?: { readonly signal?: AbortSignal; readonly toolNames?: ToolNameStyle }): Promise<void>;
   /** `status().stdio`. */
   status(): { readonly state: 'stopped' | 'serving'; readonly adminUrl?: string };
   /** Closes the admin-only listener. */
@@ -44,7 +45,8 @@ export function createStdioMode(options: StdioModeOptions): StdioMode {
       try {
         await options.dashboard.start();
         admin = await openAdminOnly(adminOnly, runFile, 'stdio');
-        const connection = await serveStdio({ invoker: context.pipeline.invoker, serverInfo, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
+        const toolNames = serveOptions.toolNames ?? context.settings.get().mcp.toolNames;
+        const connection = await serveStdio({ invoker: context.pipeline.invoker, serverInfo, signal, toolNames, onError: (error) => log('error', `stdio: ${error.message}`) });
         fileLog('info', `capnode ${context.version} serving MCP over stdio (pid ${process.pid})`);
         context.announce();
         await connection.closed;
