@@ -189,7 +189,8 @@ describe.skipIf(skipReason !== undefined)('the capability pack on a capnode gate
     const unavailable = host.status().plugins.flatMap((plugin) => plugin.unavailable.map((entry) => entry.command));
     expect(unavailable).toEqual(expect.arrayContaining(['stt.transcribe', 'stt.listen']));
     const declarable = host.registry.commands({ excludeLocalOnly: true }).map((command) => command.name).filter((name) => !unavailable.includes(name));
-    expect(host.status().node.declaredCommands).toBe(declarable.length);
+    // Plus the node-hosted MCP tools family (mcp.tools.call.v1), always declared by the host's gateway node.
+    expect(host.status().node.declaredCommands).toBe(declarable.length + 1);
     expect(declarable).toEqual(expect.arrayContaining(['screen.record', 'camera.clip']));
 
     // The gateway keeps the declared commands its allowlist admits: stt.transcribe and stt.listen are

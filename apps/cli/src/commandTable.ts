@@ -156,6 +156,14 @@ export const COMMANDS: readonly CommandRow[] = [
     run: async (context) => (await import('./commands/status.js')).status(context),
   },
   {
+    name: 'skill',
+    summary: 'the capnode SKILL.md for agents (commands, consent, approvals, retries)',
+    section: 'main',
+    usage: [['capnode skill', 'the SKILL.md for agents, from the registry and settings.json (the gateway node publishes it)']],
+    flags: [],
+    run: async (context) => (await import('./commands/skill.js')).skill(context),
+  },
+  {
     name: 'token',
     summary: 'the MCP bearer token',
     section: 'main',

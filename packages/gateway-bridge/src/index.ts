@@ -24,7 +24,12 @@ export type {
   GatewayNodeStatus,
   GatewayNodeTransportOptions,
   GatewayNode,
+  GatewayNodeMcpTool,
+  GatewayNodeSkill,
+  GatewayNodePublications,
 } from './gatewayNode/gatewayNodeContract.js';
+export type { PublishedMcpTool } from './gatewayNode/nodePublisher.js';
+export { GATEWAY_NODE_MCP_CALL_COMMAND, publishedToolNames } from './gatewayNode/nodePublisher.js';
 export { gatewayNodeDeclaration, toInvokeResult, createGatewayNodeTransport } from './gatewayNode/gatewayNodeTransport.js';
 export type {
   ChannelConversation,

@@ -74,6 +74,12 @@ export interface GatewayNodeTransportOptions {
    * request id can be surfaced; `@capnode/gateway-bridge/node` provides one.
    */
   readonly inspectPairing?: (nodeId: string, options: { readonly signal: AbortSignal }) => Promise<GatewayNodePairingInspection>;
+  /**
+   * What this gateway node publishes after each connect: imported MCP tools (node-hosted MCP tools,
+   * called back through `mcp.tools.call.v1`) and skills. With it the node declares
+   * `mcp.tools.call.v1` at pairing, so publishing more tools later needs no new approval.
+   */
+  readonly publications?: GatewayNodePublications;
   readonly onPairingRequired?: (request: GatewayNodePairingRequest) => void;
   readonly onStatus?: (status: GatewayNodeStatus) => void;
   readonly onLog?: (level: GatewayLogLevel, message: string) => void;
@@ -96,4 +102,37 @@ export interface GatewayNode {
   /** Aborts running invokes, closes the connection. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * An MCP tool this machine imports, offered to the gateway's agents as a node-hosted MCP tool. The
+ * gateway node chooses the agent-visible name (see `publishedToolNames`); a call comes back as
+ * `mcp.tools.call.v1 { server, tool, arguments }` and runs `command` through the pipeline.
+ */
+export interface GatewayNodeMcpTool {
+  readonly server: string;
+  readonly tool: string;
+  /** The registry command that runs it (the imported tool's exposed name, `localOnly`). */
+  readonly command: string;
+  readonly description: string;
+  /** JSON Schema of the arguments. */
+  readonly parameters?: Readonly<Record<string, unknown>>;
+}
+
+/** A skill published to the gateway (`name` must equal the `name` in the SKILL.md frontmatter). */
+export interface GatewayNodeSkill {
+  /** `^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`, also the skill's directory name. */
+  readonly name: string;
+  /** Equal to the frontmatter `description`, 1–1024 characters. */
+  readonly description: string;
+  /** The whole SKILL.md, at most 64 KiB. */
+  readonly content: string;
+}
+
+/** The source of what a gateway node publishes; read after each connect and after each `subscribe` call-back. */
+export interface GatewayNodePublications {
+  mcpTools(): readonly GatewayNodeMcpTool[];
+  skills(): readonly GatewayNodeSkill[];
+  /** Calls `listener` when either list changed; returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void;
 }

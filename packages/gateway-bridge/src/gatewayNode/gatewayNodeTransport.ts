@@ -6,6 +6,7 @@ import { gatewayCaps } from '../internal/gatewayCaps.js';
 import { createInvokeDispatcher } from '../internal/invokeDispatch.js';
 import { createPairingTracker } from '../internal/pairingTracker.js';
 import { createInvokeLedger, type InvokeLedger } from './invokeLedger.js';
+import { GATEWAY_NODE_MCP_CALL_COMMAND, createNodePublisher } from './nodePublisher.js';
 import type { GatewayNode, GatewayNodeStatus, GatewayNodeTransportOptions } from './gatewayNodeContract.js';
 
 export { GATEWAY_NODE_BUSY_MESSAGE, toInvokeResult } from '../internal/invokeDispatch.js';
@@ -15,10 +16,13 @@ export { GATEWAY_NODE_BUSY_MESSAGE, toInvokeResult } from '../internal/invokeDis
  * the OpenClaw families of their categories (camera, computer, location, screen, browser, canvas,
  * talk — `tts`/`stt` count as talk), in registration order. Categories without a family (system,
  * device, clipboard, …) send no cap; a category whose commands were all withheld sends none.
+ * With `mcpTools`, also the `mcp.tools.call.v1` family (node-hosted MCP tools), whether or not any
+ * tool is published yet, so publishing later needs no new approval.
  */
-export function gatewayNodeDeclaration(registry: Registry): GatewayDeclaration {
+export function gatewayNodeDeclaration(registry: Registry, options: { readonly mcpTools?: boolean } = {}): GatewayDeclaration {
   const commands = registry.commands({ excludeLocalOnly: true });
-  return { caps: gatewayCaps(commands.map((command) => command.category)), commands: commands.map((command) => command.name) };
+  const names = commands.map((command) => command.name);
+  return { caps: gatewayCaps(commands.map((command) => command.category)), commands: options.mcpTools ? [...names, GATEWAY_NODE_MCP_CALL_COMMAND] : names };
 }
 
 function sameDeclaration(a: GatewayDeclaration, b: GatewayDeclaration): boolean {
@@ -51,7 +55,8 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
     ...(options.rememberMs !== undefined ? { rememberMs: options.rememberMs } : {}),
   });
   const lifetime = new AbortController();
-  let declared = gatewayNodeDeclaration(registry);
+  const declare = () => gatewayNodeDeclaration(registry, { mcpTools: options.publications !== undefined });
+  let declared = declare();
   // Exactly the names this connection declared: an invoke of anything else (a localOnly command, one
   // registered after the declaration, a case variant such as `System.Run`) is refused before the pipeline.
   let declaredNames: ReadonlySet<string> = new Set(declared.commands);
@@ -69,6 +74,9 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
     }
   };
   const pairing = createPairingTracker({ nodeId, inspect: options.inspectPairing, onPairingRequired: options.onPairingRequired, signal: lifetime.signal, log, changed: emitStatus });
+  const publisher = options.publications
+    ? createNodePublisher({ source: options.publications, client: () => client!, isConnected: () => client?.status().state === 'connected', closed: () => closed, log })
+    : undefined;
   const dispatch = createInvokeDispatcher({
     nodeId,
     url: options.url,
@@ -76,6 +84,7 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
     ledger,
     client: () => client!,
     declaredNames: () => declaredNames,
+    ...(publisher ? { mcpTool: publisher.lookup } : {}),
     onInvoke: () => pairing.invoked(),
     emitStatus,
     closed: () => closed,
@@ -100,6 +109,7 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
   };
   const redeclarer = createRedeclarer({
     registry,
+    declare,
     ledger,
     debounceMs: options.declarationDebounceMs ?? 200,
     drainMs: options.redeclareDrainMs ?? 30_000,
@@ -115,7 +125,7 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
   client = createGatewayClient({
     ...nodeClientOptions(options),
     declaration: () => {
-      declared = gatewayNodeDeclaration(registry);
+      declared = declare();
       declaredNames = new Set(declared.commands);
       return declared;
     },
@@ -124,7 +134,10 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
       pairing.connectionStatus(connection);
       emitStatus();
     },
-    onConnected: () => pairing.connected(),
+    onConnected: () => {
+      pairing.connected();
+      publisher?.connected();
+    },
   });
   const gateway = client;
   // The client's first status ('connecting') came while it was being created.
@@ -134,6 +147,7 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
     closed = true;
     lifetime.abort(new Error('the gateway node is closing'));
     redeclarer.close();
+    publisher?.close();
     ledger.close();
     await gateway.close();
   };
@@ -177,6 +191,7 @@ function nodeClientOptions(options: GatewayNodeTransportOptions): Omit<GatewayCl
  */
 function createRedeclarer(context: {
   readonly registry: Registry;
+  declare(): GatewayDeclaration;
   readonly ledger: InvokeLedger<NodeInvokeResultParams>;
   readonly debounceMs: number;
   readonly drainMs: number;
@@ -191,7 +206,7 @@ function createRedeclarer(context: {
   const redeclare = async () => {
     timer = undefined;
     if (context.closed() || redeclaring) return;
-    const next = gatewayNodeDeclaration(registry);
+    const next = context.declare();
     const declared = context.declared();
     if (sameDeclaration(next, declared)) return;
     redeclaring = true;

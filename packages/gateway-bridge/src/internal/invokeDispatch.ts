@@ -7,6 +7,30 @@ import type { InvokeLedger } from '../gatewayNode/invokeLedger.js';
 import { serveExecApprovalsRoute } from './execApprovalsSnapshot.js';
 import { gatewayErrorCode } from './gatewayCodes.js';
 import { fingerprintArgs } from './invokeFingerprint.js';
+import type { PublishedMcpTool } from '../gatewayNode/nodePublisher.js';
+import { isPlainObject } from '@capnode/toolkit';
+
+/** `mcp.tools.call.v1`: how a gateway calls a node-hosted MCP tool. */
+const MCP_CALL_COMMAND = 'mcp.tools.call.v1';
+
+/**
+ * The `node.invoke.result` of an `mcp.tools.call.v1` call: a success is the MCP `CallToolResult`
+ * (content, and `structuredContent` when the tool gave it); a refusal or tool error keeps the
+ * pipeline's code as the node error (see {@link toInvokeResult}).
+ */
+export function toMcpInvokeResult(id: string, nodeId: string, outcome: InvocationOutcome): NodeInvokeResultParams {
+  const { result } = outcome;
+  if (!result.ok) return toInvokeResult(id, nodeId, outcome);
+  return { id, nodeId, ok: true, payload: { content: result.content, ...(result.structured ? { structuredContent: result.structured } : {}) } };
+}
+
+/** The parts of `mcp.tools.call.v1` params: `server`, `tool` (strings) and `arguments` (an object, default `{}`). */
+function mcpCallParams(args: unknown): { readonly server: string; readonly tool: string; readonly arguments: Record<string, unknown> } | undefined {
+  if (!isPlainObject(args) || typeof args.server !== 'string' || typeof args.tool !== 'string') return undefined;
+  const callArgs = args.arguments ?? {};
+  if (!isPlainObject(callArgs)) return undefined;
+  return { server: args.server, tool: args.tool, arguments: callArgs };
+}
 
 /** The error a node answers when `maxConcurrent` invokes already run (as OpenClaw's own nodes do). */
 export const GATEWAY_NODE_BUSY_MESSAGE = 'node busy, retry';
@@ -64,6 +88,8 @@ export interface InvokeDispatchContext {
   client(): GatewayClient;
   /** Exactly the names the current connection declared. */
   declaredNames(): ReadonlySet<string>;
+  /** The published node-hosted MCP tool for `mcp.tools.call.v1` params; absent when the node publishes none. */
+  mcpTool?(server: string, tool: string): PublishedMcpTool | undefined;
   /** An invoke addressed to this node arrived (so the gateway approved it). */
   onInvoke(): void;
   emitStatus(): void;
@@ -108,6 +134,10 @@ export function createInvokeDispatcher(context: InvokeDispatchContext): { onInvo
 /** A request that passed every check, with its arguments and duplicate-detection fingerprint. */
 interface AdmittedInvoke {
   readonly request: NodeInvokeRequest;
+  /** The registry command to run: the request's, or for `mcp.tools.call.v1` the published tool's. */
+  readonly command: string;
+  /** An `mcp.tools.call.v1` call: answered as an MCP result. */
+  readonly mcp: boolean;
   readonly args: unknown;
   readonly fingerprint: string;
 }
@@ -144,10 +174,32 @@ async function admitInvoke(payload: unknown, context: InvokeDispatchContext): Pr
   if (exceedsJsonDepth(args.args, MAX_ARGUMENTS_DEPTH)) {
     return { refusal: errorResult(request.id, nodeId, 'INVALID_ARGUMENTS', `Invalid arguments for ${request.command}: they nest deeper than ${MAX_ARGUMENTS_DEPTH} levels.`) };
   }
+  if (request.command === MCP_CALL_COMMAND) return admitMcpCall(request, args.args, context);
   try {
     const name = registry.resolve(request.command)?.name ?? request.command;
     // Fields the gateway injects (system.run's runId) do not count: a retry of the same call replays.
-    return { request, args: args.args, fingerprint: `${name.toLowerCase()}\n${await argumentsHash(fingerprintArgs(name, args.args))}` };
+    return { request, command: request.command, mcp: false, args: args.args, fingerprint: `${name.toLowerCase()}\n${await argumentsHash(fingerprintArgs(name, args.args))}` };
+  } catch {
+    return { refusal: errorResult(request.id, nodeId, 'INVALID_REQUEST', 'params cannot be read as JSON') };
+  }
+}
+
+/**
+ * Checks an `mcp.tools.call.v1` call: well-formed params naming a tool this node publishes now,
+ * whose imported command is still registered; anything else is refused before the pipeline.
+ */
+async function admitMcpCall(request: NodeInvokeRequest, raw: unknown, context: InvokeDispatchContext): Promise<AdmittedInvoke | { readonly refusal: NodeInvokeResultParams }> {
+  const { nodeId, log } = context;
+  const params = mcpCallParams(raw);
+  if (!params) return { refusal: errorResult(request.id, nodeId, 'INVALID_REQUEST', `${MCP_CALL_COMMAND} needs { server: string, tool: string, arguments?: object }`) };
+  const published = context.mcpTool?.(params.server, params.tool);
+  const command = published ? context.invoker.registry.resolve(published.command) : undefined;
+  if (!published || !command) {
+    log('warning', `refused ${MCP_CALL_COMMAND} ${request.id}: tool ${JSON.stringify(params.tool.slice(0, 200))} of server ${JSON.stringify(params.server.slice(0, 200))} is not published`);
+    return { refusal: errorResult(request.id, nodeId, 'INVALID_REQUEST', `unknown MCP tool: ${JSON.stringify(params.tool.slice(0, 200))} of server ${JSON.stringify(params.server.slice(0, 200))} is not published by this node`) };
+  }
+  try {
+    return { request, command: command.name, mcp: true, args: params.arguments, fingerprint: `${command.name.toLowerCase()}\n${await argumentsHash(params.arguments)}` };
   } catch {
     return { refusal: errorResult(request.id, nodeId, 'INVALID_REQUEST', 'params cannot be read as JSON') };
   }
@@ -155,7 +207,7 @@ async function admitInvoke(payload: unknown, context: InvokeDispatchContext): Pr
 
 /** Runs an admitted invoke through the ledger and the pipeline; `undefined` when the node closed meanwhile. */
 async function runAdmitted(admitted: AdmittedInvoke, context: InvokeDispatchContext): Promise<NodeInvokeResultParams | undefined> {
-  const { request, args } = admitted;
+  const { request, args, command } = admitted;
   const { nodeId, invoker, log } = context;
   const registry = invoker.registry;
   const timeoutMs = typeof request.timeoutMs === 'number' && request.timeoutMs > 0 ? request.timeoutMs : undefined;
@@ -170,9 +222,9 @@ async function runAdmitted(admitted: AdmittedInvoke, context: InvokeDispatchCont
           { signal },
         );
       // The gateway's exec approvals route expects the snapshot shape, not capnode's { mode, allowlist }.
-      const route = execApprovalsRouteCommand(registry.resolve(request.command)?.name);
-      const outcome = route ? await serveExecApprovalsRoute(route, args, invoke) : await invoke(request.command, args);
-      return toInvokeResult(request.id, nodeId, outcome);
+      const route = admitted.mcp ? undefined : execApprovalsRouteCommand(registry.resolve(command)?.name);
+      const outcome = route ? await serveExecApprovalsRoute(route, args, invoke) : await invoke(command, args);
+      return admitted.mcp ? toMcpInvokeResult(request.id, nodeId, outcome) : toInvokeResult(request.id, nodeId, outcome);
     },
   });
   context.emitStatus();

@@ -53,6 +53,11 @@ export const settingsSchema = z.strictObject({
       url: z.string().regex(GATEWAY_URL, 'must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:18789').optional(),
       /** The gateway's shared token (a secret: this file is written 0600; `CAPNODE_GATEWAY_TOKEN` overrides it). */
       token: z.string().min(1).optional(),
+      /**
+       * Which imported MCP servers (`mcpClient.servers` names) the gateway node publishes to the gateway's
+       * agents as node-hosted MCP tools: `"all"` or a list of names; none when absent. Applies live.
+       */
+      publishServers: z.union([z.literal('all'), z.array(z.string().min(1).max(128)).max(256)]).optional(),
     })
     .prefault({}),
   channel: z

@@ -13,7 +13,7 @@ export interface FieldError {
 export const SECRET_MASK = '••••••••';
 
 /** Setting paths (or section prefixes, ending in `.`) a running host applies at once. */
-const LIVE = ['mcp.enabled', 'gateway.enabled', 'gateway.url', 'gateway.token', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.', 'openagent.', 'plugins'];
+const LIVE = ['mcp.enabled', 'gateway.enabled', 'gateway.url', 'gateway.token', 'gateway.publishServers', 'execApprovals.', 'approvals.wait', 'approvals.elicit', 'approvals.notify', 'consent.', 'openagent.', 'plugins'];
 
 export type SettingsPatchResult =
   | {

@@ -10,6 +10,7 @@ import { createAdminPart } from '../parts/admin/adminPart.js';
 import { createBrowserControlPart } from '../parts/browser/browserPart.js';
 import { createDashboardPart } from '../parts/dashboard/dashboardPart.js';
 import { createGatewayMode } from '../parts/gateway/gatewayMode.js';
+import { createGatewayPublications } from '../parts/gateway/gatewayPublications.js';
 import { createImportedTools } from '../parts/imports/importedTools.js';
 import { createHttpMode } from '../parts/listener/httpMode.js';
 import { createLockHolder } from '../parts/listener/lockHolder.js';
@@ -65,7 +66,9 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const { settings, pipeline, version } = context;
   const { log } = context.logging;
   const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version }));
-  const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log }));
+  const publications = createGatewayPublications({ settings, registry, imports });
+  stack.defer(() => publications.close());
+  const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log, publications }));
   const plugins = stack.use(createPluginsPart(context, options, { gatewayCanvasUrl: () => gateway.surfaceUrl('canvas') }));
   const browserControl = stack.use(createBrowserControlPart(context));
   const openagent = stack.use(createOpenAgentPart(context, { ...(options.openagent === undefined ? {} : { override: options.openagent }), imports }));
@@ -98,7 +101,9 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   stack.use(createApprovalsPart(context, { notifications: options.approvalNotifications !== false }));
   const liveSettings: LiveSettings = createLiveSettings(settings, [
     { owns: (path) => path === 'mcp.enabled', apply: (next) => http.applyMcpEnabled(next.mcp.enabled) },
-    { owns: (path) => path.startsWith('gateway.'), apply: (next) => http.applyGatewaySettings(next) },
+    // Which servers are published changes the published tools only: no reconnect, no new pairing.
+    { owns: (path) => path === 'gateway.publishServers', apply: async () => publications.changed() },
+    { owns: (path) => path.startsWith('gateway.') && path !== 'gateway.publishServers', apply: (next) => http.applyGatewaySettings(next) },
     { owns: (path) => path.startsWith('openagent.') || path.startsWith('consent.'), apply: (next) => openagent.apply(next) },
     {
       owns: (path) => path === 'plugins',

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Invoker, Registry } from '@capnode/capabilities';
-import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodeStatus } from '@capnode/gateway-bridge';
+import type { ChannelBridge, GatewayConnectionState, GatewayNode, GatewayNodePublications, GatewayNodeStatus } from '@capnode/gateway-bridge';
 import type { LogLevel } from '@capnode/toolkit';
 import { HostError } from '../../errors.js';
 import type { GatewayNodeModeStatus } from '../../status/hostStatus.js';
@@ -95,6 +95,8 @@ export interface GatewayModeOptions {
   readonly registry: Registry;
   readonly version: string;
   readonly log: (level: LogLevel, message: string) => void;
+  /** What the gateway node publishes after connecting (imported MCP tools, the capnode skill). */
+  readonly publications?: GatewayNodePublications;
 }
 
 /** The host's gateway side: the node connection and, with `channel.enabled`, the channel tools. */
@@ -138,6 +140,7 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
             url: config.url,
             ...(config.token ? { token: config.token } : {}),
             invoker: options.invoker,
+            ...(options.publications ? { publications: options.publications } : {}),
             identityPath,
             client: { version: options.version },
             // The transport logs the request (with its id and the fix) as a warning itself.

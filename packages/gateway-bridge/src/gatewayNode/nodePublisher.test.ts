@@ -1,0 +1,139 @@
+import { createInvoker, createRegistry, defineCapability, defineCommand, fail, json, type InvocationRequest } from '@capnode/capabilities';
+import { describe, expect, it } from 'vitest';
+import { startFakeGateway } from '../internal/fakeGateway.js';
+import { createEphemeralDeviceIdentity, createWsSocketFactory } from '../node.js';
+import type { GatewayNodeMcpTool, GatewayNodePublications, GatewayNodeSkill } from './gatewayNodeContract.js';
+import { createGatewayNodeTransport } from './gatewayNodeTransport.js';
+import { GATEWAY_NODE_MAX_TOOLS, GATEWAY_NODE_TOOL_NAME, acceptableSkills, publishedToolNames } from './nodePublisher.js';
+
+const tool = (server: string, name: string): GatewayNodeMcpTool => ({ server, tool: name, command: `${server}__${name}`, description: `${name} of ${server}` });
+
+describe('publishedToolNames', () => {
+  it('maps server and tool to names OpenClaw accepts, deterministically, deduped case-insensitively', () => {
+    const tools = [tool('everything', 'echo'), tool('9lives', 'a.b/c'), tool('Everything', 'Echo'), tool('everything', 'echo'), tool('x', 'y'.repeat(80))];
+    const first = publishedToolNames(tools).tools;
+    const second = publishedToolNames([...tools].reverse()).tools;
+    expect(second).toEqual(first);
+    expect(first.map((entry) => entry.name)).toEqual(['t_9lives__a_b_c', 'Everything__Echo', 'everything__echo_2', `x__${'y'.repeat(61)}`]);
+    for (const entry of first) expect(entry.name).toMatch(GATEWAY_NODE_TOOL_NAME);
+    expect(first.find((entry) => entry.name === 'everything__echo_2')).toMatchObject({ server: 'everything', tool: 'echo', command: 'everything__echo' });
+  });
+
+  it(`publishes at most ${GATEWAY_NODE_MAX_TOOLS} tools and says how many were left out`, () => {
+    const many = Array.from({ length: GATEWAY_NODE_MAX_TOOLS + 3 }, (_, index) => tool('s', `t${String(index).padStart(3, '0')}`));
+    const named = publishedToolNames(many);
+    expect(named.tools).toHaveLength(GATEWAY_NODE_MAX_TOOLS);
+    expect(named.dropped).toBe(3);
+  });
+});
+
+describe('acceptableSkills', () => {
+  it('keeps skills OpenClaw accepts and names the rest', () => {
+    const skill = (name: string, content = `---\nname: ${name}\ndescription: d\n---\nbody`): GatewayNodeSkill => ({ name, description: 'd', content });
+    const result = acceptableSkills([skill('capnode'), skill('Bad'), skill('a--b'), skill('capnode'), skill('big', 'x'.repeat(65_537)), { name: 'nodesc', description: ' ', content: 'x' }]);
+    expect(result.skills.map((entry) => entry.name)).toEqual(['capnode']);
+    expect(result.dropped).toEqual(['Bad', 'a--b', 'capnode', 'big', 'nodesc']);
+  });
+});
+
+function publications(initial: readonly GatewayNodeMcpTool[], skills: readonly GatewayNodeSkill[] = []) {
+  let tools = initial;
+  const listeners = new Set<() => void>();
+  const source: GatewayNodePublications = {
+    mcpTools: () => tools,
+    skills: () => skills,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return {
+    source,
+    set(next: readonly GatewayNodeMcpTool[]) {
+      tools = next;
+      for (const listener of listeners) listener();
+    },
+  };
+}
+
+describe('gateway node publications', () => {
+  it('declares mcp.tools.call.v1, publishes tools and skills after connecting and again on change, and answers calls through the pipeline', async () => {
+    const calls: InvocationRequest[] = [];
+    const registry = createRegistry([
+      defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.one', description: 'one', execute: () => 'one' })] }),
+      defineCapability({
+        category: 'mcp',
+        commands: [
+          defineCommand({ name: 'srv__echo', description: 'echo', localOnly: true, execute: (args: { message?: string }) => json({ echoed: args.message ?? '' }) }),
+          defineCommand({ name: 'srv__broken', description: 'fails', localOnly: true, execute: () => fail('failed', 'the tool said no') }),
+          defineCommand({ name: 'other__hidden', description: 'not published', localOnly: true, execute: () => 'hidden' }),
+        ],
+      }),
+    ]);
+    const invoker = createInvoker({ registry, hooks: [{ name: 'audit', afterInvoke: (invocation) => void calls.push(invocation.request) }] });
+    const skill: GatewayNodeSkill = { name: 'capnode', description: 'Use capnode.', content: '---\nname: capnode\ndescription: Use capnode.\n---\n# capnode\n' };
+    const source = publications([tool('srv', 'echo'), tool('srv', 'broken')], [skill]);
+    await using gateway = await startFakeGateway();
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createGatewayNodeTransport({ url: gateway.url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' }, publications: source.source });
+    await node.ready({ timeoutMs: 10_000 });
+    const connection = await gateway.connection(0);
+    const connect = connection.received.find((frame) => frame.method === 'connect')!;
+    expect(connect.params.commands).toEqual(['demo.one', 'mcp.tools.call.v1']);
+
+    const update = await connection.next((frame) => frame.method === 'node.pluginTools.update');
+    expect(update.params.tools).toEqual([
+      { pluginId: 'node-mcp', name: 'srv__broken', description: 'broken of srv', parameters: { type: 'object', properties: {}, additionalProperties: true }, command: 'mcp.tools.call.v1', mcp: { server: 'srv', tool: 'broken' } },
+      { pluginId: 'node-mcp', name: 'srv__echo', description: 'echo of srv', parameters: { type: 'object', properties: {}, additionalProperties: true }, command: 'mcp.tools.call.v1', mcp: { server: 'srv', tool: 'echo' } },
+    ]);
+    connection.respond(update.id, { nodeId: identity.deviceId, tools: [] });
+    const skills = await connection.next((frame) => frame.method === 'node.skills.update');
+    expect(skills.params).toEqual({ skills: [skill] });
+    connection.respond(skills.id, { nodeId: identity.deviceId, skills: [] });
+
+    const invoke = (id: string, params: unknown) => connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command: 'mcp.tools.call.v1', params, idempotencyKey: id } });
+    const answer = async (id: string) => {
+      const frame = await connection.next((candidate) => candidate.method === 'node.invoke.result' && candidate.params.id === id);
+      connection.respond(frame.id, { ok: true });
+      return frame.params;
+    };
+    invoke('a', { server: 'srv', tool: 'echo', arguments: { message: 'hi' } });
+    expect(await answer('a')).toEqual({ id: 'a', nodeId: identity.deviceId, ok: true, payload: { content: [{ type: 'text', text: JSON.stringify({ echoed: 'hi' }, null, 2) }], structuredContent: { echoed: 'hi' } } });
+    expect(calls.at(-1)).toMatchObject({ command: 'srv__echo', transport: 'gateway', args: { message: 'hi' } });
+    invoke('b', { server: 'srv', tool: 'broken' });
+    expect(await answer('b')).toMatchObject({ ok: false, error: { code: 'FAILED', message: 'the tool said no' } });
+
+    // Unknown, unpublished or malformed: refused before the pipeline.
+    const before = calls.length;
+    invoke('c', { server: 'other', tool: 'hidden' });
+    expect(await answer('c')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('not published') } });
+    invoke('d', { server: 'srv', tool: 'echo', arguments: 'text' });
+    expect(await answer('d')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    invoke('e', { tool: 'echo' });
+    expect(await answer('e')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    expect(calls.length).toBe(before);
+
+    // A change republishes on the same connection; a withdrawn tool is refused at once.
+    source.set([tool('srv', 'broken')]);
+    const again = await connection.next((frame) => frame.method === 'node.pluginTools.update');
+    expect(again.params.tools.map((entry: { name: string }) => entry.name)).toEqual(['srv__broken']);
+    connection.respond(again.id, { nodeId: identity.deviceId, tools: [] });
+    invoke('f', { server: 'srv', tool: 'echo', arguments: {} });
+    expect(await answer('f')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('not published') } });
+    expect(calls.length).toBe(before);
+    expect(gateway.connections).toHaveLength(1);
+  });
+
+  it('without publications the node declares no mcp.tools.call.v1 and refuses it', async () => {
+    const registry = createRegistry([defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.one', description: 'one', execute: () => 'one' })] })]);
+    await using gateway = await startFakeGateway();
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createGatewayNodeTransport({ url: gateway.url, token: 't', invoker: createInvoker({ registry }), identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' } });
+    await node.ready({ timeoutMs: 10_000 });
+    const connection = await gateway.connection(0);
+    expect(connection.received.find((frame) => frame.method === 'connect')!.params.commands).toEqual(['demo.one']);
+    connection.send({ type: 'event', event: 'node.invoke.request', payload: { id: 'x', nodeId: identity.deviceId, command: 'mcp.tools.call.v1', params: { server: 's', tool: 't' } } });
+    const result = await connection.next((frame) => frame.method === 'node.invoke.result');
+    expect(result.params).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+  });
+});
