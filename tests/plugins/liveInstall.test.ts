@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { cliPath, completion, runCli, startServe, tempHome } from '../cli/helpers.js';
@@ -86,4 +87,26 @@ describe('a plugin without a registry', () => {
       rmSync(parent, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it('plugins add <tarball> under a umask of 002 installs files the host accepts, into the running host at once', async () => {
+    const packDir = mkdtempSync(join(tmpdir(), 'capnode-pack-'));
+    using temp = tempHome();
+    try {
+      const fixture = fileURLToPath(new URL('./fixtures/package', import.meta.url));
+      const packed = await run('npm', ['pack', fixture, '--pack-destination', packDir], packDir, offlineNpmEnv(join(packDir, 'npm-cache')));
+      expect(packed.code, packed.stderr).toBe(0);
+      const tarball = join(packDir, packed.stdout.trim().split('\n').pop()!);
+      await using serve = await startServe(temp.home);
+      const added = await run('sh', ['-c', 'umask 002 && exec "$0" "$@"', process.execPath, cliPath, 'plugins', 'add', tarball], packDir, {
+        ...offlineNpmEnv(join(packDir, 'npm-cache')),
+        CAPNODE_HOME: temp.home,
+      });
+      expect(added.code, added.stderr).toBe(0);
+      expect(added.stdout).toMatch(/loaded into the running host \(pid \d+\): pkg\.hello/);
+      const called = await runCli(['--command', 'pkg.hello', '--url', serve.url], temp.home);
+      expect(called.stdout.trim()).toBe('hello from capnode-plugin-fixture');
+    } finally {
+      rmSync(packDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

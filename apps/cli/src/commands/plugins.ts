@@ -110,10 +110,17 @@ async function list(context: Context): Promise<number> {
 function npm(context: Context, args: readonly string[]): Promise<void> {
   const command = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...context.env } as NodeJS.ProcessEnv, shell: process.platform === 'win32' });
+    // npm writes files with the umask it inherits: 022, so what it installs is not group-writable (the host refuses that).
+    const umask = process.platform === 'win32' ? undefined : process.umask(0o022);
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...context.env } as NodeJS.ProcessEnv, shell: process.platform === 'win32' });
+    } finally {
+      if (umask !== undefined) process.umask(umask);
+    }
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', (error) => reject(new CliError('failure', `cannot run npm (${error.message}); install Node.js with npm, or add the plugin by its absolute path`)));
     child.on('close', (code) => (code === 0 ? resolvePromise() : reject(new CliError('failure', `npm ${args.join(' ')} failed (exit ${code}):\n${output.trim().slice(-2000)}`))));
   });
