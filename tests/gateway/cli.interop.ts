@@ -82,6 +82,13 @@ describe.skipIf(skipReason !== undefined)('the built capnode CLI against the rea
     const info = await invokeNode(operator, nodeId, 'device.info', {});
     expect(info).toMatchObject({ ok: true, payload: { ok: true, nodeId, command: 'device.info', payload: { platform: 'linux' } } });
 
+    // The local-only app.* tools are never declared: an invoke is refused (by the gateway or the node) and runs nothing.
+    for (const command of ['app.status', 'app.settings.get', 'app.settings.set', 'app.connection.gateways']) {
+      const refused = await invokeNode(operator, nodeId, command, {}, { timeoutMs: 10_000 });
+      expect(refused.ok, command).toBe(false);
+      expect(JSON.stringify(refused)).not.toContain(gateway.token);
+    }
+
     const again = await run(['gateway', 'pair'], { ...env, CAPNODE_GATEWAY_TOKEN: gateway.token });
     expect(again.stdout).toContain('nothing to approve');
     const status = JSON.parse((await run(['status', '--json'], env)).stdout) as { mcp: { state: string }; node: { state: string; invocations: { started: number } } };
