@@ -64,7 +64,10 @@ describe.skipIf(skipReason !== undefined)('node-hosted MCP tools and the capnode
 
   beforeAll(async () => {
     model = await startScriptedModel();
-    gateway = await startGateway({ config: scriptedAgentConfig(model.baseUrl) });
+    // Tool search off: the scripted model sees every tool in its request (by default OpenClaw catalogs
+    // node-hosted tools behind its tool-search surface, where a real model finds them by searching).
+    const config = scriptedAgentConfig(model.baseUrl);
+    gateway = await startGateway({ config: { ...config, tools: { ...(config.tools as Record<string, unknown>), toolSearch: false } } });
     writeHostSettings(home, gateway);
     host = createHost({ home, port: 0, logFile: false, onLog: (level, message) => logs.push(`${level} ${message}`) });
     host.approvals.subscribe((event) => {
