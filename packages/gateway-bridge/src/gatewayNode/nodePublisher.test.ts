@@ -124,6 +124,19 @@ describe('gateway node publications', () => {
     expect(gateway.connections).toHaveLength(1);
   });
 
+  it('an update the gateway refuses (its pairing changed meanwhile) is sent again', async () => {
+    const registry = createRegistry([defineCapability({ category: 'mcp', commands: [defineCommand({ name: 'srv__echo', description: 'echo', localOnly: true, execute: () => 'x' })] })]);
+    const source = publications([tool('srv', 'echo')]);
+    await using gateway = await startFakeGateway();
+    await using node = createGatewayNodeTransport({ url: gateway.url, token: 't', invoker: createInvoker({ registry }), identity: createEphemeralDeviceIdentity(), createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' }, publications: source.source });
+    await node.ready({ timeoutMs: 10_000 });
+    const connection = await gateway.connection(0);
+    const first = await connection.next((frame) => frame.method === 'node.pluginTools.update');
+    connection.fail(first.id, { code: 'UNAVAILABLE', message: 'node pairing changed before request dispatch', details: { code: 'PAIRING_CHANGED' } });
+    const second = await connection.next((frame) => frame.method === 'node.pluginTools.update', 5_000);
+    expect(second.params).toEqual(first.params);
+  });
+
   it('without publications the node declares no mcp.tools.call.v1 and refuses it', async () => {
     const registry = createRegistry([defineCapability({ category: 'demo', commands: [defineCommand({ name: 'demo.one', description: 'one', execute: () => 'one' })] })]);
     await using gateway = await startFakeGateway();

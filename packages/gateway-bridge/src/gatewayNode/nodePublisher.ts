@@ -17,6 +17,9 @@ const SKILL_MAX = 64;
 const SKILL_MAX_BYTES = 65_536;
 const SKILLS_MAX_BYTES = 524_288;
 const utf8 = new TextEncoder();
+/** A failed publication is tried again after 1 s, 2 s, … up to this many times per connection. */
+const PUBLISH_RETRIES = 5;
+const PUBLISH_RETRY_MS = 1_000;
 
 /** One published node-hosted MCP tool: its agent-visible name and what it maps to. */
 export interface PublishedMcpTool extends GatewayNodeMcpTool {
@@ -113,6 +116,17 @@ export function createNodePublisher(context: {
   let published = new Map<string, PublishedMcpTool>();
   let running = false;
   let again = false;
+  let failures = 0;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  // The gateway refuses an update racing its own pairing bookkeeping (PAIRING_CHANGED): try again shortly.
+  const retryLater = () => {
+    if (retry || failures > PUBLISH_RETRIES) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void publish();
+    }, PUBLISH_RETRY_MS * failures);
+    (retry as { unref?: () => void }).unref?.();
+  };
 
   const current = () => {
     const named = publishedToolNames(source.mcpTools());
@@ -139,10 +153,15 @@ export function createNodePublisher(context: {
           const client = context.client();
           await client.request('node.pluginTools.update', { tools: next.tools.map(toolDescriptor) }, { waitForConnection: false });
           await client.request('node.skills.update', { skills: next.skills.map((skill) => ({ ...skill })) }, { waitForConnection: false });
+          failures = 0;
           log('info', `published ${next.tools.length} MCP tools and ${next.skills.length} skills to the gateway`);
         } catch (error) {
           // A closed connection publishes again on the next connect.
-          if (!context.closed() && context.isConnected()) log('warning', `could not publish MCP tools and skills to the gateway: ${error instanceof Error ? error.message : String(error)}`);
+          if (!context.closed() && context.isConnected()) {
+            failures += 1;
+            log('warning', `could not publish MCP tools and skills to the gateway${failures <= PUBLISH_RETRIES ? '; trying again' : ''}: ${error instanceof Error ? error.message : String(error)}`);
+            retryLater();
+          }
         }
       } while (again);
     } finally {
@@ -152,8 +171,14 @@ export function createNodePublisher(context: {
 
   const unsubscribe = source.subscribe(() => void publish());
   return {
-    connected: () => void publish(),
+    connected: () => {
+      failures = 0;
+      void publish();
+    },
     lookup: (server, tool) => published.get(`${server}\0${tool}`),
-    close: unsubscribe,
+    close() {
+      unsubscribe();
+      if (retry) clearTimeout(retry);
+    },
   };
 }
