@@ -93,7 +93,8 @@ describe('@capnode/host entries', () => {
       'settingsSchema',
     ]));
 
-  it('the /docs entry exports exactly the commands-doc generator', () => expectExports('docs.ts', ['COMMANDS_DOC_COMMAND', 'formatCommandsMarkdown', 'stockCommandsMarkdown']));
+  it('the /docs entry exports exactly the commands-doc and skill generators', () =>
+    expectExports('docs.ts', ['COMMANDS_DOC_COMMAND', 'formatCommandsMarkdown', 'stockCommandsMarkdown', 'SKILL_DESCRIPTION', 'SKILL_DOC_COMMAND', 'SKILL_NAME', 'formatSkillMarkdown', 'stockSkillMarkdown']));
 
   it('no runtime name is exported by two entries', async () => {
     const entries = await Promise.all(['./index.js', './setup.js', './settings.js', './docs.js'].map(async (entry) => Object.keys(await import(entry))));

@@ -18,6 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['locks/'],
   ['status/'],
   ['config/'],
+  ['skill/'],
   ['setup/'],
   ['audit/'],
   ['parts/pipeline/'],

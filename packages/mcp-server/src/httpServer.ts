@@ -235,7 +235,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     const headers = incoming.headers;
     const selected = selectedToolNames(incoming.url, headerText(headers[TOOL_NAMES_HEADER]));
     if ('reply' in selected) return selected.reply;
-    const toolNames = selected.toolNames;
+    const { toolNames } = selected;
     if (sessions !== undefined) {
       const sessionId = headerText(headers['mcp-session-id']);
       if (sessionId !== undefined) return sessions.handle(sessionId, requestView(incoming, origin), body, request);
@@ -280,10 +280,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     const check = isAdmin ? checkAdmin : checkToken;
     if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return unauthorized;
     if (incoming.method === 'POST' && !isAdmin) {
-      if (!isJsonContentType(headers['content-type'])) {
-        return UNSUPPORTED_MEDIA_TYPE;
-      }
-      return servePost(incoming, request, path);
+      return isJsonContentType(headers['content-type']) ? servePost(incoming, request, path) : UNSUPPORTED_MEDIA_TYPE;
     }
     if (sessions !== undefined && !isAdmin) {
       const sessionId = headerText(headers['mcp-session-id']);
@@ -335,9 +332,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     })();
     return closed;
   };
-  const onSignal = (): void => {
-    void close();
-  };
+  const onSignal = (): void => void close();
   options.signal?.addEventListener('abort', onSignal, { once: true });
 
   return {

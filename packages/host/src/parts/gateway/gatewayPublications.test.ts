@@ -4,7 +4,7 @@ import { publishedToolNames } from '@capnode/gateway-bridge';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../../../../tests/support/testHost.js';
 import { createSettingsStore } from '../../config/settings.js';
-import { SKILL_DESCRIPTION, SKILL_NAME } from '../../docs/skillDoc.js';
+import { SKILL_DESCRIPTION, SKILL_NAME } from '../../skill/skillMarkdown.js';
 import { createGatewayPublications, isPublishedServer } from './gatewayPublications.js';
 
 function importedFixture() {

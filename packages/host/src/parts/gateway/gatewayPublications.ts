@@ -1,7 +1,7 @@
 import type { Registry } from '@capnode/capabilities';
 import type { GatewayNodeMcpTool, GatewayNodePublications, GatewayNodeSkill } from '@capnode/gateway-bridge';
 import type { Settings, SettingsStore } from '../../config/settings.js';
-import { SKILL_DESCRIPTION, SKILL_NAME, formatSkillMarkdown } from '../../docs/skillDoc.js';
+import { SKILL_DESCRIPTION, SKILL_NAME, formatSkillMarkdown } from '../../skill/skillMarkdown.js';
 import type { ImportedTools } from '../imports/importedTools.js';
 
 export interface GatewayPublicationsOptions {
