@@ -94,7 +94,7 @@ describe('@capnode/host entries', () => {
     ]));
 
   it('the /docs entry exports exactly the commands-doc and skill generators', () =>
-    expectExports('docs.ts', ['COMMANDS_DOC_COMMAND', 'formatCommandsMarkdown', 'stockCommandsMarkdown', 'SKILL_DESCRIPTION', 'SKILL_DOC_COMMAND', 'SKILL_NAME', 'formatSkillMarkdown', 'stockSkillMarkdown']));
+    expectExports('docs.ts', ['COMMANDS_DOC_COMMAND', 'SKILL_DESCRIPTION', 'SKILL_DOC_COMMAND', 'SKILL_NAME', 'formatCommandsMarkdown', 'formatSkillMarkdown', 'stockCommandsMarkdown', 'stockSkillMarkdown']));
 
   it('no runtime name is exported by two entries', async () => {
     const entries = await Promise.all(['./index.js', './setup.js', './settings.js', './docs.js'].map(async (entry) => Object.keys(await import(entry))));
