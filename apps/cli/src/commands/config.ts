@@ -86,6 +86,28 @@ async function write(context: Context, clients: ClientsModule, id: ClientId, opt
 }
 
 /**
+ * The token named after `client` (made when there is none yet, and the running host told), so the
+ * client's calls carry its name in audit and approvals.
+ */
+async function clientToken(context: Context, clients: ClientsModule, client: ClientId): Promise<string> {
+  await ensureToken(context);
+  let minted;
+  try {
+    minted = await clients.ensureClientToken(context.paths, client);
+  } catch (error) {
+    hostFailure(error, clients);
+  }
+  if (minted.created) {
+    context.err(`capnode: made the MCP token '${client}' for this client (capnode token list shows it; capnode token revoke ${client} ends it)`);
+    const reload = await (await import('./tokenNamed.js')).reloadRunningHost(context);
+    if (reload?.failure !== undefined) {
+      context.err(`capnode: WARNING: the running host (pid ${reload.pid}) did not take the new token: ${reload.failure} Restart it (stop pid ${reload.pid}, then: capnode serve) before the client connects.`);
+    }
+  }
+  return minted.token;
+}
+
+/**
  * `capnode config <client> [--write]`: a ready MCP client config for this host. Human mode explains
  * where the snippet goes; `--json` prints only the JSON so it can be piped. The snippets come from
  * `@capnode/host/setup`, the same module the dashboard uses.
@@ -103,7 +125,7 @@ export async function config(context: Context): Promise<number> {
   const url = mcpUrl(context);
   const options: ClientConfigOptions = {
     url,
-    token: await ensureToken(context),
+    token: clients.clientHoldsToken(client) ? await clientToken(context, clients, client) : await ensureToken(context),
     serverName,
     env: context.env,
     ...(client === 'claude-desktop' ? { launch: stdioLaunch(context) } : {}),

@@ -14,6 +14,14 @@ import { unifiedDiff } from '../files/textDiff.js';
 
 export { CLIENT_IDS, type ClientId, type ClientTarget } from './clientTarget.js';
 
+/**
+ * True when `id`'s config holds the MCP token itself (Claude Code, Cursor): such a client gets a token
+ * of its own, named after it. Claude Desktop runs `capnode mcp` and VS Code prompts for the token.
+ */
+export function clientHoldsToken(id: ClientId): boolean {
+  return id === 'claude' || id === 'cursor';
+}
+
 /** True when `value` is a {@link ClientId}. */
 export function isClientId(value: unknown): value is ClientId {
   return typeof value === 'string' && (CLIENT_IDS as readonly string[]).includes(value);

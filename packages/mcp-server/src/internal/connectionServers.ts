@@ -4,6 +4,7 @@ import type { CreateServerOptions } from '../capnodeMcp.js';
 import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { buildServer, type ServerWiring } from './buildServer.js';
 import { envelopeClientName, type CallScope } from './toolCall.js';
+import { requestClientOf } from './requestClient.js';
 
 const NOOP = (): void => {};
 
@@ -74,7 +75,11 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
    * A per-connection server whose calls may stream and ask through the client's elicitation;
    * `signalOf` gives each call's abort signal. Tracked in `sessions` until it closes.
    */
-  const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal']): Server => {
+  const connectionServer = (
+    transport: CallScope['transport'],
+    signalOf: (ctx: ServerContext) => CallScope['signal'],
+    clientOf: (ctx: ServerContext) => string | undefined = () => undefined,
+  ): Server => {
     let server: Server | undefined;
     const connection = connectionOf(() => server);
     const scopeOf = (ctx: ServerContext): CallScope => ({
@@ -82,6 +87,7 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
       signal: signalOf(ctx),
       canStream: true,
       caller: clientNameOf(ctx, server),
+      client: clientOf(ctx),
       requestId: String(ctx.mcpReq.id),
       // A connection carries server-to-client requests on the call's own stream.
       canElicit: canElicitForm(server),
@@ -97,7 +103,12 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
   };
   return {
     createServer: (serverOptions = {}) => connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal),
-    sessionServer: (lifetimeOf) => connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx))),
+    sessionServer: (lifetimeOf) =>
+      connectionServer(
+        'mcp-http',
+        (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)),
+        (ctx) => requestClientOf(lifetimeOf(ctx)),
+      ),
     toolsChanged() {
       for (const server of sessions) {
         if (server.transport === undefined || server.getNegotiatedProtocolVersion() === undefined) continue;
