@@ -82,6 +82,12 @@ async function write(context: Context, clients: ClientsModule, id: ClientId, opt
     context.out(`wrote ${written.path}${written.backup ? ` (previous file kept as ${written.backup})` : ''}; restart the client to pick it up`);
     if (narrowed) context.out(`made ${written.path} readable by you only (it was mode ${narrowed}): it holds capnode's MCP token`);
   }
+  if (written.notPrivate !== undefined) {
+    context.err(
+      `capnode: WARNING: ${written.path} holds capnode's MCP token but could not be made readable by you only: ${written.notPrivate}. ` +
+        `Move it somewhere private, or revoke the token when others may have read it: ${clients.clientHoldsToken(id) ? `capnode token revoke ${id}` : 'capnode token rotate'}`,
+    );
+  }
   return 0;
 }
 

@@ -121,6 +121,11 @@ export interface ClientConfigWrite {
   readonly changed: boolean;
   /** The file's mode before, when the write narrowed it to owner-only (it holds capnode's token). */
   readonly narrowedFrom?: number;
+  /**
+   * Why the written file is not owner-only although it holds the token (a file system that keeps no
+   * modes, a file another user owns): the user is told, so they can move it or revoke the token.
+   */
+  readonly notPrivate?: string;
 }
 
 const NAMES: Readonly<Record<ClientId, string>> = { claude: 'Claude Code', 'claude-desktop': 'Claude Desktop', cursor: 'Cursor', vscode: 'VS Code' };
@@ -378,7 +383,30 @@ export async function writeClientConfig(id: ClientId, options: WriteClientConfig
   } catch (error) {
     throw new HostError('io', `cannot write ${preview.path}: ${(error as Error).message}; ${backup ? `the previous file is kept in ${basename(backup)}` : 'nothing was written'}`, { cause: error });
   }
-  return { id, path: preview.path, changed: true, ...(backup ? { backup } : {}), ...(before !== undefined && before !== mode ? { narrowedFrom: before } : {}) };
+  const notPrivate = await privacyProblem(preview.path);
+  return {
+    id,
+    path: preview.path,
+    changed: true,
+    ...(backup ? { backup } : {}),
+    ...(before !== undefined && before !== mode ? { narrowedFrom: before } : {}),
+    ...(notPrivate === undefined ? {} : { notPrivate }),
+  };
+}
+
+/** Why `path`, just written owner-only, is not (another owner, group or other bits the file system kept); `undefined` when it is, and on Windows (the profile's ACL protects it). */
+async function privacyProblem(path: string): Promise<string | undefined> {
+  if (process.platform === 'win32') return undefined;
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    return undefined;
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) return `it is owned by another user (uid ${info.uid}), who can read the token`;
+  if ((info.mode & 0o077) !== 0) return `its file system keeps mode 0${(info.mode & 0o777).toString(8)} (group or others can read the token)`;
+  return undefined;
 }
 
 function sameEndpoint(a: string, b: string): boolean {
