@@ -91,6 +91,11 @@ describe('capnode config <client> --write', () => {
     const listed = await runCli(['token', 'list'], dir.home);
     expect(listed.stdout).toMatch(/^claude +\d{4}-/m);
     expect(listed.stdout).not.toContain(token);
+    // doctor takes the client's own token as current (not "an old token").
+    const doctor = JSON.parse((await runCli(['doctor', '--json'], dir.home, env)).stdout) as { checks: Array<{ id: string; status: string; detail: string }> };
+    const claude = doctor.checks.find((check) => check.id === 'client:claude');
+    expect(claude?.detail ?? '').not.toContain('old token');
+    expect(claude?.status).toBe('ok');
   });
 
   it('writes VS Code and Claude Desktop files that do not exist yet; --json reports path and backup', async () => {

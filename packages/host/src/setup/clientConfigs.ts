@@ -420,13 +420,14 @@ function sameEndpoint(a: string, b: string): boolean {
   }
 }
 
-function pointsHere(entry: unknown, url: string | undefined, token: string | undefined): Omit<ClientConfigEntry, 'name'> {
+function pointsHere(entry: unknown, url: string | undefined, token: string | readonly string[] | undefined): Omit<ClientConfigEntry, 'name'> {
   if (!isPlainObject(entry)) return { pointsHere: false };
   if (typeof entry.url === 'string') {
     const headers = isPlainObject(entry.headers) ? entry.headers : {};
     const authorization = Object.entries(headers).find(([key]) => key.toLowerCase() === 'authorization')?.[1];
     const checkable = token !== undefined && typeof authorization === 'string' && !authorization.includes('${');
-    return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url, ...(checkable ? { tokenCurrent: authorization === `Bearer ${token}` } : {}) };
+    const current = (typeof token === 'string' ? [token] : (token ?? [])).some((value) => authorization === `Bearer ${value}`);
+    return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url, ...(checkable ? { tokenCurrent: current } : {}) };
   }
   const argv = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].filter((part): part is string => typeof part === 'string');
   // The CLI (`capnode`, its package's bin.js) or the tray's bin, which serves `mcp` too (`capnode-tray mcp`).
@@ -441,10 +442,13 @@ function entriesOf(id: ClientId, path: string, config: Record<string, unknown>):
 
 /**
  * The client config files on this machine (every location `id` reads, those that exist) and their
- * MCP entries, each marked when it points at `url` (or runs `capnode mcp`). Never throws for a bad
+ * MCP entries, each marked when it points at `url` (or runs `capnode mcp`), and with `token` (one, or
+ * every token the host accepts) whether its `Authorization` header carries one. Never throws for a bad
  * file: it is listed as `unreadable`.
  */
-export async function findClientConfigs(options: ClientPlatformOptions & { url?: string; token?: string; ids?: readonly ClientId[]; signal?: AbortSignal } = {}): Promise<ClientConfigFile[]> {
+export async function findClientConfigs(
+  options: ClientPlatformOptions & { url?: string; token?: string | readonly string[]; ids?: readonly ClientId[]; signal?: AbortSignal } = {},
+): Promise<ClientConfigFile[]> {
   const p = platformOf(options);
   const files: ClientConfigFile[] = [];
   for (const id of options.ids ?? CLIENT_IDS) {
