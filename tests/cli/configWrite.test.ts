@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliPath, runCli, tempHome } from './helpers.js';
@@ -21,6 +21,14 @@ async function onTerminal(args: readonly string[], env: Record<string, string>, 
   return { code: await closed, output };
 }
 
+/** The value of the client token `name` in the config directory's `mcp-tokens.json`. */
+function clientToken(home: string, name: string): string {
+  const store = JSON.parse(readFileSync(join(home, 'mcp-tokens.json'), 'utf8')) as { tokens: Array<{ name: string; token: string }> };
+  const entry = store.tokens.find((token) => token.name === name);
+  if (entry === undefined) throw new Error(`no token '${name}' in ${home}/mcp-tokens.json`);
+  return entry.token;
+}
+
 describe('capnode config <client> --write', () => {
   it('shows the masked diff, keeps a backup and every other entry, and is idempotent', async () => {
     using dir = tempHome();
@@ -36,7 +44,9 @@ describe('capnode config <client> --write', () => {
 
     const result = await runCli(['config', 'claude', '--write', '--yes'], dir.home, env);
     expect(result.code).toBe(0);
-    const token = readFileSync(join(dir.home, 'mcp-token'), 'utf8').trim();
+    // Claude Code gets a token of its own, named after it: its calls carry `claude` in audit and approvals.
+    const token = clientToken(dir.home, 'claude');
+    expect(result.stdout).not.toContain(readFileSync(join(dir.home, 'mcp-token'), 'utf8').trim());
     expect(result.stdout).toContain(`--- ${path}\n+++ ${path}\n@@ `);
     expect(result.stdout).toMatch(/^\+ {4}"capnode": \{$/m);
     expect(result.stdout).not.toContain(token);
@@ -56,6 +66,36 @@ describe('capnode config <client> --write', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('already has this entry; nothing to do');
     expect(readdirSync(user.home).filter((name) => name.includes('capnode-backup'))).toHaveLength(1);
+  });
+
+  it('a world-readable .claude.json becomes 0600 with the minted claude token; the token is reused and listed, never shown', async () => {
+    using dir = tempHome();
+    using user = tempHome();
+    const env = { HOME: user.home, XDG_CONFIG_HOME: join(user.home, '.config') };
+    const path = join(user.home, '.claude.json');
+    writeFileSync(path, '{"numStartups": 3}\n');
+    chmodSync(path, 0o644);
+    const result = await runCli(['config', 'claude', '--write', '--yes'], dir.home, env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain("made the MCP token 'claude'");
+    expect(result.stdout).toContain('readable by you only (it was mode 0644)');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const token = clientToken(dir.home, 'claude');
+    expect(JSON.parse(readFileSync(path, 'utf8')).mcpServers.capnode.headers.Authorization).toBe(`Bearer ${token}`);
+    expect(statSync(join(dir.home, 'mcp-tokens.json')).mode & 0o777).toBe(0o600);
+
+    // Reused, not made again: printing the snippet names the same token.
+    const printed = await runCli(['config', 'claude', '--json'], dir.home, env);
+    expect(printed.stderr).not.toContain('made the MCP token');
+    expect(printed.stdout).toContain(token);
+    const listed = await runCli(['token', 'list'], dir.home);
+    expect(listed.stdout).toMatch(/^claude +\d{4}-/m);
+    expect(listed.stdout).not.toContain(token);
+    // doctor takes the client's own token as current (not "an old token").
+    const doctor = JSON.parse((await runCli(['doctor', '--json'], dir.home, env)).stdout) as { checks: Array<{ id: string; status: string; detail: string }> };
+    const claude = doctor.checks.find((check) => check.id === 'client:claude');
+    expect(claude?.detail ?? '').not.toContain('old token');
+    expect(claude?.status).toBe('ok');
   });
 
   it('writes VS Code and Claude Desktop files that do not exist yet; --json reports path and backup', async () => {

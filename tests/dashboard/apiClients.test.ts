@@ -120,6 +120,11 @@ describe('dashboard /api/clients', () => {
     expect(config.mcpServers.other).toEqual(OTHER);
     expect(config.theme).toBe('dark');
     expect(config.mcpServers.capnode!.url).toBe(`${test.url}?toolNames=underscore`);
+    // Cursor got a token of its own, named after it; the diff never showed it.
+    const store = JSON.parse(readFileSync(join(test.home, 'mcp-tokens.json'), 'utf8')) as { tokens: Array<{ name: string; token: string }> };
+    const cursorToken = store.tokens.find((entry) => entry.name === 'cursor')!.token;
+    expect((config.mcpServers.capnode as { headers?: Record<string, string> }).headers?.Authorization).toBe(`Bearer ${cursorToken}`);
+    expect(preview.diff).not.toContain(cursorToken);
     expect((await clients(client)).find((entry) => entry.id === 'cursor')!.configured).toBe(true);
 
     // Once written, a second preview changes nothing and a write keeps the file as it is.

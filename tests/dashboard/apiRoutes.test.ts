@@ -35,6 +35,8 @@ describe('dashboard approvals', () => {
       summary: formatApprovalSummary(approval!).join('\n'),
       argsHash: approval!.argsHash,
       transport: 'mcp-http',
+      // The token it came with (the old single token is `default`), and the name it reports.
+      client: 'default',
       caller: 'security-test',
       requestedAt: new Date(approval!.createdAt).toISOString(),
       expiresAt: new Date(approval!.expiresAt).toISOString(),

@@ -14,6 +14,11 @@ let test: TestHost;
 let page: Page;
 let userHome: string;
 
+/** The named client tokens of the host's config directory. */
+function clientTokens(home: string): Array<{ name: string; token: string }> {
+  return (JSON.parse(readFileSync(join(home, 'mcp-tokens.json'), 'utf8')) as { tokens: Array<{ name: string; token: string }> }).tokens;
+}
+
 const OTHER = { command: '/usr/bin/true', args: ['--keep-me'] };
 
 beforeAll(async () => {
@@ -37,6 +42,17 @@ describe('Connect a client (Chromium, real host)', () => {
     await cursor.getByRole('button', { name: 'Copy Cursor snippet' }).click();
     // Copy fetches the unmasked token first, so the clipboard fills a moment after the click.
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText()), { timeout: 10_000 }).toContain(new URL(test.url).host);
+    // The clipboard holds Cursor's own token (named after it); the page shows no token in clear anywhere.
+    const tokens = clientTokens(test.home);
+    expect(tokens.map((entry) => entry.name).sort()).toEqual(['claude', 'cursor']);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toContain(`Bearer ${tokens.find((entry) => entry.name === 'cursor')!.token}`);
+    const shown = await page.locator('body').innerText();
+    const html = await page.content();
+    for (const secret of [readFileSync(join(test.home, 'mcp-token'), 'utf8').trim(), ...tokens.map((entry) => entry.token)]) {
+      expect(shown).not.toContain(secret);
+      expect(html).not.toContain(secret);
+    }
+    expect(shown).toContain('••••••••');
     expect(await unnamedControls(page.locator('body'))).toEqual([]);
     await saveScreenshot(page, 'connect');
   });

@@ -165,11 +165,16 @@ export const COMMANDS: readonly CommandRow[] = [
   },
   {
     name: 'token',
-    summary: 'the MCP bearer token',
+    summary: 'the MCP bearer tokens: one per client, named',
     section: 'main',
-    usage: [['capnode token show|path|rotate', 'the MCP bearer token']],
-    flags: [],
-    subcommands: ['show', 'path', 'rotate'],
+    usage: [
+      ['capnode token show|path|rotate', "the 'default' MCP bearer token (the mcp-token file)"],
+      ['capnode token add <name>', 'a new token for one client; printed once, its calls carry <name> in audit and approvals'],
+      ['capnode token list [--json]', 'every token: name, created, last used (never the values)'],
+      ['capnode token revoke <name>', 'remove a token; the running host refuses it at once'],
+    ],
+    flags: ['json'],
+    subcommands: ['show', 'path', 'rotate', 'add', 'list', 'revoke'],
     run: async (context) => (await import('./commands/token.js')).token(context),
   },
   {

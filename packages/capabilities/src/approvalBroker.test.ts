@@ -144,6 +144,19 @@ describe('createApprovalBroker', () => {
     expect(explicit.list()).toHaveLength(3);
   });
 
+  it("counts a call with a token's name against that token's share, whatever name the client reports", async () => {
+    await using broker = createApprovalBroker({ maxPending: 8, maxPendingPerCaller: 2 });
+    const alpha = { ...input, client: 'alpha' };
+    // A client that changes its self-reported name on every call stays within its token's share.
+    void broker.request({ ...alpha, caller: 'one' });
+    void broker.request({ ...alpha, caller: 'two' });
+    expect(await broker.request({ ...alpha, caller: 'three' })).toMatchObject({ decision: 'deny', settlement: 'overflow' });
+    // Another token with the same self-reported name has its own share; so does a call without a token.
+    void broker.request({ ...input, client: 'beta', caller: 'one' });
+    void broker.request({ ...input, caller: 'alpha' });
+    expect(broker.list().map((approval) => approval.client)).toEqual(['alpha', 'alpha', 'beta', undefined]);
+  });
+
   it('answers a request only with the hash it was shown', async () => {
     await using broker = createApprovalBroker();
     const answer = broker.request({ ...input, argsHash: 'sha256:aaaa' });

@@ -33,6 +33,11 @@ export interface ApprovalRequestInput {
   readonly argsHash?: string;
   /** Who asked (client name, node id), for the prompt. Self-reported by the client: show it as such. */
   readonly caller?: string;
+  /**
+   * The client as the transport verified it (the name of the MCP token the call came with): shown
+   * before `caller`, and whose share of the queue the request counts against.
+   */
+  readonly client?: string;
   readonly transport?: Transport;
   /** A one-line explanation for requests that are not a command line (e.g. a policy change). */
   readonly summary?: string;
@@ -216,9 +221,12 @@ export function isApprovalWaitMode(value: unknown): value is ApprovalWaitMode {
   return typeof value === 'string' && WAIT_MODES.has(value);
 }
 
-/** Whose share of the queue a request counts against: the transport and the (self-reported) caller name. */
-export function approvalCallerKey(input: Pick<ApprovalRequestInput, 'transport' | 'caller'>): string {
-  return `${input.transport ?? ''}\u0000${input.caller ?? ''}`;
+/**
+ * Whose share of the queue a request counts against: the transport and the verified client (its
+ * token's name), else the self-reported caller name.
+ */
+export function approvalCallerKey(input: Pick<ApprovalRequestInput, 'transport' | 'caller' | 'client'>): string {
+  return input.client === undefined ? `${input.transport ?? ''}\u0000${input.caller ?? ''}` : `${input.transport ?? ''}\u0001${input.client}`;
 }
 
 /** The `holdMs` setting as it is now, within 0 … `timeoutMs`. */

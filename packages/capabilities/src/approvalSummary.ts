@@ -60,6 +60,7 @@ export function formatApprovalSummary(approval: PendingApproval): string[] {
   }
   if (approval.timeoutMs !== undefined) lines.push(`timeout: ${seconds(approval.timeoutMs)}`);
   if (approval.transport !== undefined) lines.push(`transport: ${approval.transport}`);
+  if (approval.client !== undefined) lines.push(`client: ${escapeForDisplay(shortCaller(approval.client))} (its token's name)`);
   lines.push(`caller: ${approval.caller === undefined ? '(unnamed)' : `${escapeForDisplay(shortCaller(approval.caller))} (self-reported)`}`);
   if (approval.argsHash !== undefined) lines.push(`hash: ${argsHashPrefix(approval.argsHash)}`);
   if (approval.diff !== undefined) lines.push(...diffLines(approval.diff));

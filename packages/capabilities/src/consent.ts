@@ -125,6 +125,7 @@ export function createConsentHook(options: ConsentHookOptions): InvocationHook {
         summary: `${name} asks for ${what} access with ${shown}`,
         argsHash: await hashInvocationArgs(name, { consent: asking.length === 1 ? asking[0] : asking, args: invocation.args }),
         ...(invocation.request.caller === undefined ? {} : { caller: invocation.request.caller }),
+        ...(invocation.request.client === undefined ? {} : { client: invocation.request.client }),
         transport: invocation.request.transport,
         ...(diff === undefined ? {} : { diff }),
       };

@@ -96,8 +96,13 @@ export interface InvocationRequest {
   readonly transport: Transport;
   /** Transport-level id for logs and audit (JSON-RPC id, gateway invoke id). */
   readonly requestId?: string;
-  /** Free-form caller identity for audit (client name, node id). */
+  /** Free-form caller identity for audit (client name, node id); self-reported by MCP clients. */
   readonly caller?: string;
+  /**
+   * The client as the transport verified it: the name of the MCP token the call authenticated with.
+   * Audit, approvals and the approval queue's per-client shares use it over `caller` when present.
+   */
+  readonly client?: string;
   /** Overall deadline for this call, in ms; the pipeline's default applies when absent. */
   readonly timeoutMs?: number;
   /** The client connection the call came on, when the transport keeps one (see {@link ClientConnection}). */

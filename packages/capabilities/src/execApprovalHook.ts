@@ -268,6 +268,7 @@ export function createExecApprovalHook(options: ExecApprovalHookOptions): Invoca
         argsHash: await hashInvocationArgs(name, { args: invocation.args, resolved: { program: target.resolvedPath ?? null, cwd: realCwd ?? null } }),
         ...(verdict.codeLoadingEnv ? { summary: `sets variables that can make programs run other code: ${verdict.codeLoadingEnv.join(', ')}` } : {}),
         ...(invocation.request.caller === undefined ? {} : { caller: invocation.request.caller }),
+        ...(invocation.request.client === undefined ? {} : { client: invocation.request.client }),
         transport: invocation.request.transport,
       };
       const decision = await askApproval(broker, request, what, invocation);

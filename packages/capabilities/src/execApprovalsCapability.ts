@@ -175,6 +175,7 @@ export function createExecApprovalsCapability(options: ExecApprovalsCapabilityOp
                 // (e.g. to 'deny') is a new request, never answered by the approval of the old one.
                 argsHash: await hashInvocationArgs('system.execApprovals.set', { args, base }),
                 ...(ctx.request.caller === undefined ? {} : { caller: ctx.request.caller }),
+                ...(ctx.request.client === undefined ? {} : { client: ctx.request.client }),
                 transport: ctx.request.transport,
               },
               'system.execApprovals.set',

@@ -3,7 +3,8 @@ import type { Invoker, ToolNameStyle } from '@capnode/capabilities';
 import { createHttpKernel, listenOn, originOf, readBody, signalFromHook, textReply, type KernelRequest } from '@capnode/toolkit/http';
 import { isLoopbackHost, isLoopbackHostHeader, type LogLevel } from '@capnode/toolkit';
 import { isJsonContentType } from '@modelcontextprotocol/server';
-import { browserHeader, canonicalPath, createBearerCheck } from './internal/gates.js';
+import { browserHeader, canonicalPath, createBearerCheck, createBearerTable } from './internal/gates.js';
+import { tagRequestClient } from './internal/requestClient.js';
 import { createMcpCore, type McpCore } from './internal/mcpCore.js';
 import { BAD_TARGET, BODY_UNREADABLE, PARSE_ERROR, REQUEST_TIMEOUT, UNSUPPORTED_MEDIA_TYPE, internalError, payloadTooLarge, type Reply } from './internal/jsonRpcReplies.js';
 import { createRouteListener } from './internal/routes.js';
@@ -21,14 +22,29 @@ export interface AdminHandler {
   handle(request: Request): Promise<Response>;
 }
 
+/** A bearer token the MCP listener accepts, and the client name its calls are attributed to (audit, approvals). */
+export interface NamedToken {
+  readonly name: string;
+  readonly token: string;
+}
+
 export interface HttpServerOptions {
   readonly invoker: Invoker;
   /** Loopback address or `localhost` to listen on; anything else throws. Default `127.0.0.1`. */
   readonly host?: string;
   /** Default 8765; 0 picks a free port. */
   readonly port?: number;
-  /** The bearer token every request must carry. Only an explicit `{ disabled: true }` turns auth off. */
-  readonly token: string | { readonly disabled: true };
+  /**
+   * The bearer token every request must carry: one token (its calls are attributed to `default`), or
+   * several named ones (each call carries the name of the token it came with as its invocation's
+   * `client`). Only an explicit `{ disabled: true }` turns auth off.
+   */
+  readonly token: string | readonly NamedToken[] | { readonly disabled: true };
+  /**
+   * Called with the token's name on each request that authenticated with a named token (e.g. to keep a
+   * "last used" time); must be cheap, it runs on every request. A throw is ignored.
+   */
+  readonly onTokenUsed?: (name: string) => void;
   /**
    * Text of a 401 answer (a missing or wrong token): what the user should do to get the right one.
    * Default: a sentence naming the `Authorization: Bearer <token>` header.
@@ -80,6 +96,12 @@ export interface McpHttpServer {
    * without a restart, so in-flight calls survive). Throws when authentication was disabled.
    */
   setToken(token: string): void;
+  /**
+   * Replaces every accepted token with `tokens` (names kept for attribution): from the next request
+   * on, a token not in the list gets 401 (revocation without a restart). Throws when authentication
+   * was disabled or the list is empty.
+   */
+  setTokens(tokens: readonly NamedToken[]): void;
   /** Stops accepting, drains in-flight requests (up to `drainTimeoutMs`), aborts the rest. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -156,8 +178,8 @@ function settleOptions(options: HttpServerOptions) {
   if (!isLoopbackHost(host)) throw new RangeError(`host must be a loopback address or localhost, got ${JSON.stringify(host)}`);
   const port = options.port ?? DEFAULTS.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer in 0..65535, got ${port}`);
-  if (typeof options.token === 'string' ? options.token.length === 0 : options.token?.disabled !== true) {
-    throw new TypeError('token must be a non-empty string, or { disabled: true } to switch authentication off explicitly');
+  if (typeof options.token === 'string' ? options.token.length === 0 : Array.isArray(options.token) ? !validTokens(options.token) : (options.token as { disabled?: unknown } | undefined)?.disabled !== true) {
+    throw new TypeError('token must be a non-empty string, a non-empty list of { name, token } with non-empty strings, or { disabled: true } to switch authentication off explicitly');
   }
   const maxConcurrency = positive('maxConcurrency', options.maxConcurrency ?? DEFAULTS.maxConcurrency);
   const maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULTS.maxBodyBytes);
@@ -216,9 +238,8 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     ...(options.toolNames === undefined ? {} : { toolNames: options.toolNames }),
   });
-  let checkToken = typeof options.token === 'string' ? createBearerCheck(options.token) : undefined;
+  const auth = createAuthGate(options);
   const admin = options.admin;
-  const checkAdmin = admin === undefined ? undefined : createBearerCheck(admin.token);
   const sessions = maxSessions === 0 ? undefined : createSessions(maxSessions, sessionIdleTimeoutMs, core, log);
   let origin = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`;
 
@@ -277,8 +298,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     if (browser !== undefined) return textReply(403, `Forbidden: requests carrying ${browser} are refused (browser requests are not served).\n`);
     if (!isLoopbackHostHeader(headers.host)) return textReply(403, 'Forbidden: the Host header must be 127.0.0.1, localhost or [::1].\n');
     const isAdmin = path === ADMIN_ROOT || path.startsWith(ADMIN_PREFIX);
-    const check = isAdmin ? checkAdmin : checkToken;
-    if ((isAdmin || check !== undefined) && (check === undefined || !check(headers.authorization))) return unauthorized;
+    if (!auth.admits(headers.authorization, isAdmin, request)) return unauthorized;
     if (incoming.method === 'POST' && !isAdmin) {
       return isJsonContentType(headers['content-type']) ? servePost(incoming, request, path) : UNSUPPORTED_MEDIA_TYPE;
     }
@@ -344,14 +364,64 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     get sessions() {
       return sessions?.size ?? 0;
     },
-    setToken(token) {
-      if (checkToken === undefined) throw new TypeError('authentication is disabled on this server; there is no token to replace');
-      if (typeof token !== 'string' || token.length === 0) throw new TypeError('token must be a non-empty string');
-      checkToken = createBearerCheck(token);
-    },
+    setToken: (token) => auth.setToken(token),
+    setTokens: (tokens) => auth.setTokens(tokens),
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The name calls made with a single `token` string are attributed to. */
+const DEFAULT_TOKEN_NAME = 'default';
+
+function validTokens(tokens: readonly NamedToken[]): boolean {
+  return tokens.length > 0 && tokens.every((entry) => typeof entry?.name === 'string' && entry.name.length > 0 && typeof entry.token === 'string' && entry.token.length > 0);
+}
+
+/** The lookup of the `token` option: the authenticated token's name, or `undefined` when auth is off. */
+function tokenLookup(token: HttpServerOptions['token']): ((authorization: string | undefined) => string | undefined) | undefined {
+  if (typeof token === 'string') return createBearerTable([{ name: DEFAULT_TOKEN_NAME, token }]);
+  if (Array.isArray(token)) return createBearerTable(token as readonly NamedToken[]);
+  return undefined;
+}
+
+/**
+ * The bearer gate: the admin token on admin paths, else the named MCP tokens (the request is tagged
+ * with the matching token's name and `onTokenUsed` told), replaceable without a restart.
+ */
+function createAuthGate(options: HttpServerOptions) {
+  let checkToken = tokenLookup(options.token);
+  const onTokenUsed = options.onTokenUsed;
+  const checkAdmin = options.admin === undefined ? undefined : createBearerCheck(options.admin.token);
+  return {
+    admits(authorization: string | undefined, isAdmin: boolean, request: object): boolean {
+      if (isAdmin) return checkAdmin !== undefined && checkAdmin(authorization);
+      if (checkToken === undefined) return true;
+      const client = checkToken(authorization);
+      if (client === undefined) return false;
+      tagRequestClient(request, client);
+      if (onTokenUsed !== undefined) reportTokenUse(onTokenUsed, client);
+      return true;
+    },
+    setToken(token: string): void {
+      if (checkToken === undefined) throw new TypeError('authentication is disabled on this server; there is no token to replace');
+      if (typeof token !== 'string' || token.length === 0) throw new TypeError('token must be a non-empty string');
+      checkToken = createBearerTable([{ name: DEFAULT_TOKEN_NAME, token }]);
+    },
+    setTokens(tokens: readonly NamedToken[]): void {
+      if (checkToken === undefined) throw new TypeError('authentication is disabled on this server; there are no tokens to replace');
+      if (!Array.isArray(tokens) || !validTokens(tokens)) throw new TypeError('tokens must be a non-empty list of { name, token } with non-empty strings');
+      checkToken = createBearerTable(tokens);
+    },
+  };
+}
+
+function reportTokenUse(onTokenUsed: (name: string) => void, name: string): void {
+  try {
+    onTokenUsed(name);
+  } catch {
+    // A failing hook must not break serving.
+  }
 }
 
 /** The HTTP sessions (Streamable HTTP, legacy SSE), each served by its own SDK server of `core`. */

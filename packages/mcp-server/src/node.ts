@@ -1,4 +1,4 @@
-export type { AdminHandler, HttpLogLevel, HttpServerOptions, McpHttpServer } from './httpServer.js';
+export type { AdminHandler, HttpLogLevel, HttpServerOptions, McpHttpServer, NamedToken } from './httpServer.js';
 export { startHttpServer } from './httpServer.js';
 export type { InsecureTokenFileError } from './token.js';
 export { generateToken, loadOrCreateToken, rotateToken, isInsecureTokenFileError } from './token.js';

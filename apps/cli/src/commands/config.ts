@@ -83,7 +83,35 @@ async function write(context: Context, clients: ClientsModule, id: ClientId, opt
     context.out(`wrote ${written.path}${written.backup ? ` (previous file kept as ${written.backup})` : ''}; restart the client to pick it up`);
     if (narrowed) context.out(`made ${written.path} readable by you only (it was mode ${narrowed}): it holds capnode's MCP token`);
   }
+  if (written.notPrivate !== undefined) {
+    context.err(
+      `capnode: WARNING: ${written.path} holds capnode's MCP token but could not be made readable by you only: ${written.notPrivate}. ` +
+        `Move it somewhere private, or revoke the token when others may have read it: ${clients.clientHoldsToken(id) ? `capnode token revoke ${id}` : 'capnode token rotate'}`,
+    );
+  }
   return 0;
+}
+
+/**
+ * The token named after `client` (made when there is none yet, and the running host told), so the
+ * client's calls carry its name in audit and approvals.
+ */
+async function clientToken(context: Context, clients: ClientsModule, client: ClientId): Promise<string> {
+  await ensureToken(context);
+  let minted;
+  try {
+    minted = await clients.ensureClientToken(context.paths, client);
+  } catch (error) {
+    hostFailure(error, clients);
+  }
+  if (minted.created) {
+    context.err(`capnode: made the MCP token '${client}' for this client (capnode token list shows it; capnode token revoke ${client} ends it)`);
+    const reload = await (await import('./tokenNamed.js')).reloadRunningHost(context);
+    if (reload?.failure !== undefined) {
+      context.err(`capnode: WARNING: the running host (pid ${reload.pid}) did not take the new token: ${reload.failure} Restart it (stop pid ${reload.pid}, then: capnode serve) before the client connects.`);
+    }
+  }
+  return minted.token;
 }
 
 /**
@@ -105,7 +133,7 @@ export async function config(context: Context): Promise<number> {
   const url = mcpUrl(context);
   const options: ClientConfigOptions = {
     url,
-    token: await ensureToken(context),
+    token: clients.clientHoldsToken(client) ? await clientToken(context, clients, client) : await ensureToken(context),
     serverName,
     env: context.env,
     ...(toolNames === undefined ? {} : { toolNames }),

@@ -156,15 +156,18 @@ async function portCheck(context: Context, view: SettingsView): Promise<Check> {
 }
 
 async function clientChecks(context: Context, running: boolean): Promise<Check[]> {
-  const { findClientConfigs } = await import('@capnode/host/setup');
+  const { findClientConfigs, listClientTokens, readClientToken } = await import('@capnode/host/setup');
   const url = mcpUrl(context);
-  let token: string | undefined;
+  // Every token the host accepts (`default` and each client's own): an entry with any of them is current.
+  let tokens: string[] = [];
   try {
-    token = readFileSync(context.paths.mcpToken, 'utf8').trim() || undefined;
+    tokens = listClientTokens(context.paths)
+      .map((info) => readClientToken(context.paths, info.name))
+      .filter((value): value is string => value !== undefined);
   } catch {
-    token = undefined;
+    tokens = [];
   }
-  const files = await findClientConfigs({ url, env: context.env, ...(token ? { token } : {}) });
+  const files = await findClientConfigs({ url, env: context.env, ...(tokens.length > 0 ? { token: tokens } : {}) });
   const checks: Check[] = [];
   for (const file of files) {
     const title = `${file.id} ${file.path}`;

@@ -32,8 +32,12 @@ export async function token(context: Context): Promise<number> {
       return 0;
     case 'rotate':
       return rotate(context);
+    case 'add':
+    case 'list':
+    case 'revoke':
+      return (await import('./tokenNamed.js')).namedToken(context, action);
     default:
-      throw new CliError('usage', `usage: capnode token show|path|rotate${action ? ` (unknown action '${action}')` : ''}`);
+      throw new CliError('usage', `usage: capnode token show|path|rotate|add <name>|list|revoke <name>${action ? ` (unknown action '${action}')` : ''}`);
   }
 }
 

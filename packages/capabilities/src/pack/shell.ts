@@ -87,10 +87,11 @@ const killInput = z.strictObject({
 
 /**
  * Who a session belongs to, for the per-caller limit: the client connection when the transport has
- * one, else the transport and the caller's self-reported name.
+ * one, else the transport and the client's token name, else its self-reported name.
  */
 function shellOwnerOf(request: InvocationRequest): string {
-  return request.connection ? `connection:${request.connection.id}` : `${request.transport}:${request.caller ?? ''}`;
+  if (request.connection) return `connection:${request.connection.id}`;
+  return request.client === undefined ? `${request.transport}:${request.caller ?? ''}` : `${request.transport}#${request.client}`;
 }
 
 /** Tells the connection that started a session how it ended (`shell_completed`). */

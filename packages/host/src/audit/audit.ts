@@ -34,7 +34,7 @@ export interface AuditLogOptions {
 }
 
 /** The reserved command names of control records (see {@link RESERVED_COMMAND_PREFIX} of `@capnode/capabilities`). */
-export type ControlCommand = 'capnode.settings' | 'capnode.token.rotate' | 'capnode.token.reveal' | 'capnode.session.signin' | 'capnode.session.signout';
+export type ControlCommand = 'capnode.settings' | 'capnode.token.rotate' | 'capnode.token.reload' | 'capnode.token.reveal' | 'capnode.session.signin' | 'capnode.session.signout';
 
 /** A change made from the dashboard or the admin API, as {@link AuditLog.record} takes it. */
 export interface ControlAuditEntry {
@@ -81,6 +81,7 @@ function toAuditRecord(request: InvocationRequest, outcome: InvocationOutcome): 
     command: scrubAndCap(outcome.command ?? request.command, scrubField, MAX_FIELD),
     transport: request.transport,
     ...(request.caller === undefined ? {} : { caller: scrubAndCap(request.caller, scrubField, MAX_FIELD) }),
+    ...(request.client === undefined ? {} : { client: scrubAndCap(request.client, scrubField, MAX_FIELD) }),
     ...(request.requestId === undefined ? {} : { requestId: String(request.requestId).slice(0, MAX_FIELD) }),
     ...((hash) => (hash === undefined ? {} : { argsSha256: hash }))(hashArgs(request.args)),
     outcome: outcome.result.ok ? 'ok' : outcome.result.error.code,

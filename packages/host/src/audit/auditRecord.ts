@@ -13,6 +13,8 @@ export interface AuditRecord {
   readonly transport: string;
   /** The caller as it named itself (scrubbed, at most 200 characters). */
   readonly caller?: string;
+  /** The client as the transport verified it: the name of the MCP token the call came with. */
+  readonly client?: string;
   readonly requestId?: string;
   /** Hex SHA-256 of the canonical JSON of the arguments as sent. */
   readonly argsSha256?: string;

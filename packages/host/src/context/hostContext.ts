@@ -56,6 +56,8 @@ export interface HostPart {
 export interface HostControls {
   status(): HostStatus;
   rotateToken(): Promise<void>;
+  /** Rereads the client tokens; a running listener accepts exactly those from then on. */
+  reloadTokens(): Promise<void>;
   dashboardLoginUrl(): string;
   patchSettings(patch: unknown): Promise<SettingsPatchResult>;
   /** Setting paths changed since the host started that take effect only after a restart. */

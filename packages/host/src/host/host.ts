@@ -1,4 +1,5 @@
 import { rotateToken as rotateTokenFile } from '@capnode/mcp-server/node';
+import { readAcceptedTokens } from '../config/clientTokens.js';
 import { createAsyncStack } from '@capnode/toolkit';
 import { createRuntimeFiles } from '../config/runtimeFiles.js';
 import { loadSettings } from '../config/settings.js';
@@ -124,6 +125,7 @@ export function createHost(options: HostOptions = {}): Host {
   const controls: HostControls = {
     status: () => assembleHostStatus({ context, ...(options.gateway === undefined ? {} : { gatewayOverride: options.gateway }), ...parts }),
     rotateToken: () => host.rotateToken(),
+    reloadTokens: () => host.reloadTokens(),
     dashboardLoginUrl: () => host.dashboardLoginUrl(),
     patchSettings: (patch) => host.patchSettings(patch),
     restartNeeded: () => parts.liveSettings.restartNeeded(),
@@ -163,8 +165,16 @@ export function createHost(options: HostOptions = {}): Host {
     async rotateToken() {
       const token = await rotateTokenFile(paths.mcpToken);
       logging.knownSecrets.add(token);
-      http.listener.server?.setToken(token);
+      await host.reloadTokens();
       logging.log('info', `MCP token rotated (${paths.mcpToken}); clients need the new one`);
+    },
+    async reloadTokens() {
+      const server = http.listener.server;
+      if (server === undefined) return;
+      const tokens = readAcceptedTokens(paths);
+      for (const entry of tokens) logging.knownSecrets.add(entry.token);
+      // An empty list would let nothing in; `mcp-token` is recreated by the next start.
+      if (tokens.length > 0) server.setTokens(tokens);
     },
     dashboardLoginUrl() {
       if (closing.signal.aborted) throw closedError();

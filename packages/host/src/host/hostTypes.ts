@@ -118,8 +118,13 @@ export interface Host {
     /** How `tools/list` spells command names on this connection; `settings.mcp.toolNames` unless given. */
     readonly toolNames?: 'dotted' | 'underscore';
   }): Promise<void>;
-  /** Writes a new MCP token; a running listener accepts only the new one afterwards. */
+  /** Writes a new MCP token (`default`); a running listener accepts only the new one afterwards. */
   rotateToken(): Promise<void>;
+  /**
+   * Rereads the client tokens (`mcp-token` as `default`, and `mcp-tokens.json`): a running listener
+   * accepts exactly those from the next request on, so a revoked token gets 401 at once.
+   */
+  reloadTokens(): Promise<void>;
   status(): HostStatus;
   /**
    * A fresh one-time dashboard login URL (single use, valid 60 s) for a browser of this user.

@@ -14,6 +14,14 @@ import { unifiedDiff } from '../files/textDiff.js';
 
 export { CLIENT_IDS, type ClientId, type ClientTarget } from './clientTarget.js';
 
+/**
+ * True when `id`'s config holds the MCP token itself (Claude Code, Cursor): such a client gets a token
+ * of its own, named after it. Claude Desktop runs `capnode mcp` and VS Code prompts for the token.
+ */
+export function clientHoldsToken(id: ClientId): boolean {
+  return id === 'claude' || id === 'cursor';
+}
+
 /** True when `value` is a {@link ClientId}. */
 export function isClientId(value: unknown): value is ClientId {
   return typeof value === 'string' && (CLIENT_IDS as readonly string[]).includes(value);
@@ -120,6 +128,11 @@ export interface ClientConfigWrite {
   readonly changed: boolean;
   /** The file's mode before, when the write narrowed it to owner-only (it holds capnode's token). */
   readonly narrowedFrom?: number;
+  /**
+   * Why the written file is not owner-only although it holds the token (a file system that keeps no
+   * modes, a file another user owns): the user is told, so they can move it or revoke the token.
+   */
+  readonly notPrivate?: string;
 }
 
 const NAMES: Readonly<Record<ClientId, string>> = { claude: 'Claude Code', 'claude-desktop': 'Claude Desktop', cursor: 'Cursor', vscode: 'VS Code' };
@@ -395,7 +408,30 @@ export async function writeClientConfig(id: ClientId, options: WriteClientConfig
   } catch (error) {
     throw new HostError('io', `cannot write ${preview.path}: ${(error as Error).message}; ${backup ? `the previous file is kept in ${basename(backup)}` : 'nothing was written'}`, { cause: error });
   }
-  return { id, path: preview.path, changed: true, ...(backup ? { backup } : {}), ...(before !== undefined && before !== mode ? { narrowedFrom: before } : {}) };
+  const notPrivate = await privacyProblem(preview.path);
+  return {
+    id,
+    path: preview.path,
+    changed: true,
+    ...(backup ? { backup } : {}),
+    ...(before !== undefined && before !== mode ? { narrowedFrom: before } : {}),
+    ...(notPrivate === undefined ? {} : { notPrivate }),
+  };
+}
+
+/** Why `path`, just written owner-only, is not (another owner, group or other bits the file system kept); `undefined` when it is, and on Windows (the profile's ACL protects it). */
+async function privacyProblem(path: string): Promise<string | undefined> {
+  if (process.platform === 'win32') return undefined;
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    return undefined;
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) return `it is owned by another user (uid ${info.uid}), who can read the token`;
+  if ((info.mode & 0o077) !== 0) return `its file system keeps mode 0${(info.mode & 0o777).toString(8)} (group or others can read the token)`;
+  return undefined;
 }
 
 function sameEndpoint(a: string, b: string): boolean {
@@ -409,13 +445,14 @@ function sameEndpoint(a: string, b: string): boolean {
   }
 }
 
-function pointsHere(entry: unknown, url: string | undefined, token: string | undefined): Omit<ClientConfigEntry, 'name'> {
+function pointsHere(entry: unknown, url: string | undefined, token: string | readonly string[] | undefined): Omit<ClientConfigEntry, 'name'> {
   if (!isPlainObject(entry)) return { pointsHere: false };
   if (typeof entry.url === 'string') {
     const headers = isPlainObject(entry.headers) ? entry.headers : {};
     const authorization = Object.entries(headers).find(([key]) => key.toLowerCase() === 'authorization')?.[1];
     const checkable = token !== undefined && typeof authorization === 'string' && !authorization.includes('${');
-    return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url, ...(checkable ? { tokenCurrent: authorization === `Bearer ${token}` } : {}) };
+    const current = (typeof token === 'string' ? [token] : (token ?? [])).some((value) => authorization === `Bearer ${value}`);
+    return { pointsHere: url !== undefined && sameEndpoint(entry.url, url), url: entry.url, ...(checkable ? { tokenCurrent: current } : {}) };
   }
   const argv = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].filter((part): part is string => typeof part === 'string');
   // The CLI (`capnode`, its package's bin.js) or the tray's bin, which serves `mcp` too (`capnode-tray mcp`).
@@ -430,10 +467,13 @@ function entriesOf(id: ClientId, path: string, config: Record<string, unknown>):
 
 /**
  * The client config files on this machine (every location `id` reads, those that exist) and their
- * MCP entries, each marked when it points at `url` (or runs `capnode mcp`). Never throws for a bad
+ * MCP entries, each marked when it points at `url` (or runs `capnode mcp`), and with `token` (one, or
+ * every token the host accepts) whether its `Authorization` header carries one. Never throws for a bad
  * file: it is listed as `unreadable`.
  */
-export async function findClientConfigs(options: ClientPlatformOptions & { url?: string; token?: string; ids?: readonly ClientId[]; signal?: AbortSignal } = {}): Promise<ClientConfigFile[]> {
+export async function findClientConfigs(
+  options: ClientPlatformOptions & { url?: string; token?: string | readonly string[]; ids?: readonly ClientId[]; signal?: AbortSignal } = {},
+): Promise<ClientConfigFile[]> {
   const p = platformOf(options);
   const files: ClientConfigFile[] = [];
   for (const id of options.ids ?? CLIENT_IDS) {

@@ -210,6 +210,8 @@ export interface DirectCall {
   readonly signal: CallScope['signal'];
   readonly canStream: boolean;
   readonly requestId: string;
+  /** The name of the token the call's HTTP request authenticated with. */
+  readonly client?: string | undefined;
 }
 
 /** Serves one `tools/call` without the SDK's request entry, or returns `undefined` when only that entry may serve it. */
@@ -335,7 +337,7 @@ export function directToolCall(wiring: ServerWiring, server: Server): DirectTool
     };
     if (lifted.envelope !== undefined) mcpReq.envelope = lifted.envelope;
     const ctx = seam.buildContext({ sessionId: undefined, mcpReq, http: undefined } as unknown as BaseContext);
-    const scope: CallScope = { transport: 'mcp-http', signal: call.signal, canStream: call.canStream, caller: envelopeClientName(lifted.envelope), requestId: call.requestId };
+    const scope: CallScope = { transport: 'mcp-http', signal: call.signal, canStream: call.canStream, caller: envelopeClientName(lifted.envelope), client: call.client, requestId: call.requestId };
     return runToolCall(wiring.invoker, message.params, ctx, scope, wiring.onError).then((result) => {
       try {
         return codec.encodeResult('tools/call', result as Result, seam._outboundServerInfo());

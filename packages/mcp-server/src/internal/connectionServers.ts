@@ -4,6 +4,7 @@ import type { CreateServerOptions } from '../capnodeMcp.js';
 import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { buildServer, type ServerWiring } from './buildServer.js';
 import { envelopeClientName, type CallScope } from './toolCall.js';
+import { requestClientOf } from './requestClient.js';
 
 const NOOP = (): void => {};
 
@@ -75,7 +76,12 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
    * `signalOf` gives each call's abort signal; `toolNames` is the connection's name style (the
    * server's default when absent). Tracked in `sessions` until it closes.
    */
-  const connectionServer = (transport: CallScope['transport'], signalOf: (ctx: ServerContext) => CallScope['signal'], toolNames: ToolNameStyle | undefined): Server => {
+  const connectionServer = (
+    transport: CallScope['transport'],
+    signalOf: (ctx: ServerContext) => CallScope['signal'],
+    toolNames: ToolNameStyle | undefined,
+    clientOf: (ctx: ServerContext) => string | undefined = () => undefined,
+  ): Server => {
     let server: Server | undefined;
     const connection = connectionOf(() => server);
     const scopeOf = (ctx: ServerContext): CallScope => ({
@@ -83,6 +89,7 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
       signal: signalOf(ctx),
       canStream: true,
       caller: clientNameOf(ctx, server),
+      client: clientOf(ctx),
       requestId: String(ctx.mcpReq.id),
       // A connection carries server-to-client requests on the call's own stream.
       canElicit: canElicitForm(server),
@@ -98,7 +105,13 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
   };
   return {
     createServer: (serverOptions = {}) => connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal, serverOptions.toolNames),
-    sessionServer: (lifetimeOf, toolNames) => connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)), toolNames),
+    sessionServer: (lifetimeOf, toolNames) =>
+      connectionServer(
+        'mcp-http',
+        (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)),
+        toolNames,
+        (ctx) => requestClientOf(lifetimeOf(ctx)),
+      ),
     toolsChanged() {
       for (const server of sessions) {
         if (server.transport === undefined || server.getNegotiatedProtocolVersion() === undefined) continue;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // The loopback peer, listen-host and Host-header checks are the toolkit's (tested there).
-import { browserHeader, canonicalPath, createBearerCheck, createTokenCompare } from './gates.js';
+import { browserHeader, canonicalPath, createBearerCheck, createBearerTable, createTokenCompare } from './gates.js';
 
 describe('browser gate', () => {
   it('flags Origin, Referer and fetch-metadata headers a browser sends', () => {
@@ -26,6 +26,22 @@ describe('bearer gate', () => {
     for (const value of [undefined, '', 'Bearer', 'Bearer ', 'Basic s3cret-token', 'Bearer s3cret-token2', 'Bearer s3cret-toke', 'Bearer a b', 's3cret-token']) {
       expect(check(value)).toBe(false);
     }
+  });
+});
+
+describe('named bearer table', () => {
+  const lookup = createBearerTable([
+    { name: 'default', token: 'a'.repeat(43) },
+    { name: 'claude', token: 'b'.repeat(43) },
+    { name: 'short', token: 'tök' },
+  ]);
+  it("names the token the header carries, over every length in use", () => {
+    expect(lookup(`Bearer ${'a'.repeat(43)}`)).toBe('default');
+    expect(lookup(`bearer ${'b'.repeat(43)} `)).toBe('claude');
+    expect(lookup('Bearer tök')).toBe('short');
+  });
+  it('names nothing for any other header', () => {
+    for (const value of [undefined, '', 'Bearer', `Basic ${'a'.repeat(43)}`, `Bearer ${'c'.repeat(43)}`, `Bearer ${'a'.repeat(42)}`, 'Bearer tok']) expect(lookup(value)).toBeUndefined();
   });
 });
 

@@ -34,6 +34,48 @@ export function createTokenCompare(secret: string): (candidate: string) => boole
   };
 }
 
+/** One accepted bearer token and the name calls made with it are attributed to. */
+export interface NamedTokenEntry {
+  readonly name: string;
+  readonly token: string;
+}
+
+/**
+ * Builds a bearer lookup over several named tokens: the name of the token the header carries, or
+ * `undefined`. The candidate is written once per distinct token length into a buffer made here, then
+ * compared in constant time against every token of that length with no early exit, so the time taken
+ * says nothing about which token matched (only whether the length is one in use, which is public: every
+ * generated token has 43 characters). No digest or allocation is made per call.
+ */
+export function createBearerTable(tokens: readonly NamedTokenEntry[]): (authorization: string | undefined) => string | undefined {
+  const groups = new Map<number, { scratch: Buffer; entries: Array<{ name: string; expected: Buffer }> }>();
+  for (const { name, token } of tokens) {
+    const expected = Buffer.from(token, 'utf8');
+    if (expected.length === 0) continue;
+    let group = groups.get(expected.length);
+    if (group === undefined) {
+      group = { scratch: Buffer.alloc(expected.length), entries: [] };
+      groups.set(expected.length, group);
+    }
+    group.entries.push({ name, expected });
+  }
+  return (authorization) => {
+    if (authorization === undefined) return undefined;
+    const match = /^\s*(\S+)\s+(\S+)\s*$/.exec(authorization);
+    if (match === null || match[1]?.toLowerCase() !== 'bearer') return undefined;
+    const candidate = match[2] as string;
+    const group = groups.get(Buffer.byteLength(candidate, 'utf8'));
+    if (group === undefined) return undefined;
+    group.scratch.write(candidate, 'utf8');
+    let found: string | undefined;
+    for (const entry of group.entries) {
+      // Every entry is compared; the first match is kept without leaving the loop.
+      if (timingSafeEqual(group.scratch, entry.expected) && found === undefined) found = entry.name;
+    }
+    return found;
+  };
+}
+
 /**
  * Builds a bearer check for `token`: the scheme is matched case-insensitively and the credential is
  * compared in constant time ({@link createTokenCompare}).

@@ -3,6 +3,7 @@ import type { ToolNameStyle } from '@capnode/capabilities';
 import type { AbortHook } from '@capnode/toolkit/http';
 import { buildServer, requestEntry, type ServerWiring } from './buildServer.js';
 import { clientNameOf } from './connectionServers.js';
+import { requestClientOf } from './requestClient.js';
 import { acceptsEventStream, type PostInbound } from './postInbound.js';
 import type { SessionlessTransport } from './sessionlessTransport.js';
 import type { CallScope } from './toolCall.js';
@@ -27,6 +28,7 @@ export function multiplexedServer(wiring: ServerWiring, transport: SessionlessTr
         signal: call?.signal ?? ctx.mcpReq.signal,
         canStream: call?.canStream ?? false,
         caller: clientNameOf(ctx, undefined),
+        client: call?.client,
         requestId: call?.requestId ?? String(ctx.mcpReq.id),
       };
     },
@@ -59,6 +61,7 @@ export function createModernEntry(wiring: ServerWiring, reportError: (error: unk
       signal: ctx.mcpReq.signal,
       canStream: info?.canStream ?? false,
       caller: clientNameOf(ctx, undefined),
+      client: requestClientOf(info?.lifetime),
       requestId: String(ctx.mcpReq.id),
     };
   };

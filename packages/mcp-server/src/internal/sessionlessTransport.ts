@@ -14,6 +14,7 @@ import type {
 import { AbortLatch, type AbortHook } from '@capnode/toolkit/http';
 import { serializeResponse, type Exchange } from './exchange.js';
 import type { DirectToolCall } from './buildServer.js';
+import { requestClientOf } from './requestClient.js';
 
 interface ActiveRequest {
   readonly exchange: Exchange;
@@ -36,12 +37,14 @@ class ActiveCall implements SessionlessCall {
   readonly requestId: string;
   readonly detach: () => void;
   readonly canStream: boolean;
+  readonly client: string | undefined;
 
-  constructor(abortSource: CallAbort, requestId: string, detach: () => void, canStream: boolean) {
+  constructor(abortSource: CallAbort, requestId: string, detach: () => void, canStream: boolean, client: string | undefined) {
     this.abortSource = abortSource;
     this.requestId = requestId;
     this.detach = detach;
     this.canStream = canStream;
+    this.client = client;
   }
 
   /** The abort source itself: it aborts like a signal without creating one per call. */
@@ -55,6 +58,8 @@ export interface SessionlessCall {
   readonly signal: AbortSignalLike;
   readonly canStream: boolean;
   readonly requestId: string;
+  /** The name of the token its HTTP request authenticated with. */
+  readonly client: string | undefined;
 }
 
 const NOOP = (): void => {};
@@ -260,6 +265,6 @@ export class SessionlessTransport implements Transport {
     }
     const detach = lifetime === undefined ? NOOP : lifetime.subscribe((reason) => abortSource.abort(reason));
     const requestId = typeof message.id === 'string' ? message.id : rawId;
-    return new ActiveCall(abortSource, requestId, detach, exchange.canStream);
+    return new ActiveCall(abortSource, requestId, detach, exchange.canStream, requestClientOf(lifetime));
   }
 }

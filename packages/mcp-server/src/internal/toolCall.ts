@@ -12,6 +12,8 @@ export interface CallScope {
   /** Whether progress and log notifications can reach the client before the result. */
   readonly canStream: boolean;
   readonly caller?: string | undefined;
+  /** The name of the token the call's HTTP request authenticated with (verified, unlike `caller`). */
+  readonly client?: string | undefined;
   /** The client's JSON-RPC id as text, for audit. */
   readonly requestId: string;
   /**
@@ -132,6 +134,7 @@ export async function runToolCall(
       transport: scope.transport,
       requestId: scope.requestId,
       ...(scope.caller === undefined ? {} : { caller: scope.caller }),
+      ...(scope.client === undefined ? {} : { client: scope.client }),
       ...(scope.connection === undefined ? {} : { connection: scope.connection }),
     };
     const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = { signal: scope.signal };

@@ -11,6 +11,8 @@ export interface AdminApiOptions {
   readonly status: () => unknown;
   /** Rotates the MCP token and makes the listener accept only the new one. */
   readonly rotateToken: () => Promise<void>;
+  /** Rereads the client tokens (`POST /_capnode/token/reload`), after `capnode token add|revoke` changed them. */
+  readonly reloadTokens?: () => Promise<void>;
   /** A fresh one-time dashboard login URL (`POST /_capnode/ui/login`); throws when the dashboard is not running. */
   readonly dashboardLogin?: () => string;
   /** Applies a partial settings change (`PATCH /_capnode/settings`), as the dashboard's `PATCH /api/settings` does. */
@@ -111,6 +113,7 @@ async function readJson(request: Request): Promise<Record<string, unknown> | Res
  *   unknown id, 409 when `argsHash` (the hash the person was shown) is not the request's
  * - `GET  /_capnode/approvals/events` → `text/event-stream`: `snapshot`, then `requested` / `resolved` events
  * - `POST /_capnode/token/rotate` → 200 once the listener accepts only the new MCP token
+ * - `POST /_capnode/token/reload` → 200 once the listener accepts exactly the client tokens on file (a revoked one gets 401)
  * - `GET  /_capnode/status` → the host status
  * - `POST /_capnode/ui/login` → `{ url }`: a one-time dashboard login URL (single use, 60 s); 409 when the dashboard is off
  * - `POST /_capnode/plugins/sync` → `{ plugins: PluginStatus[] }` once the plugins settings.json lists now are loaded (or failed) and the others unloaded; 409 when settings.json cannot be read
@@ -142,6 +145,12 @@ export function createAdminHandler(options: AdminApiOptions): (request: Request)
       case '/_capnode/token/rotate':
         if (method !== 'POST') return reply(405, { error: 'use POST' });
         await auditedTokenRotation(options.rotateToken, audit);
+        return reply(200, { ok: true });
+      case '/_capnode/token/reload':
+        if (method !== 'POST') return reply(405, { error: 'use POST' });
+        if (options.reloadTokens === undefined) return reply(404, { error: 'this host does not reload tokens' });
+        await options.reloadTokens();
+        audit({ command: 'capnode.token.reload' });
         return reply(200, { ok: true });
       case '/_capnode/status':
         if (method !== 'GET') return reply(405, { error: 'use GET' });

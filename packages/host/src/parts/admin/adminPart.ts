@@ -8,6 +8,7 @@ export function createAdminPart(context: HostContext, controls: HostControls): (
     broker: approvals,
     status: () => controls.status(),
     rotateToken: () => controls.rotateToken(),
+    reloadTokens: () => controls.reloadTokens(),
     dashboardLogin: () => controls.dashboardLoginUrl(),
     patchSettings: (patch) => controls.patchSettings(patch),
     syncPlugins: () => controls.syncPlugins(),

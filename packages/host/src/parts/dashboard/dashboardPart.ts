@@ -20,6 +20,7 @@ export function createDashboardPart(context: HostContext, controls: HostControls
       // The pending count on its own, as every dashboard page shows it.
       status: () => ({ ...controls.status(), pendingApprovals: approvals.list().length }),
       rotateToken: () => controls.rotateToken(),
+      reloadTokens: () => controls.reloadTokens(),
       patchSettings: (patch) => controls.patchSettings(patch),
       restartNeeded: () => controls.restartNeeded(),
       log: context.logging.log,

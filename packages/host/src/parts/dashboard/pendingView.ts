@@ -10,6 +10,8 @@ export interface PendingView {
   /** The full argument hash to send back with the answer (empty when the request has none). */
   readonly argsHash: string;
   readonly transport?: string;
+  /** The name of the MCP token the call came with (the client as verified; `caller` is self-reported). */
+  readonly client?: string;
   readonly caller?: string;
   /** ISO 8601. */
   readonly requestedAt: string;
@@ -22,6 +24,8 @@ export interface AllowedView {
   readonly command: string;
   readonly summary: string;
   readonly transport?: string;
+  /** The name of the MCP token the call came with (the client as verified; `caller` is self-reported). */
+  readonly client?: string;
   readonly caller?: string;
   readonly decision: 'allow-once' | 'allow-always';
   /** ISO 8601: an identical retry runs until then. */

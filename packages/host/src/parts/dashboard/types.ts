@@ -16,6 +16,8 @@ export interface DashboardHostView {
   /** The host status, as `GET /_capnode/status` gives it, plus `pendingApprovals` (the count). */
   status(): DashboardStatusView;
   rotateToken(): Promise<void>;
+  /** Rereads the client tokens after the dashboard made one (Connect a client). */
+  reloadTokens(): Promise<void>;
   /** Validates and writes a partial settings change, then applies what can be applied live. */
   patchSettings(patch: unknown): Promise<SettingsPatchResult>;
   /** Setting paths changed since this host started that take effect only after a restart. */

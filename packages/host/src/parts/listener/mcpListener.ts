@@ -1,11 +1,12 @@
 import { isInsecureTokenFileError, loadOrCreateToken, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
-import { HostError } from '../../errors.js';
+import { HostError, isHostError } from '../../errors.js';
 import type { HostPaths } from '../../config/paths.js';
+import { createTokenUsageRecorder, readAcceptedTokens, type AcceptedToken } from '../../config/clientTokens.js';
 import type { HostContext } from '../../context/hostContext.js';
 import type { McpListenerState } from '../../status/hostStatus.js';
 
-/** Opens a loopback HTTP listener serving MCP (bearer `token`) and the admin routes (bearer `adminToken`). */
-export type ListenFn = (port: number, address: string, token: string, adminToken: string) => Promise<McpHttpServer>;
+/** Opens a loopback HTTP listener serving MCP (bearer `token`, or the named client tokens) and the admin routes (bearer `adminToken`). */
+export type ListenFn = (port: number, address: string, token: string | readonly AcceptedToken[], adminToken: string) => Promise<McpHttpServer>;
 
 /** What a client with a missing or stale token is told: where the current one is and how to put it in a client's config. */
 const UNAUTHORIZED_TEXT =
@@ -14,8 +15,11 @@ const UNAUTHORIZED_TEXT =
 /** The one way this host opens an HTTP listener (the MCP listener and the admin-only ones alike), serving the admin routes of `adminHandler`. */
 export function createListen(context: HostContext, adminHandler: (request: Request) => Promise<Response>): ListenFn {
   const serverInfo = { name: 'capnode', version: context.version };
+  const recordUse = createTokenUsageRecorder(context.paths, (message) => context.logging.log('warning', message));
   return (port, address, token, adminToken) =>
     startHttpServer({
+      // Named client tokens: record when each was last used (`capnode token list`).
+      ...(typeof token === 'string' ? {} : { onTokenUsed: recordUse }),
       invoker: context.pipeline.invoker,
       host: address,
       port,
@@ -37,14 +41,18 @@ export function describeListenError(error: unknown, host: string, port: number):
   return `the MCP listener could not start on ${host}:${port}: ${(error as Error)?.message ?? String(error)}`;
 }
 
-/** The MCP and admin bearer tokens, loaded or created; a HostError `insecure_file` or `io` says why not. */
-export async function loadListenerTokens(paths: HostPaths): Promise<{ token: string; adminToken: string }> {
+/**
+ * The MCP client tokens (`default` from `mcp-token`, created when missing, and the named ones) and
+ * the admin bearer token; a HostError `insecure_file` or `io` says why not.
+ */
+export async function loadListenerTokens(paths: HostPaths): Promise<{ tokens: AcceptedToken[]; adminToken: string }> {
   try {
-    const token = (await loadOrCreateToken(paths.mcpToken)).token;
+    await loadOrCreateToken(paths.mcpToken);
     const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
-    return { token, adminToken };
+    return { tokens: readAcceptedTokens(paths), adminToken };
   } catch (error) {
     if (isInsecureTokenFileError(error)) throw new HostError('insecure_file', error.message, { cause: error });
+    if (isHostError(error)) throw error;
     throw new HostError('io', `cannot read or create the token files in ${paths.home}: ${(error as Error).message}`, { cause: error });
   }
 }
@@ -90,11 +98,12 @@ export function createMcpListener(options: McpListenerOptions): McpListener {
     const port = options.port ?? mcp.port;
     state = 'starting';
     startError = undefined;
-    let token: string;
+    let tokens: AcceptedToken[];
     let adminToken: string;
     try {
-      ({ token, adminToken } = await loadListenerTokens(paths));
-      knownSecrets.add(token).add(adminToken);
+      ({ tokens, adminToken } = await loadListenerTokens(paths));
+      for (const entry of tokens) knownSecrets.add(entry.token);
+      knownSecrets.add(adminToken);
     } catch (error) {
       state = 'error';
       startError = (error as HostError).message;
@@ -102,7 +111,7 @@ export function createMcpListener(options: McpListenerOptions): McpListener {
     }
     let running: McpHttpServer;
     try {
-      running = await options.listen(port, address, token, adminToken);
+      running = await options.listen(port, address, tokens, adminToken);
     } catch (error) {
       state = 'error';
       startError = describeListenError(error, address, port);

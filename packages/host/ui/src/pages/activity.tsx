@@ -95,7 +95,7 @@ export function ActivityPage() {
                 <th scope="col">Time</th>
                 <th scope="col">Tool</th>
                 <th scope="col">Transport</th>
-                <th scope="col">Caller</th>
+                <th scope="col">Client</th>
                 <th scope="col">Outcome</th>
                 <th scope="col">Duration</th>
               </tr>
@@ -106,7 +106,7 @@ export function ActivityPage() {
                   <td>{formatTime(record.time)}</td>
                   <CommandCell record={record} />
                   <td>{record.transport}</td>
-                  <td>{record.caller ?? '—'}</td>
+                  <td>{clientLabel(record)}</td>
                   <td class={record.outcome === 'ok' ? 'ok-text' : 'error-text'}>{record.outcome}</td>
                   <td>{`${Math.round(record.durationMs)} ms`}</td>
                 </tr>
@@ -128,4 +128,10 @@ export function ActivityPage() {
       </nav>
     </>
   );
+}
+
+/** The client a record shows: its token's name, with the self-reported name beside it when it differs. */
+function clientLabel(record: { readonly client?: string; readonly caller?: string }): string {
+  if (record.client === undefined) return record.caller ?? '—';
+  return record.caller === undefined || record.caller === record.client ? record.client : `${record.client} (says ${record.caller})`;
 }

@@ -32,7 +32,7 @@ function Approval(props: { approval: PendingView; now: number }) {
       {/* The summary is escaped text from the host: rendered as a text node, never as HTML. */}
       <pre class="summary">{approval.summary}</pre>
       <p class="meta">
-        {approval.caller ? `From ${approval.caller}` : 'From an unnamed caller'}
+        {fromText(approval) ?? 'From an unnamed caller'}
         {approval.transport ? ` over ${approval.transport}` : ''}
         {approval.requestedAt ? `, asked ${formatTime(approval.requestedAt)}` : ''}.{' '}
         <span class="countdown">Denied automatically in {remaining(approval.expiresAt, props.now)}</span>
@@ -66,7 +66,7 @@ function Allowed(props: { approval: AllowedView; now: number }) {
         <span class="countdown">
           Allowed — runs when the agent retries ({remaining(approval.retryUntil, props.now)} left)
         </span>
-        {approval.caller ? `. From ${approval.caller}` : ''}
+        {fromText(approval) ? `. ${fromText(approval)}` : ''}
         {approval.transport ? ` over ${approval.transport}` : ''}.
       </p>
     </article>
@@ -91,4 +91,10 @@ export function ApprovalsPage() {
       </div>
     </>
   );
+}
+
+/** "From <token name>" (the client as verified), with the self-reported name as detail; the self-reported name alone without a token. */
+function fromText(approval: { readonly client?: string; readonly caller?: string }): string | undefined {
+  if (approval.client !== undefined) return `From ${approval.client}${approval.caller && approval.caller !== approval.client ? ` (says ${approval.caller})` : ''}`;
+  return approval.caller ? `From ${approval.caller}` : undefined;
 }

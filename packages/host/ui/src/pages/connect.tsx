@@ -17,7 +17,7 @@ function ClientCard(props: { client: ClientView; onWritten: () => void }) {
   const reveal = (text: string) => () =>
     client.tokenMask === undefined || !text.includes(client.tokenMask)
       ? Promise.resolve(text)
-      : api<{ token: string }>('POST', '/api/token/reveal').then((answer) => text.split(client.tokenMask!).join(answer.token));
+      : api<{ token: string }>('POST', `/api/clients/${encodeURIComponent(client.id)}/token`).then((answer) => text.split(client.tokenMask!).join(answer.token));
   const showDiff = () =>
     action.run(async () => {
       setWritten(undefined);

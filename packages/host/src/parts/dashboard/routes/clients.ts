@@ -1,5 +1,6 @@
 import { loadOrCreateToken } from '@capnode/mcp-server/node';
-import { clientSnippet, isClientId, listClientTargets, previewClientConfig, writeClientConfig, type ClientConfigOptions, type ClientId } from '../../../setup/clientConfigs.js';
+import { ensureClientToken } from '../../../config/clientTokens.js';
+import { clientHoldsToken, clientSnippet, isClientId, listClientTargets, previewClientConfig, writeClientConfig, type ClientConfigOptions, type ClientId } from '../../../setup/clientConfigs.js';
 import { isHostError } from '../../../errors.js';
 import { defaultMcpUrl } from '../../../config/paths.js';
 import type { ClientPreviewView, ClientsView, ClientView, ClientWriteView } from '../apiTypes.js';
@@ -8,7 +9,7 @@ import { apiError, json, readJsonBody } from '../reply.js';
 import { maskSecret } from './token.js';
 import type { Route, RouteContext } from '../types.js';
 
-/** What the snippets point at: the listening MCP endpoint (else the configured one), its token, and `capnode mcp` for stdio clients. */
+/** What the snippets point at: the listening MCP endpoint (else the configured one), the default token, and `capnode mcp` for stdio clients. */
 async function configOptions({ host, signal }: RouteContext): Promise<ClientConfigOptions> {
   const url = host.status().mcp.url ?? defaultMcpUrl(host.paths);
   const { token } = await loadOrCreateToken(host.paths.mcpToken);
@@ -22,6 +23,20 @@ async function configOptions({ host, signal }: RouteContext): Promise<ClientConf
     launch: cliLaunch({ env: host.env, home: host.paths.home, userHome: host.userHome, script: process.argv[1] }),
     signal,
   };
+}
+
+/**
+ * `options` with `id`'s own token when its config holds one: the token named after the client, made
+ * (and the running listener told) when it does not exist yet, so its calls carry the client's name.
+ */
+async function clientOptions(context: RouteContext, id: ClientId, options: ClientConfigOptions): Promise<ClientConfigOptions> {
+  if (!clientHoldsToken(id)) return options;
+  const { token, created } = await ensureClientToken(context.host.paths, id);
+  if (created) {
+    context.host.log('info', `dashboard: made the MCP token '${id}' for ${id}`);
+    await context.host.reloadTokens();
+  }
+  return { ...options, token };
 }
 
 /**
@@ -61,23 +76,27 @@ function failure(error: unknown): Response {
  * `GET /api/clients` (every client with its snippet, config file and whether it already points
  * here), `POST /api/clients/:id/preview` (the masked diff and the `before` text) and
  * `POST /api/clients/:id/write` `{ expected }` (the previewed `before`: a file changed since is
- * refused with 409; backup kept, other entries untouched), as `capnode config <client> --write`.
+ * refused with 409; backup kept, other entries untouched), as `capnode config <client> --write`, and
+ * `POST /api/clients/:id/token` (the client's own token, for Copy). A client whose config holds the
+ * token gets one named after it (made on first use, reused after).
  */
 export const clientRoutes: readonly Route[] = [
   [
     'GET',
     '/api/clients',
     async (context) => {
-      const options = await configOptions(context);
-      const targets = await listClientTargets(options);
-      // The page shows the token masked, as the Token page does; Copy reveals it (POST /api/token/reveal).
-      const tokenMask = maskSecret(options.token);
-      const hide = <T>(value: T): T => maskIn(value, options.token, tokenMask);
-      const clients = targets.map((target): ClientView => {
-        const { instructions, command } = clientSnippet(target.id, options);
-        const masked = { ...target, snippet: hide(target.snippet), instructions: paragraph(instructions, command), ...(command ? { command: hide(command) } : {}) };
-        return JSON.stringify(masked).includes(tokenMask) ? { ...masked, tokenMask } : masked;
-      });
+      const shared = await configOptions(context);
+      const targets = await listClientTargets(shared);
+      const clients: ClientView[] = [];
+      for (const target of targets) {
+        // Each client's own token, shown masked as the Token page does; Copy reveals it (POST /api/clients/:id/token).
+        const options = await clientOptions(context, target.id, shared);
+        const tokenMask = maskSecret(options.token);
+        const hide = <T>(value: T): T => maskIn(value, options.token, tokenMask);
+        const { snippet, instructions, command } = clientSnippet(target.id, options);
+        const masked = { ...target, snippet: hide(snippet), instructions: paragraph(instructions, command), ...(command ? { command: hide(command) } : {}) };
+        clients.push(JSON.stringify(masked).includes(tokenMask) ? { ...masked, tokenMask } : masked);
+      }
       return json(200, { clients } satisfies ClientsView);
     },
   ],
@@ -88,7 +107,7 @@ export const clientRoutes: readonly Route[] = [
       const id = clientOf(context);
       if (id instanceof Response) return id;
       try {
-        const preview = await previewClientConfig(id, await configOptions(context));
+        const preview = await previewClientConfig(id, await clientOptions(context, id, await configOptions(context)));
         return json(200, { path: preview.path, diff: preview.diff, before: preview.before, created: preview.created, changed: preview.changed } satisfies ClientPreviewView);
       } catch (error) {
         return failure(error);
@@ -107,12 +126,24 @@ export const clientRoutes: readonly Route[] = [
         return apiError(400, 'invalid', 'expected is required: the `before` text of the preview the user confirmed', [{ path: 'expected', message: 'expected a string' }]);
       }
       try {
-        const written = await writeClientConfig(id, { ...(await configOptions(context)), expected: body.expected });
+        const written = await writeClientConfig(id, { ...(await clientOptions(context, id, await configOptions(context))), expected: body.expected });
         context.host.log('info', `dashboard: wrote the ${id} client config ${written.path}${written.backup ? ` (backup ${written.backup})` : ''}`);
         return json(200, { path: written.path, changed: written.changed, ...(written.backup ? { backup: written.backup } : {}) } satisfies ClientWriteView);
       } catch (error) {
         return failure(error);
       }
+    },
+  ],
+  [
+    'POST',
+    '/api/clients/:id/token',
+    async (context) => {
+      const id = clientOf(context);
+      if (id instanceof Response) return id;
+      const { token } = await clientOptions(context, id, await configOptions(context));
+      context.host.log('info', `dashboard: the MCP token for ${id} was revealed`);
+      context.host.audit({ command: 'capnode.token.reveal' });
+      return json(200, { token });
     },
   ],
 ];
