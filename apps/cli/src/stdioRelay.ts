@@ -6,10 +6,20 @@ import { isCliError } from './errors.js';
 import { readText, send, type Endpoint, type HttpResult } from './http.js';
 import { sseMessages } from './rpc.js';
 
+/**
+ * The `initialize` header that tells the host the session relays a stdio client (its calls are
+ * audited as `mcp-stdio`); it carries the admin token, so no plain HTTP client can claim it. The
+ * same name as `STDIO_RELAY_HEADER` of `@capnode/mcp-server/node`, spelled here so that `capnode mcp`
+ * does not load the server package.
+ */
+export const RELAY_HEADER = 'x-capnode-stdio-relay';
+
 /** Options of {@link relayStdio}. */
 export interface StdioRelayOptions {
   /** The running host's MCP endpoint and token. */
   readonly endpoint: Endpoint;
+  /** The host's admin token: sent on `initialize` so the host records the calls as `mcp-stdio`. Without it they show as `mcp-http`. */
+  readonly adminToken?: string;
   /** Newline-delimited JSON-RPC from the client (the process's stdin). */
   readonly input: Readable;
   /** Newline-delimited JSON-RPC to the client (the process's stdout): protocol messages only. */
@@ -97,8 +107,9 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
 
   const post = async (message: Message) => {
     const isInitialize = message.method === 'initialize';
+    const relay = isInitialize && options.adminToken !== undefined ? { [RELAY_HEADER]: `Bearer ${options.adminToken}` } : {};
     try {
-      const result = await send(endpoint, endpoint.url, { method: 'POST', body: JSON.stringify(message), headers: headers(), signal: stop.signal });
+      const result = await send(endpoint, endpoint.url, { method: 'POST', body: JSON.stringify(message), headers: { ...headers(), ...relay }, signal: stop.signal });
       if (isInitialize) sessionId = typeof result.headers['mcp-session-id'] === 'string' ? result.headers['mcp-session-id'] : undefined;
       if (result.status === 202 || result.status === 204) {
         result.response.resume();

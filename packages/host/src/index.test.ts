@@ -58,6 +58,7 @@ describe('@capnode/host entries', () => {
       'findClientConfigs',
       'formatUrl',
       'hostPaths',
+      'hostSelfIdentity',
       'isClientId',
       'isPackageName',
       'listClientTargets',

@@ -1,4 +1,5 @@
 export type { HostPaths, ResolveHomeOptions, RuntimeState } from './config/paths.js';
+export { hostSelfIdentity } from './config/selfIdentity.js';
 export { HOME_ENV, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveHome, hostPaths, readRuntimeState, listRuntimeStates, readTokenFile, defaultMcpUrl, formatUrl } from './config/paths.js';
 export type {
   ClientId,

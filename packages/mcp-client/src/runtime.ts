@@ -109,6 +109,8 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     logger,
     scrub,
     clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
+    hostInstance: options.hostInstance,
+    hostIdentity: options.hostIdentity,
     // The session that sent list_changed re-lists itself; its catalogChanged follows.
     onToolsChanged() {},
     onCatalogChanged() {
@@ -125,6 +127,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     reserved: () => [RESOURCES_TOOL, PROMPTS_TOOL, SEARCH_TOOL, ...adapter.reservedNames()],
     serverCommands,
     wrapBuiltin: (command) => adapter.guard(command),
+    maxTools: options.maxTools,
   });
   /** Applies pending changes to the catalog (a no-op when it is clean, or the runtime is closed). */
   const rebuild = (): void => {

@@ -44,6 +44,8 @@ export interface HttpServerOptions {
   readonly serverInfo?: { readonly name: string; readonly version: string };
   /** Optional `instructions` sent to MCP clients. */
   readonly instructions?: string;
+  /** Experimental capabilities declared on initialize, e.g. capnode's host marker `{ 'capnode/host': { instance } }`. */
+  readonly experimentalCapabilities?: Readonly<Record<string, Record<string, unknown>>>;
   /** Serves `/_capnode/*` behind the same gates, with its own bearer token. */
   readonly admin?: AdminHandler;
   /**
@@ -206,6 +208,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     onError: (error) => log('error', `mcp: ${error.message}`),
     ...(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo }),
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.experimentalCapabilities === undefined ? {} : { experimentalCapabilities: options.experimentalCapabilities }),
   });
   let checkToken = typeof options.token === 'string' ? createBearerCheck(options.token) : undefined;
   const admin = options.admin;
@@ -231,7 +234,11 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
         const legacyId = queryParam(incoming.url, 'sessionId');
         if (legacyId !== undefined) return sessions.legacyPost(legacyId, body, request);
       }
-      if (isInitializeMessage(body) && acceptsEventStream(headers.accept)) return sessions.initialize(requestView(incoming, origin), body, request);
+      if (isInitializeMessage(body) && acceptsEventStream(headers.accept)) {
+        // Only a holder of the admin token (`capnode mcp` relaying its stdio client) may say the session's calls come over stdio.
+        const relayed = checkAdmin !== undefined && checkAdmin(headerText(headers[STDIO_RELAY_HEADER]));
+        return sessions.initialize(requestView(incoming, origin), body, request, relayed ? 'mcp-stdio' : 'mcp-http');
+      }
     }
     return core.servePost({
       body,
@@ -344,11 +351,19 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
 }
 
 /** The HTTP sessions (Streamable HTTP, legacy SSE), each served by its own SDK server of `core`. */
+/**
+ * The header by which `capnode mcp`, relaying a stdio client to a running host, marks the session it
+ * opens: `Bearer <admin token>` on the `initialize` POST. With the host's admin token the session's
+ * calls are recorded with transport `mcp-stdio`; without it (any other client) the header is ignored
+ * and they stay `mcp-http`.
+ */
+export const STDIO_RELAY_HEADER = 'x-capnode-stdio-relay';
+
 function createSessions(maxSessions: number, idleTimeoutMs: number, core: McpCore, log: (level: 'error' | 'info', message: string) => void): HttpSessions {
   return new HttpSessions({
     maxSessions,
     idleTimeoutMs,
-    createServer: (lifetimeOf) => core.sessionServer(lifetimeOf),
+    createServer: (lifetimeOf, transport) => core.sessionServer(lifetimeOf, transport),
     onError: (error) => log('error', `mcp session: ${error instanceof Error ? error.message : String(error)}`),
     onLog: (message) => log('info', message),
   });

@@ -140,7 +140,8 @@ async function relayToHost(context: Context, endpoint: Endpoint): Promise<number
   process.once('SIGTERM', stop);
   context.err(`capnode mcp: relaying to the running host at ${endpoint.url} (its approvals, audit log and dashboard)`);
   try {
-    await relayStdio({ endpoint, input: process.stdin, output: process.stdout, signal: controller.signal, log: context.err });
+    const adminToken = readToken(context.paths.adminToken);
+    await relayStdio({ endpoint, ...(adminToken === undefined ? {} : { adminToken }), input: process.stdin, output: process.stdout, signal: controller.signal, log: context.err });
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -61,7 +61,7 @@ export interface ConnectionServers {
   /** See `CapnodeMcp.createServer`. */
   createServer(options?: CreateServerOptions): Server;
   /** See `McpCore.sessionServer`. */
-  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server;
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, transport?: CallScope['transport']): Server;
   /** Sends `notifications/tools/list_changed` to every connection that finished initializing. */
   toolsChanged(): void;
   /** Closes every connection's server. */
@@ -97,7 +97,7 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
   };
   return {
     createServer: (serverOptions = {}) => connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal),
-    sessionServer: (lifetimeOf) => connectionServer('mcp-http', (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx))),
+    sessionServer: (lifetimeOf, transport = 'mcp-http') => connectionServer(transport, (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx))),
     toolsChanged() {
       for (const server of sessions) {
         if (server.transport === undefined || server.getNegotiatedProtocolVersion() === undefined) continue;

@@ -23,7 +23,7 @@ export interface HttpSessionsOptions {
   readonly maxSessions: number;
   readonly idleTimeoutMs: number;
   /** A session's SDK server; a call's signal also follows `lifetimeOf(ctx)`. */
-  readonly createServer: (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined) => Server;
+  readonly createServer: (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, transport?: 'mcp-http' | 'mcp-stdio') => Server;
   readonly onError: (error: unknown) => void;
   readonly onLog: (message: string) => void;
 }
@@ -84,19 +84,19 @@ export class HttpSessions {
     return this.#sessions.size;
   }
 
-  /** Opens a Streamable HTTP session with the client's `initialize` POST. */
-  async initialize(webRequest: Request, body: unknown, request: SessionRequest): Promise<Reply | Response> {
+  /** Opens a Streamable HTTP session with the client's `initialize` POST; `transport` is what its calls are recorded with. */
+  async initialize(webRequest: Request, body: unknown, request: SessionRequest, transport: 'mcp-http' | 'mcp-stdio' = 'mcp-http'): Promise<Reply | Response> {
     const refused = this.#makeRoom();
     if (refused !== undefined) return refused;
     const id = generateToken();
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, keepAliveMs: KEEP_ALIVE_MS });
+    const http = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, keepAliveMs: KEEP_ALIVE_MS });
     const server = this.#options.createServer((ctx) => {
       const req = ctx.http?.req;
       return req === undefined ? undefined : this.#lifetimes.get(req);
-    });
-    const session = this.#add(id, 'streamable', server, transport);
-    await server.connect(transport);
-    endStreamsOfCancelledRequests(transport);
+    }, transport);
+    const session = this.#add(id, 'streamable', server, http);
+    await server.connect(http);
+    endStreamsOfCancelledRequests(http);
     return this.#post(session, webRequest, body, request);
   }
 

@@ -95,7 +95,7 @@ export interface McpCore {
    * A call's signal also aborts with `lifetimeOf(ctx)`, the HTTP request that carried it (deadline,
    * disconnect, shutdown).
    */
-  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined): Server;
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, transport?: 'mcp-http' | 'mcp-stdio'): Server;
 }
 
 /**
@@ -117,6 +117,7 @@ function createWiring(options: CapnodeMcpOptions, reportError: (error: unknown) 
   const wiring: ServerWiring = {
     serverInfo: { ...(options.serverInfo ?? DEFAULT_SERVER_INFO) },
     instructions: options.instructions,
+    experimental: options.experimentalCapabilities,
     invoker: options.invoker,
     toolsList,
     onError: reportError,
@@ -262,5 +263,5 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       return this.close();
     },
   };
-  return { mcp, servePost, sessionServer: (lifetimeOf) => connections.sessionServer(lifetimeOf) };
+  return { mcp, servePost, sessionServer: (lifetimeOf, transport) => connections.sessionServer(lifetimeOf, transport) };
 }

@@ -1,4 +1,5 @@
 import { isInsecureTokenFileError, loadOrCreateToken, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
+import { HOST_MARKER_CAPABILITY } from '@capnode/mcp-client';
 import { HostError } from '../../errors.js';
 import type { HostPaths } from '../../config/paths.js';
 import type { HostContext } from '../../context/hostContext.js';
@@ -23,6 +24,7 @@ export function createListen(context: HostContext, adminHandler: (request: Reque
       unauthorizedText: UNAUTHORIZED_TEXT,
       maxConcurrency: context.settings.get().mcp.maxConcurrency,
       serverInfo,
+      experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.instance } },
       admin: { token: adminToken, handle: adminHandler },
       onLog: (level, message) => context.logging.log(level === 'info' ? 'debug' : level, `mcp ${message}`),
     });

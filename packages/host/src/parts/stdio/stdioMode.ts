@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { HOST_MARKER_CAPABILITY } from '@capnode/mcp-client';
 import type { McpHttpServer } from '@capnode/mcp-server/node';
 import type { ImportedTools } from '../imports/importedTools.js';
 import { adminUrlOf, openAdminOnly, type AdminOnlyOptions } from '../listener/adminOnlyListener.js';
@@ -44,7 +45,7 @@ export function createStdioMode(options: StdioModeOptions): StdioMode {
       try {
         await options.dashboard.start();
         admin = await openAdminOnly(adminOnly, runFile, 'stdio');
-        const connection = await serveStdio({ invoker: context.pipeline.invoker, serverInfo, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
+        const connection = await serveStdio({ invoker: context.pipeline.invoker, serverInfo, experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.instance } }, signal, onError: (error) => log('error', `stdio: ${error.message}`) });
         fileLog('info', `capnode ${context.version} serving MCP over stdio (pid ${process.pid})`);
         context.announce();
         await connection.closed;
