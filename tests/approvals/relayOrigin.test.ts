@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { STDIO_RELAY_HEADER } from '@capnode/mcp-server/node';
 import { expect, it } from 'vitest';
-import { RELAY_HEADER } from '../../apps/cli/src/stdioRelay.js';
+import { STDIO_RELAY_HEADER_NAME as RELAY_HEADER } from '@capnode/host/setup';
 import { cliPath, repoRoot } from '../cli/helpers.js';
 import { eventually } from '../support/poll.js';
 import { startTestHost } from './helpers.js';

@@ -29,6 +29,8 @@ describe('selfEntryReason', () => {
     [{ command: 'node', args: ['/opt/capnode/lib/node_modules/capnode/dist/bin.js', 'mcp'] }],
     [{ command: '/usr/bin/node', args: ['/work/capnode/apps/cli/dist/bin.js', 'mcp'] }],
     [{ command: 'npx', args: ['-y', 'capnode', 'mcp'] }],
+    [{ command: '/usr/bin/node', args: ['/usr/lib/node_modules/@capnode/tray/dist/bin.js', 'mcp'] }],
+    [{ command: 'capnode-tray', args: ['mcp'] }],
     [{ command: 'npx', args: ['capnode@latest', 'mcp'] }],
     [{ command: 'pnpm', args: ['dlx', 'capnode', 'mcp'] }],
     [{ command: 'cmd', args: ['/c', 'npx', '-y', 'capnode', 'mcp'] }],

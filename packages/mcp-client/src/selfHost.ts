@@ -42,12 +42,12 @@ function isCapnodePackage(word: string): boolean {
   return /^(?:capnode|@capnode\/cli)(?:@[^/]*)?$/i.test(word);
 }
 
-/** True for a path to a capnode CLI entry: a file named `capnode`, a known bin, or `…/cli/dist/bin.js` of capnode. */
+/** True for a path to a capnode CLI or tray entry (both serve `mcp`): a file named `capnode` or `capnode-tray`, a known bin, or their `dist/bin.js`. */
 function isCapnodeBin(path: string, bins: readonly string[]): boolean {
-  if (program(path) === 'capnode') return true;
+  if (program(path) === 'capnode' || program(path) === 'capnode-tray') return true;
   const normal = normalPath(path);
   if (bins.some((bin) => normalPath(bin) === normal)) return true;
-  return /(?:^|\/)(?:@capnode\/cli|capnode(?:\/apps)?\/cli|apps\/cli)\/dist\/bin\.m?js$/i.test(normal);
+  return /(?:^|\/)(?:@capnode\/(?:cli|tray)|capnode(?:\/apps)?\/(?:cli|tray)|apps\/(?:cli|tray))\/dist\/bin\.m?js$/i.test(normal);
 }
 
 /** The capnode subcommand words after the program: `mcp`, or `serve --stdio`. */

@@ -206,9 +206,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     invoker: options.invoker,
     maxBodyBytes,
     onError: (error) => log('error', `mcp: ${error.message}`),
-    ...(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo }),
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    ...(options.experimentalCapabilities === undefined ? {} : { experimentalCapabilities: options.experimentalCapabilities }),
+    ...announcedOf(options),
   });
   let checkToken = typeof options.token === 'string' ? createBearerCheck(options.token) : undefined;
   const admin = options.admin;
@@ -351,6 +349,15 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
 }
 
 /** The HTTP sessions (Streamable HTTP, legacy SSE), each served by its own SDK server of `core`. */
+/** What the server announces on initialize: server info, instructions, experimental capabilities (when given). */
+function announcedOf(options: HttpServerOptions): Pick<HttpServerOptions, 'serverInfo' | 'instructions' | 'experimentalCapabilities'> {
+  return {
+    ...(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo }),
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.experimentalCapabilities === undefined ? {} : { experimentalCapabilities: options.experimentalCapabilities }),
+  };
+}
+
 /**
  * The header by which `capnode mcp`, relaying a stdio client to a running host, marks the session it
  * opens: `Bearer <admin token>` on the `initialize` POST. With the host's admin token the session's
