@@ -56,7 +56,11 @@ describe('dashboard MCP servers', () => {
   it('finds the client configs of this user and imports chosen servers from one', async () => {
     using home = tempDir();
     mkdirSync(join(home.path, '.cursor'));
-    writeFileSync(join(home.path, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: { alpha: { command: 'alpha-server', env: { TOKEN: 'alpha-secret' } }, beta: { url: 'http://127.0.0.1:9/mcp' } } }));
+    // Besides two servers, this capnode itself (`capnode mcp`, its default URL): left out, never imported.
+    writeFileSync(
+      join(home.path, '.cursor', 'mcp.json'),
+      JSON.stringify({ mcpServers: { alpha: { command: 'alpha-server', env: { TOKEN: 'alpha-secret' } }, capnode: { command: 'npx', args: ['-y', 'capnode', 'mcp'] }, self: { url: 'http://localhost:8765/mcp' }, beta: { url: 'http://127.0.0.1:9/mcp' } } }),
+    );
     mkdirSync(join(home.path, '.config', 'Claude'), { recursive: true });
     writeFileSync(join(home.path, '.config', 'Claude', 'claude_desktop_config.json'), '{ not json');
     await using test = await startTestHost({ host: { env: { ...process.env, HOME: home.path, XDG_CONFIG_HOME: join(home.path, '.config') } } });

@@ -1,7 +1,7 @@
 /** capnode-tray: the tray / menu-bar icon of the capnode host. */
 import { createRequire } from 'node:module';
 import { createHost, isHostError, type Host } from '@capnode/host';
-import { hostPaths, resolveHome } from '@capnode/host/setup';
+import { hostPaths, listRuntimeStates, readTokenFile, relayStdio, resolveHome } from '@capnode/host/setup';
 import { discoverAdminTarget } from './adminClient.js';
 import { isTrayError } from './errors.js';
 import { createAttachedLink, createInProcessLink, inProcessHostOptions, type TrayHostLink } from './hostLink.js';
@@ -48,11 +48,45 @@ async function startOwnHost(): Promise<Host | 'locked'> {
 }
 
 /**
+ * `capnode-tray mcp` while a host of this config directory runs: relays the stdio client to it, as
+ * `capnode mcp` does, so its calls land in that host's one approval queue, audit log and dashboard.
+ * Returns false when no HTTP host runs (or its token cannot be read).
+ */
+async function relayToRunningHost(): Promise<boolean> {
+  const paths = hostPaths(resolveHome());
+  const http = listRuntimeStates(paths).find((state) => state.kind === 'http' && state.url !== undefined);
+  const token = http?.url === undefined ? undefined : readTokenFile(paths.mcpToken);
+  if (http?.url === undefined || token === undefined) return false;
+  const adminToken = readTokenFile(paths.adminToken);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  process.stderr.write(`capnode-tray mcp: relaying to the running host at ${http.url} (its approvals, audit log and dashboard)\n`);
+  try {
+    await relayStdio({
+      url: http.url,
+      token,
+      tokenHint: `The token was read from ${paths.mcpToken}.`,
+      ...(adminToken === undefined ? {} : { adminToken }),
+      input: process.stdin,
+      output: process.stdout,
+      signal: controller.signal,
+      log: (line) => process.stderr.write(`capnode-tray mcp: ${line}\n`),
+    });
+  } finally {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+  }
+  return true;
+}
+
+/**
  * `capnode-tray mcp`: this machine's capabilities over MCP stdio, the same host `capnode mcp` runs, so
  * a stdio client (Claude Desktop) connected from the dashboard works with only the tray installed.
+ * While a host runs the client is relayed to it; otherwise this process runs its own host.
  * stdout carries protocol messages only; logs go to stderr.
  */
 async function serveMcpStdio(): Promise<number> {
+  if (await relayToRunningHost()) return 0;
   const debug = Boolean(process.env.CAPNODE_DEBUG);
   const host = createHost({ env: process.env, version: version(), onLog: (level, message) => (level !== 'debug' || debug ? process.stderr.write(`capnode ${level}: ${message}\n`) : undefined) });
   const controller = new AbortController();

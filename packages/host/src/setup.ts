@@ -1,4 +1,5 @@
 export type { HostPaths, ResolveHomeOptions, RuntimeState } from './config/paths.js';
+export { hostSelfIdentity } from './config/selfIdentity.js';
 export { HOME_ENV, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveHome, hostPaths, readRuntimeState, listRuntimeStates, readTokenFile, defaultMcpUrl, formatUrl } from './config/paths.js';
 export type {
   ClientId,
@@ -34,3 +35,5 @@ export type { BrowserOpener, OpenBrowserOptions, OpenBrowserResult } from './set
 export { BROWSER_OPENER_FAILS_WITHIN_MS, browserOpener, openBrowser } from './setup/browser.js';
 export type { ServerSentEvent, ReadServerSentEventsOptions } from './setup/serverSentEvents.js';
 export { MAX_SERVER_SENT_EVENT_LENGTH, readServerSentEvents } from './setup/serverSentEvents.js';
+export type { StdioRelayOptions } from './setup/stdioRelay.js';
+export { STDIO_RELAY_HEADER_NAME, relayStdio } from './setup/stdioRelay.js';

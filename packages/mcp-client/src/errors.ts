@@ -23,6 +23,11 @@ export class McpClientError extends defineErrorClass('McpClientError', [
   'auth_failed',
   /** A path to write through is a symlink or not what it must be (an `uploads/` that is a symlink); nothing was written. */
   'unsafe_path',
+  /**
+   * The server is this capnode host itself (it declared the runtime's own host instance): it is
+   * refused at connect, never retried, so capnode's tools are never offered back to it.
+   */
+  'self_host',
 ]) {
   /** For `invalid_config`: every problem found, never just the first. */
   readonly issues: readonly ConfigIssue[];

@@ -2,6 +2,7 @@ import { isPlainObject } from '@capnode/toolkit';
 import type { ConfigIssue } from './errors.js';
 import { formatConfigPath } from './config.js';
 import { expandEnvReferences } from './internal/envReferences.js';
+import { selfEntryReason, type SelfHostIdentity } from './selfHost.js';
 
 /** Config file formats {@link importMcpServers} understands. */
 export type ImportFormat = 'auto' | 'claude' | 'cursor' | 'vscode';
@@ -18,6 +19,11 @@ export interface ImportOptions {
   readonly home?: string;
   /** Value of `${workspaceFolder}`. */
   readonly workspaceFolder?: string;
+  /**
+   * The importing capnode host: an entry that is this host (its MCP URL, or `capnode mcp` for the
+   * same config directory) is skipped with a warning, since importing it would re-export capnode into itself.
+   */
+  readonly self?: SelfHostIdentity;
 }
 
 /** One server entry in this package's config shape, ready to put under `servers` and validate. */
@@ -125,6 +131,11 @@ export function importMcpServers(input: unknown, options: ImportOptions = {}): I
     for (const field of Object.keys(entry)) {
       if ((COPIED as readonly string[]).includes(field) || ['type', 'disabled', 'timeout'].includes(field)) continue;
       warnings.push({ path: at(field), message: `ignored: ${IGNORED_WITH_REASON[field] ?? 'no equivalent in capnode'}` });
+    }
+    const selfReason = options.self === undefined ? undefined : selfEntryReason(server, options.self);
+    if (selfReason !== undefined) {
+      warnings.push({ path: at(), message: `skipped: ${selfReason}; importing capnode into itself would offer its tools back to it` });
+      continue;
     }
     servers.push(server);
   }

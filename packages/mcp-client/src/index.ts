@@ -25,6 +25,8 @@ export {
 } from './config.js';
 export type { ImportFormat, ImportOptions, ImportedServer, ImportResult } from './importers.js';
 export { importMcpServers } from './importers.js';
+export type { SelfHostIdentity } from './selfHost.js';
+export { HOST_MARKER_CAPABILITY, hostInstanceOf, selfEntryReason } from './selfHost.js';
 export type { Provenance } from './provenance.js';
 export { MAX_CONTEXT_TEXT, wrapUntrusted } from './provenance.js';
 export type { JsonLimit } from './internal/contentLimits.js';

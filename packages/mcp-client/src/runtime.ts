@@ -87,6 +87,20 @@ function requestHooksOf(options: McpRuntimeOptions): ServerRequestHooks {
   };
 }
 
+/** How the pool recognises the runtime's own host (see `McpRuntimeOptions.hostInstance`, `hostIdentity`). */
+function selfCheckOf(options: McpRuntimeOptions): { hostInstance: string | undefined; hostIdentity: McpRuntimeOptions['hostIdentity'] } {
+  return { hostInstance: options.hostInstance, hostIdentity: options.hostIdentity };
+}
+
+/** The pipeline parts the options give the capability adapter (invoker, hooks, approver). */
+function pipelineOf(options: McpRuntimeOptions): Pick<McpRuntimeOptions, 'invoker' | 'hooks' | 'approve'> {
+  return {
+    ...(options.invoker ? { invoker: options.invoker } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.approve ? { approve: options.approve } : {}),
+  };
+}
+
 /**
  * Creates the runtime over a platform (connector and binary store). `@capnode/mcp-client/node`
  * wraps this as `createMcpRuntime`.
@@ -109,6 +123,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     logger,
     scrub,
     clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
+    ...selfCheckOf(options),
     // The session that sent list_changed re-lists itself; its catalogChanged follows.
     onToolsChanged() {},
     onCatalogChanged() {
@@ -125,6 +140,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     reserved: () => [RESOURCES_TOOL, PROMPTS_TOOL, SEARCH_TOOL, ...adapter.reservedNames()],
     serverCommands,
     wrapBuiltin: (command) => adapter.guard(command),
+    maxTools: options.maxTools,
   });
   /** Applies pending changes to the catalog (a no-op when it is clean, or the runtime is closed). */
   const rebuild = (): void => {
@@ -141,9 +157,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     policy,
     logger,
     scrub,
-    ...(options.invoker ? { invoker: options.invoker } : {}),
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.approve ? { approve: options.approve } : {}),
+    ...pipelineOf(options),
   });
 
   /** Waits (briefly, see `LIST_WAIT_MS`) for listings under way; a hung server never holds it longer. */

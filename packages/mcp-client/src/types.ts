@@ -1,3 +1,4 @@
+import type { SelfHostIdentity } from './selfHost.js';
 import type { InputJsonSchema, InvocationHook, Invoker, ProgressUpdate } from '@capnode/capabilities';
 import type { Client, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, Root } from '@modelcontextprotocol/client';
 import type { McpConfig, McpServerConfig, McpTransportKind } from './config.js';
@@ -136,6 +137,23 @@ export interface McpRuntimeOptions {
   readonly runAllowList?: readonly string[];
   /** How this client introduces itself to servers. */
   readonly clientInfo?: Implementation;
+  /**
+   * The id of the capnode host this runtime runs in (what its MCP server declares as
+   * {@link HOST_MARKER_CAPABILITY}): a server that declares the same id is that host itself and is
+   * refused at connect with `self_host`, never retried.
+   */
+  readonly hostInstance?: string;
+  /**
+   * How to recognise the host this runtime runs in from a server's entry alone (its MCP URL, or a
+   * `capnode mcp` command for the same config directory): such a server is refused with
+   * `self_host` before anything is started or connected.
+   */
+  readonly hostIdentity?: SelfHostIdentity;
+  /**
+   * Imported tools kept per server and in all (defaults 512 and 2048): a server listing more keeps its
+   * first ones, and the overflow is reported as a warning, so no catalog grows without bound.
+   */
+  readonly maxTools?: { readonly perServer?: number; readonly total?: number };
   /**
    * Whether `createMcpRuntime` waits until every server has connected or failed (default `true`).
    * With `false` it resolves at once and each server's tools appear as that server becomes ready;

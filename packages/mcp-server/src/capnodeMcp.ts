@@ -12,6 +12,11 @@ export interface CapnodeMcpOptions {
   readonly serverInfo?: { readonly name: string; readonly version: string };
   /** Optional `instructions` sent to clients on initialize / discover. */
   readonly instructions?: string;
+  /**
+   * Experimental capabilities every server instance declares, e.g. capnode's host marker
+   * `{ 'capnode/host': { instance } }` that lets a capnode MCP client recognise its own host.
+   */
+  readonly experimentalCapabilities?: Readonly<Record<string, Record<string, unknown>>>;
   /** Largest body {@link CapnodeMcp.fetch} reads itself (not applied to `parsedBody`). Default 4 MiB. */
   readonly maxBodyBytes?: number;
   /**

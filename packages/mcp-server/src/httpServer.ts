@@ -68,6 +68,8 @@ export interface HttpServerOptions {
    * selected. `tools/call` accepts both spellings.
    */
   readonly toolNames?: ToolNameStyle;
+  /** Experimental capabilities declared on initialize, e.g. capnode's host marker `{ 'capnode/host': { instance } }`. */
+  readonly experimentalCapabilities?: Readonly<Record<string, Record<string, unknown>>>;
   /** Serves `/_capnode/*` behind the same gates, with its own bearer token. */
   readonly admin?: AdminHandler;
   /**
@@ -234,8 +236,7 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
     invoker: options.invoker,
     maxBodyBytes,
     onError: (error) => log('error', `mcp: ${error.message}`),
-    ...(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo }),
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...announcedOf(options),
     ...(options.toolNames === undefined ? {} : { toolNames: options.toolNames }),
   });
   const auth = createAuthGate(options);
@@ -264,7 +265,11 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
         const legacyId = queryParam(incoming.url, 'sessionId');
         if (legacyId !== undefined) return sessions.legacyPost(legacyId, body, request);
       }
-      if (isInitializeMessage(body) && acceptsEventStream(headers.accept)) return sessions.initialize(requestView(incoming, origin), body, request, toolNames);
+      if (isInitializeMessage(body) && acceptsEventStream(headers.accept)) {
+        // Only a holder of the admin token (`capnode mcp` relaying its stdio client) may say the session's calls come over stdio.
+        const relayed = auth.admits(headerText(headers[STDIO_RELAY_HEADER]), true, request);
+        return sessions.initialize(requestView(incoming, origin), body, request, toolNames, relayed ? 'mcp-stdio' : 'mcp-http');
+      }
     }
     return core.servePost({
       body,
@@ -424,12 +429,29 @@ function reportTokenUse(onTokenUsed: (name: string) => void, name: string): void
   }
 }
 
+/** What the server announces on initialize: server info, instructions, experimental capabilities (when given). */
+function announcedOf(options: HttpServerOptions): Pick<HttpServerOptions, 'serverInfo' | 'instructions' | 'experimentalCapabilities'> {
+  return {
+    ...(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo }),
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.experimentalCapabilities === undefined ? {} : { experimentalCapabilities: options.experimentalCapabilities }),
+  };
+}
+
+/**
+ * The header by which `capnode mcp`, relaying a stdio client to a running host, marks the session it
+ * opens: `Bearer <admin token>` on the `initialize` POST. With the host's admin token the session's
+ * calls are recorded with transport `mcp-stdio`; without it (any other client) the header is ignored
+ * and they stay `mcp-http`.
+ */
+export const STDIO_RELAY_HEADER = 'x-capnode-stdio-relay';
+
 /** The HTTP sessions (Streamable HTTP, legacy SSE), each served by its own SDK server of `core`. */
 function createSessions(maxSessions: number, idleTimeoutMs: number, core: McpCore, log: (level: 'error' | 'info', message: string) => void): HttpSessions {
   return new HttpSessions({
     maxSessions,
     idleTimeoutMs,
-    createServer: (lifetimeOf, toolNames) => core.sessionServer(lifetimeOf, toolNames),
+    createServer: (lifetimeOf, toolNames, transport) => core.sessionServer(lifetimeOf, toolNames, transport),
     onError: (error) => log('error', `mcp session: ${error instanceof Error ? error.message : String(error)}`),
     onLog: (message) => log('info', message),
   });

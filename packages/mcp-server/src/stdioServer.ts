@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Invoker, ToolNameStyle } from '@capnode/capabilities';
-import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
+import type { Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { StdioServerTransport, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { createCapnodeMcp } from './capnodeMcp.js';
@@ -81,6 +81,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<StdioServe
     onError,
     ...(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo }),
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.experimentalCapabilities === undefined ? {} : { experimentalCapabilities: options.experimentalCapabilities }),
   });
   let markClosed!: () => void;
   const transportClosed = new Promise<void>((resolve) => {
@@ -96,7 +97,6 @@ export async function serveStdio(options: ServeStdioOptions): Promise<StdioServe
   const handle = sdkServeStdio(
     () => {
       const server = mcp.createServer({ transport: 'mcp-stdio', ...(options.toolNames === undefined ? {} : { toolNames: options.toolNames }) });
-      if (options.experimentalCapabilities) server.registerCapabilities({ experimental: { ...options.experimentalCapabilities } as NonNullable<ServerCapabilities['experimental']> });
       for (const [method, handler] of Object.entries(options.notificationHandlers ?? {})) {
         server.setNotificationHandler(method, { params: paramsSchema }, async (params) => {
           try {

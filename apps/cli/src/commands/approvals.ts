@@ -1,4 +1,4 @@
-import { argsHashPrefix, formatApprovalSummary, type PendingApproval } from '@capnode/capabilities';
+import { argsHashPrefix, formatApprovalSummary, type AnsweredApproval, type PendingApproval } from '@capnode/capabilities';
 import { escapeForDisplay } from '@capnode/capabilities/display';
 import { adminEndpoints, type Context } from '../context.js';
 import { CliError, isCliError } from '../errors.js';
@@ -56,6 +56,17 @@ export function isPendingApproval(value: unknown): value is PendingApproval {
   return typeof record === 'object' && record !== null && typeof record.id === 'string' && typeof record.command === 'string' && typeof record.commandLine === 'string';
 }
 
+/** An answer the host keeps for the agent's retry, checked enough to render. */
+export function isAllowedApproval(value: unknown): value is AnsweredApproval {
+  return isPendingApproval(value) && typeof (value as Partial<AnsweredApproval>).retryUntil === 'number';
+}
+
+/** The line the dashboard's Approvals page shows for an answer kept for a retry: "allowed — runs when the agent retries (n s left)". */
+export function formatAllowed(approval: AnsweredApproval, now = Date.now()): string {
+  const left = Math.max(0, Math.round((approval.retryUntil - now) / 1000));
+  return `${escapeForDisplay(approval.id)}  ${escapeForDisplay(approval.commandLine)}  allowed — runs when the agent retries (${left} s left)`;
+}
+
 /**
  * One approval as the CLI shows it: id and time left, then the full escaped summary (program and
  * resolved path, argv, cwd, env keys with masked values, shell, timeout, transport, self-reported
@@ -66,20 +77,31 @@ export function formatApproval(approval: PendingApproval, now = Date.now()): str
   return [`${escapeForDisplay(approval.id)}  (denied automatically in ${left} s)`, ...formatApprovalSummary(approval).map((line) => `  ${line}`)].join('\n');
 }
 
-function formatApprovals(approvals: readonly PendingApproval[]): string {
-  if (approvals.length === 0) return 'no pending approvals';
+function formatApprovals(approvals: readonly PendingApproval[], allowed: readonly AnsweredApproval[] = []): string {
   const now = Date.now();
-  return [...approvals.map((approval) => formatApproval(approval, now)), '', 'answer with: capnode approvals allow <id> [--always] | capnode approvals deny <id> | capnode approvals watch'].join(
-    '\n\n',
-  );
+  const kept = allowed.length === 0 ? [] : [allowed.map((approval) => formatAllowed(approval, now)).join('\n')];
+  if (approvals.length === 0) return ['no pending approvals', ...kept].join('\n\n');
+  return [
+    ...approvals.map((approval) => formatApproval(approval, now)),
+    ...kept,
+    '',
+    'answer with: capnode approvals allow <id> [--always] | capnode approvals deny <id> | capnode approvals watch',
+  ].join('\n\n');
 }
 
-async function listAll(endpoints: readonly Endpoint[]): Promise<{ endpoint: Endpoint; approval: PendingApproval }[]> {
+/** Every host's pending approvals, and the answers each keeps for a retry (`allowed`). */
+async function listEverything(endpoints: readonly Endpoint[]): Promise<{ pending: { endpoint: Endpoint; approval: PendingApproval }[]; allowed: AnsweredApproval[] }> {
   const answers = await eachHost(endpoints, async (endpoint) => ({ endpoint, answer: await admin(endpoint, 'approvals') }));
-  return answers.flatMap(({ endpoint, answer }) => {
+  const pending = answers.flatMap(({ endpoint, answer }) => {
     const listed = Array.isArray(answer.value.approvals) ? (answer.value.approvals as unknown[]) : [];
     return listed.filter(isPendingApproval).map((approval) => ({ endpoint, approval }));
   });
+  const allowed = answers.flatMap(({ answer }) => (Array.isArray(answer.value.allowed) ? (answer.value.allowed as unknown[]).filter(isAllowedApproval) : []));
+  return { pending, allowed };
+}
+
+async function listAll(endpoints: readonly Endpoint[]): Promise<{ endpoint: Endpoint; approval: PendingApproval }[]> {
+  return (await listEverything(endpoints)).pending;
 }
 
 /** Sends `decision` for `approval` to the host that holds it, bound to the hash the person saw. */
@@ -101,8 +123,9 @@ export async function approvals(context: Context): Promise<number> {
   const action = context.args.positionals[1];
   const endpoints = adminEndpoints(context);
   if (action === 'list' || action === undefined) {
-    const pending = (await listAll(endpoints)).map((entry) => entry.approval);
-    context.out(context.json ? JSON.stringify({ approvals: pending }, null, 2) : formatApprovals(pending));
+    const listed = await listEverything(endpoints);
+    const pending = listed.pending.map((entry) => entry.approval);
+    context.out(context.json ? JSON.stringify({ approvals: pending, allowed: listed.allowed }, null, 2) : formatApprovals(pending, listed.allowed));
     return 0;
   }
   if (action === 'watch') return (await import('./approvalsWatch.js')).watchApprovals(context, endpoints);

@@ -134,14 +134,24 @@ export async function serve(context: Context, version: string): Promise<number> 
 
 /** `capnode mcp` while a host runs: a relay between stdio and its MCP endpoint, until the client closes stdin. */
 async function relayToHost(context: Context, endpoint: Endpoint): Promise<number> {
-  const { relayStdio } = await import('../stdioRelay.js');
+  const { relayStdio } = await import('@capnode/host/setup');
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   context.err(`capnode mcp: relaying to the running host at ${endpoint.url} (its approvals, audit log and dashboard)`);
   try {
-    await relayStdio({ endpoint, input: process.stdin, output: process.stdout, signal: controller.signal, log: context.err });
+    const adminToken = readToken(context.paths.adminToken);
+    await relayStdio({
+      url: endpoint.url,
+      token: endpoint.token!,
+      tokenHint: endpoint.tokenHint,
+      ...(adminToken === undefined ? {} : { adminToken }),
+      input: process.stdin,
+      output: process.stdout,
+      signal: controller.signal,
+      log: (line) => context.err(`capnode mcp: ${line}`),
+    });
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { readRuntimeState } from '@capnode/host/setup';
+import { hostSelfIdentity, readRuntimeState } from '@capnode/host/setup';
 import type { McpServerEntry } from '@capnode/host/settings';
 import type { McpConfig, McpServerConfig, McpTool, ServerDiagnostic } from '@capnode/mcp-client';
 import { collectSecrets, createSecretScrubber, redactServerConfig } from '@capnode/mcp-client/redact';
@@ -236,12 +236,13 @@ async function importFile(context: Context): Promise<number> {
     throw new CliError('failure', `cannot read ${file}: ${(error as Error).message}`, { cause: error });
   }
   const { importMcpServers } = await import('@capnode/mcp-client');
-  const imported = importMcpServers(parsed, { env: context.env, home: homedir(), workspaceFolder: dirname(file) });
+  const { module, store, setup } = await openSettings(context);
+  const self = hostSelfIdentity(context.paths, () => store.get().mcp.port);
+  const imported = importMcpServers(parsed, { env: context.env, home: homedir(), workspaceFolder: dirname(file), self });
   for (const warning of imported.warnings) context.err(`capnode: ${file}: ${warning.path}: ${warning.message}`);
   if (imported.issues.length > 0) {
     throw new CliError('failure', `cannot import ${file}; nothing was changed:\n${imported.issues.map((issue) => `  ${issue.path}: ${issue.message}`).join('\n')}`);
   }
-  const { module, store, setup } = await openSettings(context);
   const existing = new Set(setup.config.servers.map((server) => server.name.toLowerCase()));
   const fresh = imported.servers.filter((server) => !existing.has(server.name.toLowerCase()));
   const skipped = imported.servers.filter((server) => existing.has(server.name.toLowerCase())).map((server) => server.name);

@@ -1,11 +1,11 @@
-import type { PendingApproval } from '@capnode/capabilities';
+import type { AnsweredApproval, PendingApproval } from '@capnode/capabilities';
 import { escapeForDisplay } from '@capnode/capabilities/display';
 import type { HostStatus } from '@capnode/host';
 import { adminEndpoints, mcpEndpoint, type Context } from '../context.js';
 import type { CallResult } from '../output.js';
 import { formatContent } from '../output.js';
 import { rpcCall } from '../rpc.js';
-import { admin, isPendingApproval } from './approvals.js';
+import { admin, formatAllowed, isAllowedApproval, isPendingApproval } from './approvals.js';
 
 /** `label:` padded so the values line up. */
 function row(label: string, value: string): string {
@@ -82,7 +82,7 @@ function importedSection(status: HostStatus, now: number): string[] {
   return lines;
 }
 
-function approvalsSection(status: HostStatus, pending: readonly PendingApproval[] | undefined, now: number): string[] {
+function approvalsSection(status: HostStatus, pending: readonly PendingApproval[] | undefined, now: number, allowed: readonly AnsweredApproval[]): string[] {
   const approvals = status.execApprovals;
   const lines = ['', 'Approvals', row('exec mode', `${approvals.mode}, ${approvals.allowlist} allowlisted`)];
   const count = pending?.length ?? approvals.pending;
@@ -90,6 +90,7 @@ function approvalsSection(status: HostStatus, pending: readonly PendingApproval[
   for (const approval of pending ?? []) {
     lines.push(`  ${escapeForDisplay(approval.id)}  ${escapeForDisplay(approval.commandLine)}  (denied in ${Math.max(0, Math.round((approval.expiresAt - now) / 1000))} s)`);
   }
+  for (const approval of allowed) lines.push(`  ${formatAllowed(approval, now)}`);
   return lines;
 }
 
@@ -126,7 +127,7 @@ function auditSection(status: HostStatus): string[] {
 }
 
 /** The host's status as sections for a terminal: MCP server, dashboard, gateway node, imported servers, plugins, approvals, audit. */
-export function formatStatus(status: HostStatus, pending?: readonly PendingApproval[], now = Date.now()): string {
+export function formatStatus(status: HostStatus, pending?: readonly PendingApproval[], now = Date.now(), allowed: readonly AnsweredApproval[] = []): string {
   return [
     ...hostSection(status),
     ...dashboardSection(status),
@@ -134,7 +135,7 @@ export function formatStatus(status: HostStatus, pending?: readonly PendingAppro
     ...openagentSection(status, now),
     ...importedSection(status, now),
     ...pluginsSection(status),
-    ...approvalsSection(status, pending, now),
+    ...approvalsSection(status, pending, now, allowed),
     ...auditSection(status),
   ].join('\n');
 }
@@ -144,15 +145,16 @@ function isHostStatus(value: unknown): value is HostStatus {
   return typeof status === 'object' && status !== null && typeof status.mcp === 'object' && typeof status.node === 'object' && typeof status.execApprovals === 'object' && typeof status.mcpClient === 'object';
 }
 
-/** The pending approvals of the host, best effort (no admin token, another version: the count suffices). */
-async function pendingOf(context: Context): Promise<PendingApproval[] | undefined> {
+/** The pending approvals of the host and the answers it keeps for a retry, best effort (no admin token, another version: the count suffices). */
+async function pendingOf(context: Context): Promise<{ pending?: PendingApproval[]; allowed: AnsweredApproval[] }> {
   try {
     const endpoint = adminEndpoints(context)[0];
-    if (!endpoint?.token) return undefined;
+    if (!endpoint?.token) return { allowed: [] };
     const answer = await admin(endpoint, 'approvals');
-    return Array.isArray(answer.value.approvals) ? (answer.value.approvals as unknown[]).filter(isPendingApproval) : undefined;
+    const allowed = Array.isArray(answer.value.allowed) ? (answer.value.allowed as unknown[]).filter(isAllowedApproval) : [];
+    return Array.isArray(answer.value.approvals) ? { pending: (answer.value.approvals as unknown[]).filter(isPendingApproval), allowed } : { allowed };
   } catch {
-    return undefined;
+    return { allowed: [] };
   }
 }
 
@@ -167,6 +169,7 @@ export async function status(context: Context): Promise<number> {
     context.out(formatContent(result.content ?? []));
     return result.isError ? 1 : 0;
   }
-  context.out(formatStatus(result.structuredContent, await pendingOf(context)));
+  const { pending, allowed } = await pendingOf(context);
+  context.out(formatStatus(result.structuredContent, pending, Date.now(), allowed));
   return 0;
 }

@@ -3,6 +3,7 @@ import { readAcceptedTokens } from '../config/clientTokens.js';
 import { createAsyncStack } from '@capnode/toolkit';
 import { createRuntimeFiles } from '../config/runtimeFiles.js';
 import { loadSettings } from '../config/settings.js';
+import { hostSelfIdentity } from '../config/selfIdentity.js';
 import { createLiveSettings, type LiveSettings } from '../config/settingsPatch.js';
 import { createBackgroundWork } from '../context/backgroundWork.js';
 import { createHostContext, type HostContext, type HostControls } from '../context/hostContext.js';
@@ -66,7 +67,8 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   for (const capability of options.capabilities ?? []) registry.register(capability);
   const { settings, pipeline, version } = context;
   const { log } = context.logging;
-  const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version }));
+  const identity = hostSelfIdentity(context.paths, () => settings.get().mcp.port, options.port === undefined ? [] : [options.port]);
+  const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version, instance: context.instance, identity }));
   const publications = createGatewayPublications({ settings, registry, imports });
   stack.defer(() => publications.close());
   const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log, publications }));

@@ -12,6 +12,31 @@ export interface CatalogEntry extends Omit<ListedTool, 'annotations'>, Republish
   readonly server: string;
 }
 
+/** Imported tools kept from one server, by default. */
+export const DEFAULT_MAX_TOOLS_PER_SERVER = 512;
+/** Imported tools kept from all servers together, by default. */
+export const DEFAULT_MAX_TOOLS_TOTAL = 2048;
+
+/**
+ * Each server's tools within the caps, in server order: a server's overflow and the total's are
+ * dropped and named in the warnings, so a catalog (or a loop through servers) never grows without bound.
+ */
+function boundTools(sessions: readonly ServerSession[], perServer: number, total: number): { lists: { server: string; tools: readonly ListedTool[] }[]; warnings: string[] } {
+  const warnings: string[] = [];
+  let left = total;
+  const lists = sessions.map((session) => {
+    const listed = session.tools;
+    const kept = listed.slice(0, Math.min(perServer, Math.max(left, 0)));
+    if (listed.length > perServer) warnings.push(`server '${session.server.name}' lists ${listed.length} tools; only the first ${perServer} are imported (the per-server limit)`);
+    if (kept.length < Math.min(listed.length, perServer)) {
+      warnings.push(`server '${session.server.name}': ${Math.min(listed.length, perServer) - kept.length} tools not imported: the catalog holds at most ${total} imported tools`);
+    }
+    left -= kept.length;
+    return { server: session.server.name, tools: kept };
+  });
+  return { lists, warnings };
+}
+
 /** What {@link Catalog.rebuild} needs beside the sessions. */
 export interface CatalogOptions {
   readonly policy: ToolPolicy;
@@ -22,6 +47,8 @@ export interface CatalogOptions {
   readonly serverCommands: { readonly resources: CommandDefinition; readonly prompts: CommandDefinition };
   /** Wraps a built-in command's execute (closed check, error mapping). */
   readonly wrapBuiltin: (command: CommandDefinition) => CommandDefinition;
+  /** Caps on imported tools (see {@link DEFAULT_MAX_TOOLS_PER_SERVER}, {@link DEFAULT_MAX_TOOLS_TOTAL}). */
+  readonly maxTools?: { readonly perServer?: number | undefined; readonly total?: number | undefined } | undefined;
 }
 
 /**
@@ -66,14 +93,15 @@ export class Catalog {
     if (!this.dirty) return false;
     this.dirty = false;
     const { policy, logger } = this.#options;
+    const bounded = boundTools(sessions, this.#options.maxTools?.perServer ?? DEFAULT_MAX_TOOLS_PER_SERVER, this.#options.maxTools?.total ?? DEFAULT_MAX_TOOLS_TOTAL);
     const naming = assignToolNames(
-      sessions.map((session) => ({ server: session.server.name, tools: session.tools.map((tool) => tool.name) })),
+      bounded.lists.map((list) => ({ server: list.server, tools: list.tools.map((tool) => tool.name) })),
       this.#options.reserved(),
       { keep: this.#published },
     );
     this.#published = naming.tools;
     const known = new Set(this.namingWarnings);
-    this.namingWarnings = [...naming.warnings];
+    this.namingWarnings = [...bounded.warnings, ...naming.warnings];
     this.#serverParts = new Map(naming.serverParts);
     const { resources, prompts } = this.#options.serverCommands;
     this.builtins = [
@@ -82,8 +110,8 @@ export class Catalog {
     ]
       .filter((command) => policy.isAuthorized(command.name))
       .map((command) => this.#options.wrapBuiltin(command));
-    for (const warning of naming.warnings) if (!known.has(warning)) logger.warn(`mcp: ${warning}`);
-    const toolsByServer = new Map(sessions.map((session) => [session.server.name, new Map(session.tools.map((tool) => [tool.name, tool]))]));
+    for (const warning of this.namingWarnings) if (!known.has(warning)) logger.warn(`mcp: ${warning}`);
+    const toolsByServer = new Map(bounded.lists.map((list) => [list.server, new Map(list.tools.map((tool) => [tool.name, tool]))]));
     const trusted = new Set(sessions.filter((session) => session.server.trusted === true).map((session) => session.server.name));
     this.entries = naming.tools.flatMap((named) => {
       const tool = toolsByServer.get(named.server)?.get(named.tool);

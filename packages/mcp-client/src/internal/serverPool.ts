@@ -5,6 +5,7 @@ import type { McpServerConfig } from '../config.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnector, McpRuntimeEvent, PinnedResource, ServerDiagnostic } from '../types.js';
 import { readResource, type ServerAccess } from './serverTools.js';
+import type { SelfHostIdentity } from '../selfHost.js';
 import type { ServerRequestHooks } from './serverRequests.js';
 import { ServerSession, type SessionHost } from './serverSession.js';
 import { errorText } from './util.js';
@@ -17,6 +18,10 @@ export interface ServerPoolOptions {
   readonly connector: McpConnector;
   readonly logger: Logger;
   readonly clientInfo: Implementation;
+  /** The host instance this runtime runs in; a server declaring it is refused (`self_host`). */
+  readonly hostInstance?: string | undefined;
+  /** Recognises the host's own entry (see {@link SelfHostIdentity}). */
+  readonly hostIdentity?: SelfHostIdentity | undefined;
   /** The current secret scrubber (it follows reloads). */
   readonly scrub: (text: string) => string;
   /** A server said its tools changed (`notifications/tools/list_changed`). */
@@ -48,6 +53,8 @@ export class ServerPool {
       logger: options.logger,
       scrub: (text) => options.scrub(text),
       clientInfo: options.clientInfo,
+      hostInstance: options.hostInstance,
+      hostIdentity: options.hostIdentity,
       describe: (error) => this.describe(error),
       closedError: () => this.closedError(),
       toolsChanged: (session) => options.onToolsChanged(session),

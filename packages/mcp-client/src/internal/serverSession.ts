@@ -1,7 +1,8 @@
 import { CapabilityError } from '@capnode/capabilities';
 import { Client, SdkError, SdkErrorCode, type Implementation } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config.js';
-import { isMcpClientError, type McpClientErrorCode } from '../errors.js';
+import { isMcpClientError, McpClientError, type McpClientErrorCode } from '../errors.js';
+import { hostInstanceOf, selfEntryReason, type SelfHostIdentity } from '../selfHost.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnection, McpConnector, McpRuntimeEvent, ServerDiagnostic, ServerState } from '../types.js';
 import { createDeadline } from '@capnode/toolkit';
@@ -22,12 +23,21 @@ function backoffMs(attempt: number): number {
   return Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** Math.max(0, attempt - 1));
 }
 
+/** The refusal of a server that is the runtime's own capnode host. */
+function selfImportError(name: string, reason: string): McpClientError {
+  return new McpClientError('self_host', `${reason}, so it is this capnode host itself; capnode never imports its own tools (they would loop back). Remove it: capnode servers remove ${name}`);
+}
+
 /** What a session needs from the pool that owns it. */
 export interface SessionHost {
   readonly connector: McpConnector;
   readonly logger: Logger;
   readonly scrub: (text: string) => string;
   readonly clientInfo: Implementation;
+  /** The host instance the runtime runs in; a server declaring it is refused (`self_host`). */
+  readonly hostInstance?: string | undefined;
+  /** Recognises the host's own entry before connecting. */
+  readonly hostIdentity?: SelfHostIdentity | undefined;
   describe(error: unknown): string;
   closedError(): Error;
   toolsChanged(session: ServerSession): void;
@@ -74,6 +84,8 @@ export class ServerSession {
   /** The elicitors of the calls in flight, for the server's elicitation requests. */
   readonly calls = new CallsInFlight();
   #pausedReported = false;
+  /** Set once the server turned out to be the runtime's own host: every later connect fails with it at once. */
+  #refused: McpClientError | undefined;
   /** `resources/list` and `prompts/list` answers (first page), until the server says they changed or reconnects. */
   readonly listCache = new Map<string, unknown>();
   /** Bumped whenever cached lists are dropped, so a listing under way then is not kept. */
@@ -83,6 +95,14 @@ export class ServerSession {
     this.server = server;
     this.#host = host;
     this.limiter = limiterFor(server);
+    const selfReason = host.hostIdentity === undefined ? undefined : selfEntryReason(server as unknown as Readonly<Record<string, unknown>>, host.hostIdentity);
+    if (selfReason !== undefined) {
+      this.#refused = selfImportError(server.name, selfReason);
+      this.state = 'failed';
+      this.lastError = this.#refused.message;
+      this.lastErrorCode = 'self_host';
+      host.logger.warn(`mcp server '${server.name}' refused: ${this.#refused.message}`);
+    }
     this.toolList = new SessionTools({
       server: server.name,
       logger: host.logger,
@@ -157,6 +177,7 @@ export class ServerSession {
   /** Connects unless connected; concurrent callers share one attempt; honours the reconnect backoff. */
   ensureConnected(signal?: AbortSignal): Promise<McpConnection> {
     if (this.closed) return Promise.reject(this.#host.closedError());
+    if (this.#refused) return Promise.reject(new CapabilityError('failed', `MCP server '${this.server.name}' is not available: ${this.#refused.message}`, { cause: this.#refused }));
     this.#lastActivity = performance.now();
     if (this.connection && this.state === 'connected') return Promise.resolve(this.connection);
     if (!this.#connecting) {
@@ -210,8 +231,12 @@ export class ServerSession {
       const connection = await raceAbort(attempt, signal);
       // Closed meanwhile: the catch below hands the connection to the pool to close.
       if (this.closed) throw this.#host.closedError();
-      this.connection = connection;
       const declared = connection.client.getServerCapabilities();
+      if (this.#host.hostInstance !== undefined && hostInstanceOf(declared) === this.#host.hostInstance) {
+        this.#refused = selfImportError(this.server.name, 'it declared this host\'s own instance id');
+        throw this.#refused;
+      }
+      this.connection = connection;
       this.capabilities = { resources: Boolean(declared?.resources), prompts: Boolean(declared?.prompts) };
       this.connectMs = performance.now() - started;
       this.attempt = 0;

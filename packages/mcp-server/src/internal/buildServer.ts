@@ -18,6 +18,7 @@ import {
   type ListToolsResult,
   type MessageExtraInfo,
   type Result,
+  type ServerCapabilities,
   type ServerContext,
   type ServerOptions,
   type Transport,
@@ -28,6 +29,7 @@ import { envelopeClientName, runToolCall, type CallScope } from './toolCall.js';
 export interface ServerWiring {
   readonly serverInfo: Implementation;
   readonly instructions?: string | undefined;
+  readonly experimental?: Readonly<Record<string, Record<string, unknown>>> | undefined;
   readonly invoker: Invoker;
   /** The live `tools/list` result in a name style. */
   readonly toolsList: (style: ToolNameStyle) => ListToolsResult;
@@ -170,7 +172,7 @@ export function buildServer(
   toolNamesOf?: (ctx: ServerContext) => ToolNameStyle | undefined,
 ): Server {
   const options: ServerOptions = {
-    capabilities: { tools: { listChanged }, logging: {} },
+    capabilities: { tools: { listChanged }, logging: {}, ...(wiring.experimental === undefined ? {} : { experimental: { ...wiring.experimental } as NonNullable<ServerCapabilities['experimental']> }) },
     jsonSchemaValidator: NO_SCHEMA_VALIDATION,
     ...(wiring.instructions === undefined ? {} : { instructions: wiring.instructions }),
     ...(boundRevision === undefined ? {} : { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, boundRevision] }),

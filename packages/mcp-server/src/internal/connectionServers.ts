@@ -62,7 +62,7 @@ export interface ConnectionServers {
   /** See `CapnodeMcp.createServer`. */
   createServer(options?: CreateServerOptions): Server;
   /** See `McpCore.sessionServer`. */
-  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames?: ToolNameStyle): Server;
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames?: ToolNameStyle, transport?: CallScope['transport']): Server;
   /** Sends `notifications/tools/list_changed` to every connection that finished initializing. */
   toolsChanged(): void;
   /** Closes every connection's server. */
@@ -105,9 +105,9 @@ export function createConnectionServers(wiring: ServerWiring): ConnectionServers
   };
   return {
     createServer: (serverOptions = {}) => connectionServer(serverOptions.transport ?? 'mcp-stdio', (ctx) => ctx.mcpReq.signal, serverOptions.toolNames),
-    sessionServer: (lifetimeOf, toolNames) =>
+    sessionServer: (lifetimeOf, toolNames, transport = 'mcp-http') =>
       connectionServer(
-        'mcp-http',
+        transport,
         (ctx) => callSignal(ctx.mcpReq.signal, lifetimeOf(ctx)),
         toolNames,
         (ctx) => requestClientOf(lifetimeOf(ctx)),

@@ -23,8 +23,8 @@ export interface SessionRequest extends AbortHook {
 export interface HttpSessionsOptions {
   readonly maxSessions: number;
   readonly idleTimeoutMs: number;
-  /** A session's SDK server; a call's signal also follows `lifetimeOf(ctx)`; `toolNames`: the style the opening request selected. */
-  readonly createServer: (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames: ToolNameStyle | undefined) => Server;
+  /** A session's SDK server; a call's signal also follows `lifetimeOf(ctx)`; `toolNames`: the style the opening request selected; `transport`: what its calls are recorded with. */
+  readonly createServer: (lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames: ToolNameStyle | undefined, transport?: 'mcp-http' | 'mcp-stdio') => Server;
   readonly onError: (error: unknown) => void;
   readonly onLog: (message: string) => void;
 }
@@ -85,19 +85,22 @@ export class HttpSessions {
     return this.#sessions.size;
   }
 
-  /** Opens a Streamable HTTP session with the client's `initialize` POST; `toolNames`: the style it selected, for the session's life. */
-  async initialize(webRequest: Request, body: unknown, request: SessionRequest, toolNames?: ToolNameStyle): Promise<Reply | Response> {
+  /**
+   * Opens a Streamable HTTP session with the client's `initialize` POST; `toolNames`: the style it
+   * selected, for the session's life; `transport`: what its calls are recorded with.
+   */
+  async initialize(webRequest: Request, body: unknown, request: SessionRequest, toolNames?: ToolNameStyle, transport: 'mcp-http' | 'mcp-stdio' = 'mcp-http'): Promise<Reply | Response> {
     const refused = this.#makeRoom();
     if (refused !== undefined) return refused;
     const id = generateToken();
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, keepAliveMs: KEEP_ALIVE_MS });
+    const http = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, keepAliveMs: KEEP_ALIVE_MS });
     const server = this.#options.createServer((ctx) => {
       const req = ctx.http?.req;
       return req === undefined ? undefined : this.#lifetimes.get(req);
-    }, toolNames);
-    const session = this.#add(id, 'streamable', server, transport);
-    await server.connect(transport);
-    endStreamsOfCancelledRequests(transport);
+    }, toolNames, transport);
+    const session = this.#add(id, 'streamable', server, http);
+    await server.connect(http);
+    endStreamsOfCancelledRequests(http);
     return this.#post(session, webRequest, body, request);
   }
 

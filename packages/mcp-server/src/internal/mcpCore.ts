@@ -100,7 +100,7 @@ export interface McpCore {
    * A call's signal also aborts with `lifetimeOf(ctx)`, the HTTP request that carried it (deadline,
    * disconnect, shutdown).
    */
-  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames?: ToolNameStyle): Server;
+  sessionServer(lifetimeOf: (ctx: ServerContext) => AbortHook | undefined, toolNames?: ToolNameStyle, transport?: 'mcp-http' | 'mcp-stdio'): Server;
 }
 
 /**
@@ -131,6 +131,7 @@ function createWiring(options: CapnodeMcpOptions, reportError: (error: unknown) 
   const wiring: ServerWiring = {
     serverInfo: { ...(options.serverInfo ?? DEFAULT_SERVER_INFO) },
     instructions: options.instructions,
+    experimental: options.experimentalCapabilities,
     invoker: options.invoker,
     toolsList,
     toolNames: options.toolNames ?? 'dotted',
@@ -277,5 +278,5 @@ export function createMcpCore(options: CapnodeMcpOptions): McpCore {
       return this.close();
     },
   };
-  return { mcp, servePost, sessionServer: (lifetimeOf, toolNames) => connections.sessionServer(lifetimeOf, toolNames) };
+  return { mcp, servePost, sessionServer: (lifetimeOf, toolNames, transport) => connections.sessionServer(lifetimeOf, toolNames, transport) };
 }

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { ApprovalBroker, Invoker } from '@capnode/capabilities';
-import type { ApprovalRequest, Logger, McpRuntime, McpServerConfig, ServerDiagnostic } from '@capnode/mcp-client';
+import type { ApprovalRequest, Logger, McpRuntime, McpServerConfig, SelfHostIdentity, ServerDiagnostic } from '@capnode/mcp-client';
 import type { HostLogLevel } from '../../logging/logLevel.js';
 import { DEFAULT_MCP_CLIENT_AGENT, resolveMcpClientSettings, type McpClientSetup } from '../../config/mcpClientSettings.js';
 import { requestToolApproval } from '../pipeline/pipeline.js';
@@ -16,6 +16,13 @@ export interface ImportedToolsOptions {
   readonly approvals: ApprovalBroker;
   readonly log: (level: HostLogLevel, message: string) => void;
   readonly version: string;
+  /**
+   * This host run's id, declared by its MCP server as `capnode/host`: a server that declares it is
+   * this host and is refused (`self_host`), so capnode's tools never loop back into it.
+   */
+  readonly instance?: string;
+  /** Recognises this host's own entry (its MCP URL, `capnode mcp` for this config directory) before connecting. */
+  readonly identity?: SelfHostIdentity;
 }
 
 /** The host's MCP client runtime: started in the background, never blocking the host. */
@@ -130,6 +137,8 @@ export function createImportedTools(options: ImportedToolsOptions): ImportedTool
       logger,
       signal: controller.signal,
       clientInfo: { name: 'capnode', version: options.version },
+      ...(options.instance === undefined ? {} : { hostInstance: options.instance }),
+      ...(options.identity === undefined ? {} : { hostIdentity: options.identity }),
       // Tokens from `capnode servers login` (refreshed automatically); the host never opens a browser.
       oauth: { dir: join(dirname(settings.path), 'oauth') },
       // Each server's tools join the registry as soon as that server is ready; a slow one holds none back.

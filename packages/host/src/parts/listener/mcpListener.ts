@@ -1,4 +1,5 @@
 import { isInsecureTokenFileError, loadOrCreateToken, startHttpServer, type McpHttpServer } from '@capnode/mcp-server/node';
+import { HOST_MARKER_CAPABILITY } from '@capnode/mcp-client';
 import { HostError, isHostError } from '../../errors.js';
 import type { HostPaths } from '../../config/paths.js';
 import { createTokenUsageRecorder, readAcceptedTokens, type AcceptedToken } from '../../config/clientTokens.js';
@@ -28,6 +29,7 @@ export function createListen(context: HostContext, adminHandler: (request: Reque
       maxConcurrency: context.settings.get().mcp.maxConcurrency,
       toolNames: context.settings.get().mcp.toolNames,
       serverInfo,
+      experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.instance } },
       admin: { token: adminToken, handle: adminHandler },
       onLog: (level, message) => context.logging.log(level === 'info' ? 'debug' : level, `mcp ${message}`),
     });

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { ToolNameStyle } from '@capnode/capabilities';
+import { HOST_MARKER_CAPABILITY } from '@capnode/mcp-client';
 import type { McpHttpServer } from '@capnode/mcp-server/node';
 import type { ImportedTools } from '../imports/importedTools.js';
 import { adminUrlOf, openAdminOnly, type AdminOnlyOptions } from '../listener/adminOnlyListener.js';
@@ -46,7 +47,14 @@ export function createStdioMode(options: StdioModeOptions): StdioMode {
         await options.dashboard.start();
         admin = await openAdminOnly(adminOnly, runFile, 'stdio');
         const toolNames = serveOptions.toolNames ?? context.settings.get().mcp.toolNames;
-        const connection = await serveStdio({ invoker: context.pipeline.invoker, serverInfo, signal, toolNames, onError: (error) => log('error', `stdio: ${error.message}`) });
+        const connection = await serveStdio({
+          invoker: context.pipeline.invoker,
+          serverInfo,
+          experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.instance } },
+          signal,
+          toolNames,
+          onError: (error) => log('error', `stdio: ${error.message}`),
+        });
         fileLog('info', `capnode ${context.version} serving MCP over stdio (pid ${process.pid})`);
         context.announce();
         await connection.closed;

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { importMcpServers, type ImportedServer } from '@capnode/mcp-client';
 import { clientConfigPath } from '../../../setup/clientConfigs.js';
+import { hostSelfIdentity } from '../../../config/selfIdentity.js';
 import { mcpServerEntries, type McpServerEntry } from '../../../config/mcpClientSettings.js';
 import type { DiscoveredConfig, DiscoveredView, ServerImportResult } from '../apiTypes.js';
 import { apiError, json, readJsonBody } from '../reply.js';
@@ -22,10 +23,12 @@ export function clientConfigFiles(home: string, env: Readonly<Record<string, str
   ];
 }
 
-function readImport(path: string, home: string, env: Readonly<Record<string, string | undefined>>) {
+/** Reads a client config; entries that are this host itself are left out (see `hostSelfIdentity`). */
+function readImport(path: string, host: DashboardHostView) {
   const stats = statSync(path);
   if (!stats.isFile() || stats.size > MAX_CONFIG_BYTES) throw new Error('not a regular file of at most 4 MiB');
-  return importMcpServers(JSON.parse(readFileSync(path, 'utf8')), { env, home, workspaceFolder: dirname(path) });
+  const self = hostSelfIdentity(host.paths, () => host.settings.get().mcp.port);
+  return importMcpServers(JSON.parse(readFileSync(path, 'utf8')), { env: host.env, home: host.userHome, workspaceFolder: dirname(path), self });
 }
 
 /** Only what a list needs: name and kind, never env, headers or args (they can hold secrets). */
@@ -40,7 +43,7 @@ function discovered(host: DashboardHostView): Response {
   for (const { client, path } of clientConfigFiles(host.userHome, host.env)) {
     let result;
     try {
-      result = readImport(path, host.userHome, host.env);
+      result = readImport(path, host);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
       files.push({ client, path, servers: [], error: `cannot read it: ${(error as Error).message.slice(0, 200)}` });
@@ -70,7 +73,7 @@ export const serverImportRoutes: readonly Route[] = [
       if (names !== undefined && !(Array.isArray(names) && names.every((name) => typeof name === 'string'))) return apiError(400, 'invalid', 'names must be a list of server names', [{ path: 'names', message: 'expected strings' }]);
       let result;
       try {
-        result = readImport(path, host.userHome, host.env);
+        result = readImport(path, host);
       } catch (error) {
         return apiError(400, 'invalid', `cannot read ${path}: ${(error as Error).message.slice(0, 200)}`, [{ path: 'path', message: 'unreadable' }]);
       }

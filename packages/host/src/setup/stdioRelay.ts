@@ -1,15 +1,31 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { JsonRpcErrorCode } from '@capnode/protocol';
 import { waitFor } from '@capnode/toolkit';
-import { isCliError } from './errors.js';
-import { readText, send, type Endpoint, type HttpResult } from './http.js';
-import { sseMessages } from './rpc.js';
+import { readServerSentEvents } from './serverSentEvents.js';
+
+/** Largest message relayed from an SSE answer (a tool result with images fits). */
+const MAX_RELAYED_EVENT = 64 * 1024 * 1024;
+
+/**
+ * The `initialize` header by which a stdio relay tells the host that the session carries a stdio
+ * client (its calls are audited as `mcp-stdio`): `Bearer <admin token>`, so no plain HTTP client can
+ * claim it. The same name as `STDIO_RELAY_HEADER` of `@capnode/mcp-server/node`, spelled here so
+ * that a relay never loads the server package.
+ */
+export const STDIO_RELAY_HEADER_NAME = 'x-capnode-stdio-relay';
 
 /** Options of {@link relayStdio}. */
 export interface StdioRelayOptions {
-  /** The running host's MCP endpoint and token. */
-  readonly endpoint: Endpoint;
+  /** The running host's MCP endpoint, e.g. `http://127.0.0.1:8765/`. */
+  readonly url: string;
+  /** Its MCP bearer token. */
+  readonly token: string;
+  /** How to find the right token, said when the host refuses it (HTTP 401). */
+  readonly tokenHint?: string;
+  /** The host's admin token: sent on `initialize` so the host records the calls as `mcp-stdio`. Without it they show as `mcp-http`. */
+  readonly adminToken?: string;
   /** Newline-delimited JSON-RPC from the client (the process's stdin). */
   readonly input: Readable;
   /** Newline-delimited JSON-RPC to the client (the process's stdout): protocol messages only. */
@@ -18,21 +34,57 @@ export interface StdioRelayOptions {
   readonly signal?: AbortSignal;
   /** How long requests still in flight may finish once the client closed its side. Default 10 000 ms. */
   readonly drainMs?: number;
-  /** Diagnostics for stderr. */
+  /** Diagnostics for stderr; `prefix` of each line is the caller's (`capnode mcp: `). */
   readonly log?: (line: string) => void;
 }
 
 type Message = { readonly jsonrpc?: string; readonly id?: string | number | null; readonly method?: string; readonly result?: unknown; readonly params?: unknown };
 
+interface Reply {
+  readonly status: number;
+  readonly headers: IncomingMessage['headers'];
+  readonly response: IncomingMessage;
+}
+
+/** One request to the host over `node:http` (no 5-minute header timeout: a call may wait long for its approval). */
+function send(url: string, token: string, init: { method: 'GET' | 'POST' | 'DELETE'; body?: string; headers: Record<string, string>; signal?: AbortSignal }): Promise<Reply> {
+  const headers: Record<string, string> = { ...init.headers, authorization: `Bearer ${token}` };
+  if (init.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(init.body));
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: init.method, headers, agent: false, ...(init.signal ? { signal: init.signal } : {}) }, (response) =>
+      resolve({ status: response.statusCode ?? 0, headers: response.headers, response }),
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+async function readText(response: IncomingMessage, limit = 64 * 1024 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      response.destroy();
+      throw new Error(`an answer from the host exceeded ${limit} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /**
- * `capnode mcp` while a host runs: relays the stdio client's MCP messages to the host's Streamable
+ * Relays a stdio MCP client (`capnode mcp`, `capnode-tray mcp`) to the running host's Streamable
  * HTTP endpoint and the host's messages (responses, progress, list_changed, elicitation requests)
  * back, so the call goes through that host's pipeline, approval queue, audit and dashboard. The
  * client's own `initialize` (its name) reaches the host unchanged. Resolves once the client closed
  * `input` (or `signal` aborted) and the requests in flight were answered or `drainMs` passed.
  */
 export async function relayStdio(options: StdioRelayOptions): Promise<void> {
-  const { endpoint, output } = options;
+  const { url, token, output } = options;
   const log = options.log ?? (() => {});
   const stop = new AbortController();
   const inFlight = new Set<string | number>();
@@ -63,11 +115,11 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
   });
 
   /** Forwards what a POST or the GET stream answered: JSON (one message or a batch) or SSE. */
-  const forward = async (result: HttpResult, onMessage: (message: Message) => void) => {
+  const forward = async (result: Reply, onMessage: (message: Message) => void) => {
     const type = String(result.headers['content-type'] ?? '');
     if (type.startsWith('text/event-stream')) {
       try {
-        for await (const message of sseMessages(result.response)) onMessage(message as Message);
+        for await (const event of readServerSentEvents(result.response, { maxEventLength: MAX_RELAYED_EVENT })) if (event.data !== '') onMessage(JSON.parse(event.data) as Message);
       } finally {
         result.response.destroy();
       }
@@ -84,24 +136,28 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
     if (listening || sessionId === undefined) return;
     listening = true;
     try {
-      const result = await send(endpoint, endpoint.url, { method: 'GET', headers: headers(), signal: stop.signal });
+      const result = await send(url, token, { method: 'GET', headers: headers(), signal: stop.signal });
       if (result.status !== 200) {
         result.response.resume();
         return;
       }
       await forward(result, deliver);
     } catch (error) {
-      if (!stop.signal.aborted) log(`capnode mcp: the host's notification stream ended: ${(error as Error).message}`);
+      if (!stop.signal.aborted) log(`the host's notification stream ended: ${(error as Error).message}`);
     }
   };
 
   const post = async (message: Message) => {
     const isInitialize = message.method === 'initialize';
+    const relay = isInitialize && options.adminToken !== undefined ? { [STDIO_RELAY_HEADER_NAME]: `Bearer ${options.adminToken}` } : {};
     try {
-      const result = await send(endpoint, endpoint.url, { method: 'POST', body: JSON.stringify(message), headers: headers(), signal: stop.signal });
+      const result = await send(url, token, { method: 'POST', body: JSON.stringify(message), headers: { ...headers(), ...relay }, signal: stop.signal });
       if (isInitialize) sessionId = typeof result.headers['mcp-session-id'] === 'string' ? result.headers['mcp-session-id'] : undefined;
       if (result.status === 202 || result.status === 204) {
         result.response.resume();
+      } else if (result.status === 401) {
+        result.response.resume();
+        fail(message, `the host at ${url} refused the token (HTTP 401). ${options.tokenHint ?? ''}`.trim());
       } else if (result.status !== 200) {
         const body = (await readText(result.response).catch(() => '')).trim().slice(0, 300);
         fail(message, `the capnode host answered HTTP ${result.status}${body ? `: ${body}` : ''}`);
@@ -117,8 +173,8 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
       if (message.method === 'notifications/initialized') void listen();
     } catch (error) {
       if (stop.signal.aborted) return;
-      const text = isCliError(error) ? error.message : `the capnode host could not be reached: ${(error as Error).message}`;
-      log(`capnode mcp: ${text}`);
+      const text = `the capnode host could not be reached: ${(error as Error).message}`;
+      log(text);
       fail(message, text);
     } finally {
       // A request the host closed without answering must not hold the drain.
@@ -154,11 +210,11 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
   lines.close();
   if (inFlight.size > 0) {
     const done = new Promise<void>((resolve) => (drained = resolve));
-    await waitFor(done, { timeoutMs: options.drainMs ?? 10_000 }).catch(() => log(`capnode mcp: ${inFlight.size} request(s) still running at shutdown were dropped`));
+    await waitFor(done, { timeoutMs: options.drainMs ?? 10_000 }).catch(() => log(`${inFlight.size} request(s) still running at shutdown were dropped`));
   }
   stop.abort();
   if (sessionId !== undefined) {
-    const closing = await send(endpoint, endpoint.url, { method: 'DELETE', headers: headers() }).catch(() => undefined);
+    const closing = await send(url, token, { method: 'DELETE', headers: headers() }).catch(() => undefined);
     closing?.response.resume();
   }
 }
