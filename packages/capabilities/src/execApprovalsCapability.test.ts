@@ -142,4 +142,22 @@ describe('system.execApprovals.get|set', () => {
       ['system.execApprovals.set', false],
     ]);
   });
+
+  it('an MCP caller without progress is held, then answered approval_pending; one with progress waits for the answer', async () => {
+    const store = createMemoryExecApprovalStore({ mode: 'ask' });
+    await using broker = createApprovalBroker({ timeoutMs: 60_000, waitMode: 'auto', holdMs: 50 });
+    const invoker = createInvoker({ registry: createRegistry([createExecApprovalsCapability({ store, broker })]) });
+    const request = { command: 'system.execApprovals.set', args: { mode: 'full' }, transport: 'mcp-http' as const, caller: 'agent' };
+    const held = await invoker.invoke(request);
+    expect(held.result).toMatchObject({ ok: false, error: { code: 'approval_pending' } });
+    const progress: unknown[] = [];
+    const waiting = invoker.invoke({ ...request, args: { mode: 'allowlist' } }, { onProgress: (update) => progress.push(update) });
+    for (let i = 0; i < 400 && broker.list().length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 150)); // well past the hold
+    const pending = broker.list().find((entry) => entry.summary.includes('allowlist'));
+    expect(pending).toBeDefined();
+    broker.resolve(pending!.id, 'allow-once');
+    expect((await waiting).result).toMatchObject({ ok: true });
+    expect((await store.get()).mode).toBe('allowlist');
+  });
 });

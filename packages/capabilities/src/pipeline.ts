@@ -4,6 +4,7 @@ import type { CommandContext, Elicitor, InvocationRequest, LogLevel, ProgressUpd
 import { fail, toCommandResult, type CommandResult } from './content.js';
 import { CapabilityError, isCapabilityError } from './errors.js';
 import type { RegisteredCommand, Registry } from './registry.js';
+import { NO_PROGRESS } from './internal/noProgress.js';
 
 /** A call that passed argument validation and is about to run; what hooks see. */
 export interface Invocation {
@@ -260,7 +261,7 @@ export function createInvoker(options: InvokerOptions): Invoker {
       const context: CommandContext = new LiveContext(
         request,
         state,
-        progress ?? NOOP,
+        progress ?? NO_PROGRESS,
         onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
       );
       const output = await untilAborted(

@@ -4,6 +4,7 @@ import type { ElicitationRequest, ElicitationResult, Elicitor, ProgressUpdate } 
 import { waitFor } from '@capnode/toolkit';
 import { CapabilityError } from '../errors.js';
 import { hashInvocationArgs } from './argsHash.js';
+import { reachesCaller } from './noProgress.js';
 
 /** Longest command line quoted back in an error message. */
 const MAX_QUOTED = 200;
@@ -78,7 +79,7 @@ function waitModeFor(broker: ApprovalBroker, input: ApprovalRequestInput, contex
   if (context.elicit && context.elicitOnRetry && broker.elicitationEnabled()) return 'return';
   const mode = broker.waitMode();
   if (mode !== 'auto') return mode;
-  if (context.progress || (context.elicit && broker.elicitationEnabled())) return 'block';
+  if (reachesCaller(context.progress) || (context.elicit && broker.elicitationEnabled())) return 'block';
   return input.transport !== undefined && WAITING_TRANSPORTS.has(input.transport) ? 'block' : 'hold';
 }
 

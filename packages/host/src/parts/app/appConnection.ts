@@ -60,8 +60,8 @@ async function approvePairing(ports: AppPorts, context: CommandContext): Promise
       transport,
     },
     'app.pairing.approve',
-    // The signal only (see app.settings.set): the wait mode decides how the caller waits.
-    { signal: context.signal },
+    // The whole call (see app.settings.set).
+    context,
   );
   try {
     const result = await approveGatewayPairing({ home: ports.paths.home, ...config, version: ports.version, signal: context.signal });

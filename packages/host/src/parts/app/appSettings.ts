@@ -90,9 +90,8 @@ export function createAppSettingsCommands(ports: AppPorts): CommandDefinition[] 
             transport,
           },
           'app.settings.set',
-          // The signal only: a command's context always has a progress function, which would make every caller wait;
-          // so the wait mode decides (auto: hold, then approval_pending and the identical retry runs once allowed).
-          { signal: context.signal },
+          // The whole call: a caller that shows progress waits; one that does not is held, then answered approval_pending.
+          context,
         );
         let result;
         try {
