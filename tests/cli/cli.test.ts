@@ -276,16 +276,20 @@ describe('capnode against a running host', () => {
   it('prints ready client configs', async () => {
     using dir = tempHome();
     await using serve = await startServe(dir.home);
-    const token = readFileSync(join(dir.home, 'mcp-token'), 'utf8').trim();
+    // Claude Code and Cursor each get a token of their own, named after them (capnode token list).
+    const clientToken = (name: string) => {
+      const store = JSON.parse(readFileSync(join(dir.home, 'mcp-tokens.json'), 'utf8')) as { tokens: { name: string; token: string }[] };
+      return store.tokens.find((entry) => entry.name === name)!.token;
+    };
 
     const claude = await runCli(['config', 'claude'], dir.home);
     expect(claude.code).toBe(0);
-    expect(claude.stdout).toContain(`claude mcp add --transport http capnode ${serve.url} --header 'Authorization: Bearer ${token}'`);
+    expect(claude.stdout).toContain(`claude mcp add --transport http capnode ${serve.url} --header 'Authorization: Bearer ${clientToken('claude')}'`);
     const claudeJson = json<{ mcpServers: { capnode: { type: string; url: string; headers: Record<string, string> } } }>((await runCli(['config', 'claude', '--json'], dir.home)).stdout);
-    expect(claudeJson.mcpServers.capnode).toEqual({ type: 'http', url: serve.url, headers: { Authorization: `Bearer ${token}` } });
+    expect(claudeJson.mcpServers.capnode).toEqual({ type: 'http', url: serve.url, headers: { Authorization: `Bearer ${clientToken('claude')}` } });
 
     const cursor = json<{ mcpServers: { capnode: { url: string; headers: Record<string, string> } } }>((await runCli(['config', 'cursor', '--json'], dir.home)).stdout);
-    expect(cursor.mcpServers.capnode).toEqual({ url: `${serve.url}?toolNames=underscore`, headers: { Authorization: `Bearer ${token}` } });
+    expect(cursor.mcpServers.capnode).toEqual({ url: `${serve.url}?toolNames=underscore`, headers: { Authorization: `Bearer ${clientToken('cursor')}` } });
 
     const vscode = json<{ servers: { capnode: { type: string; url: string; headers: Record<string, string> } }; inputs: { id: string; password: boolean }[] }>(
       (await runCli(['config', 'vscode', '--json'], dir.home)).stdout,

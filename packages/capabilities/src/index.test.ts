@@ -30,6 +30,7 @@ describe('@capnode/capabilities entries', () => {
       'addConsentGrant',
       'allowlistEntryCovers',
       'argsHashPrefix',
+      'askApproval',
       'audio',
       'consentCategorySchema',
       'consentGrantSchema',

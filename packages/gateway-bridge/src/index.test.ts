@@ -13,6 +13,7 @@ describe('@capnode/gateway-bridge entries', () => {
       'CHANNEL_QUEUE_LIMIT',
       'CHANNEL_TOOL_NAMES',
       'DEFAULT_BACKOFF',
+      'GATEWAY_NODE_MCP_CALL_COMMAND',
       'GatewayError',
       'PENDING_APPROVAL_TTL_MS',
       'PENDING_PERMISSION_TTL_MS',
@@ -23,6 +24,7 @@ describe('@capnode/gateway-bridge entries', () => {
       'createMemoryDeviceTokenStore',
       'gatewayNodeDeclaration',
       'isGatewayError',
+      'publishedToolNames',
       'toInvokeResult',
     ]));
 });
