@@ -154,7 +154,7 @@ describe('system.execApprovals.get|set', () => {
     const waiting = invoker.invoke({ ...request, args: { mode: 'allowlist' } }, { onProgress: (update) => progress.push(update) });
     for (let i = 0; i < 400 && broker.list().length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
     await new Promise((resolve) => setTimeout(resolve, 150)); // well past the hold
-    const pending = broker.list().find((entry) => entry.summary.includes('allowlist'));
+    const pending = broker.list().find((entry) => entry.summary?.includes('allowlist'));
     expect(pending).toBeDefined();
     broker.resolve(pending!.id, 'allow-once');
     expect((await waiting).result).toMatchObject({ ok: true });

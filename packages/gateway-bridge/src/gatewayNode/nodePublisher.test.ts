@@ -70,7 +70,7 @@ describe('gateway node publications', () => {
         ],
       }),
     ]);
-    const invoker = createInvoker({ registry, hooks: [{ name: 'audit', afterInvoke: (invocation) => void calls.push(invocation.request) }] });
+    const invoker = createInvoker({ registry, hooks: [{ name: 'audit', afterInvoke: (invocation) => void (invocation && calls.push(invocation.request)) }] });
     const skill: GatewayNodeSkill = { name: 'capnode', description: 'Use capnode.', content: '---\nname: capnode\ndescription: Use capnode.\n---\n# capnode\n' };
     const source = publications([tool('srv', 'echo'), tool('srv', 'broken')], [skill]);
     await using gateway = await startFakeGateway();
