@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { STDIO_RELAY_HEADER } from '@capnode/mcp-server/node';
+import { STDIO_RELAY_HEADER } from '@capnode/protocol';
 import { expect, it } from 'vitest';
-import { STDIO_RELAY_HEADER_NAME as RELAY_HEADER } from '@capnode/host/setup';
 import { cliPath, repoRoot } from '../cli/helpers.js';
 import { eventually } from '../support/poll.js';
 import { startTestHost } from './helpers.js';
@@ -23,7 +22,6 @@ function auditOf(home: string): AuditRecord[] {
 }
 
 it('calls relayed by capnode mcp are audited as mcp-stdio; an HTTP client that sends the relay header without the admin token stays mcp-http', async () => {
-  expect(RELAY_HEADER).toBe(STDIO_RELAY_HEADER);
   await using test = await startTestHost({ settings: { approvals: { notify: false } } });
   const stdio = new Client({ name: 'relayed-client', version: '1.0.0' });
   await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp'], env: { ...(process.env as Record<string, string>), CAPNODE_HOME: test.home }, stderr: 'pipe' }));

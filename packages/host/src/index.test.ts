@@ -50,7 +50,6 @@ describe('@capnode/host entries', () => {
       'HOME_ENV',
       'LAUNCHD_LABEL',
       'MAX_SERVER_SENT_EVENT_LENGTH',
-      'STDIO_RELAY_HEADER_NAME',
       'SYSTEMD_UNIT_NAME',
       'WINDOWS_TASK_NAME',
       'addClientToken',

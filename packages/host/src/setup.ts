@@ -36,4 +36,4 @@ export { BROWSER_OPENER_FAILS_WITHIN_MS, browserOpener, openBrowser } from './se
 export type { ServerSentEvent, ReadServerSentEventsOptions } from './setup/serverSentEvents.js';
 export { MAX_SERVER_SENT_EVENT_LENGTH, readServerSentEvents } from './setup/serverSentEvents.js';
 export type { StdioRelayOptions } from './setup/stdioRelay.js';
-export { STDIO_RELAY_HEADER_NAME, relayStdio } from './setup/stdioRelay.js';
+export { relayStdio } from './setup/stdioRelay.js';

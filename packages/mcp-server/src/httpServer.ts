@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { Invoker, ToolNameStyle } from '@capnode/capabilities';
 import { createHttpKernel, listenOn, originOf, readBody, signalFromHook, textReply, type KernelRequest } from '@capnode/toolkit/http';
 import { isLoopbackHost, isLoopbackHostHeader, type LogLevel } from '@capnode/toolkit';
+import { STDIO_RELAY_HEADER } from '@capnode/protocol';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { browserHeader, canonicalPath, createBearerCheck, createBearerTable } from './internal/gates.js';
 import { tagRequestClient } from './internal/requestClient.js';
@@ -437,14 +438,6 @@ function announcedOf(options: HttpServerOptions): Pick<HttpServerOptions, 'serve
     ...(options.experimentalCapabilities === undefined ? {} : { experimentalCapabilities: options.experimentalCapabilities }),
   };
 }
-
-/**
- * The header by which `capnode mcp`, relaying a stdio client to a running host, marks the session it
- * opens: `Bearer <admin token>` on the `initialize` POST. With the host's admin token the session's
- * calls are recorded with transport `mcp-stdio`; without it (any other client) the header is ignored
- * and they stay `mcp-http`.
- */
-export const STDIO_RELAY_HEADER = 'x-capnode-stdio-relay';
 
 /** The HTTP sessions (Streamable HTTP, legacy SSE), each served by its own SDK server of `core`. */
 function createSessions(maxSessions: number, idleTimeoutMs: number, core: McpCore, log: (level: 'error' | 'info', message: string) => void): HttpSessions {

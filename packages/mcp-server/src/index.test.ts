@@ -28,7 +28,6 @@ describe('@capnode/mcp-server entries', () => {
 
   it('the /node entry exports exactly the documented runtime API', () =>
     expectExports('node.ts', [
-      'STDIO_RELAY_HEADER',
       'generateToken',
       'isInsecureTokenFileError',
       'limitYoungGenerationGrowth',

@@ -14,6 +14,7 @@ describe('@capnode/protocol root entry', () => {
       'MAX_ARGUMENTS_DEPTH',
       'ProtocolError',
       'ProtocolFormatError',
+      'STDIO_RELAY_HEADER',
       'argumentsHash',
       'canonicalJson',
       'createCancellationTracker',

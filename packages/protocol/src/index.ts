@@ -21,3 +21,4 @@ export type {
 export { createCancellationTracker } from './cancellation.js';
 export { canonicalJson, argumentsHash } from './canonicalJson.js';
 export { MAX_ARGUMENTS_DEPTH, exceedsJsonDepth } from './jsonDepth.js';
+export { STDIO_RELAY_HEADER } from './stdioRelay.js';

@@ -1,20 +1,13 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { JsonRpcErrorCode } from '@capnode/protocol';
+import { JsonRpcErrorCode, STDIO_RELAY_HEADER } from '@capnode/protocol';
 import { waitFor } from '@capnode/toolkit';
+import { readBody } from '@capnode/toolkit/http';
 import { readServerSentEvents } from './serverSentEvents.js';
 
-/** Largest message relayed from an SSE answer (a tool result with images fits). */
+/** Largest message relayed, as an SSE event or a JSON answer (a tool result with images fits). */
 const MAX_RELAYED_EVENT = 64 * 1024 * 1024;
-
-/**
- * The `initialize` header by which a stdio relay tells the host that the session carries a stdio
- * client (its calls are audited as `mcp-stdio`): `Bearer <admin token>`, so no plain HTTP client can
- * claim it. The same name as `STDIO_RELAY_HEADER` of `@capnode/mcp-server/node`, spelled here so
- * that a relay never loads the server package.
- */
-export const STDIO_RELAY_HEADER_NAME = 'x-capnode-stdio-relay';
 
 /** Options of {@link relayStdio}. */
 export interface StdioRelayOptions {
@@ -62,18 +55,12 @@ function send(url: string, token: string, init: { method: 'GET' | 'POST' | 'DELE
   });
 }
 
-async function readText(response: IncomingMessage, limit = 64 * 1024 * 1024): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      response.destroy();
-      throw new Error(`an answer from the host exceeded ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** A JSON answer of the host, read whole within the relayed-message bound. */
+async function readText(response: IncomingMessage): Promise<string> {
+  const read = await readBody(response, MAX_RELAYED_EVENT);
+  if (read.kind === 'ok') return read.text;
+  response.destroy();
+  throw new Error(read.kind === 'too-large' ? `an answer from the host exceeded ${MAX_RELAYED_EVENT} bytes` : 'the host closed the answer before its end');
 }
 
 /**
@@ -149,7 +136,7 @@ export async function relayStdio(options: StdioRelayOptions): Promise<void> {
 
   const post = async (message: Message) => {
     const isInitialize = message.method === 'initialize';
-    const relay = isInitialize && options.adminToken !== undefined ? { [STDIO_RELAY_HEADER_NAME]: `Bearer ${options.adminToken}` } : {};
+    const relay = isInitialize && options.adminToken !== undefined ? { [STDIO_RELAY_HEADER]: `Bearer ${options.adminToken}` } : {};
     try {
       const result = await send(url, token, { method: 'POST', body: JSON.stringify(message), headers: { ...headers(), ...relay }, signal: stop.signal });
       if (isInitialize) sessionId = typeof result.headers['mcp-session-id'] === 'string' ? result.headers['mcp-session-id'] : undefined;

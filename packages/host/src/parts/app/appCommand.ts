@@ -1,4 +1,4 @@
-import { CapabilityError, defineCommand, json, type CommandContext, type CommandDefinition, type Transport } from '@capnode/capabilities';
+import { askApproval, CapabilityError, defineCommand, hashInvocationArgs, json, type CommandContext, type CommandDefinition, type Transport } from '@capnode/capabilities';
 import { createSecretScrubber, scrubAndCap } from '@capnode/mcp-client/redact';
 import { isPlainObject } from '@capnode/toolkit';
 import type { z } from 'zod';
@@ -40,4 +40,37 @@ export function defineAppCommand<S extends z.ZodType>(ports: AppPorts, spec: App
       return json(scrubDeep(result, createSecretScrubber(secrets)) as Record<string, unknown>);
     },
   } as never) as CommandDefinition<z.output<S>>;
+}
+
+/** What an `app.*` change puts to the person: the command, one line, an optional diff, and what the answer is bound to. */
+export interface AppChange {
+  readonly command: string;
+  readonly summary: string;
+  readonly diff?: string;
+  /** The state the summary was computed from: after it changes, a retry is a new request. */
+  readonly boundTo: unknown;
+}
+
+/**
+ * Asks the person before an `app.*` change, through the host's approval queue, naming the caller and
+ * its token. Takes the whole call: a caller that shows progress waits; one that does not is held,
+ * then answered `approval_pending` and its identical retry runs once allowed.
+ */
+export async function askAppApproval(ports: AppPorts, context: CommandContext, change: AppChange): Promise<void> {
+  const { caller, client, transport } = context.request;
+  await askApproval(
+    ports.approvals,
+    {
+      command: change.command,
+      commandLine: change.summary,
+      summary: change.summary,
+      ...(change.diff ? { diff: change.diff } : {}),
+      argsHash: await hashInvocationArgs(change.command, change.boundTo),
+      ...(caller === undefined ? {} : { caller }),
+      ...(client === undefined ? {} : { client }),
+      transport,
+    },
+    change.command,
+    context,
+  );
 }

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { askApproval, CapabilityError, hashInvocationArgs, z, type CommandContext, type CommandDefinition } from '@capnode/capabilities';
+import { CapabilityError, z, type CommandContext, type CommandDefinition } from '@capnode/capabilities';
 import { isHostError } from '../../errors.js';
 import { GATEWAY_TOKEN_ENV } from '../../config/paths.js';
 import { GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE, type GatewayConnectionConfig } from '../gateway/gatewayMode.js';
 import { approveGatewayPairing, rejectGatewayPairing } from '../gateway/gatewayPairing.js';
 import { gatewayView } from '../dashboard/routes/gateway.js';
-import { defineAppCommand } from './appCommand.js';
+import { askAppApproval, defineAppCommand } from './appCommand.js';
 import type { AppPorts } from './appPorts.js';
 
 const noArgs = z.object({}).strict();
@@ -48,21 +48,11 @@ async function approvePairing(ports: AppPorts, context: CommandContext): Promise
   const pairing = ports.status().node.pairing;
   const commands = pairing?.commands?.length ? ` (commands: ${pairing.commands.join(', ')})` : '';
   const summary = `approve this machine's gateway node pairing on ${config.url}${commands}`;
-  const { caller, transport } = context.request;
-  await askApproval(
-    ports.approvals,
-    {
-      command: 'app.pairing.approve',
-      commandLine: summary,
-      summary,
-      argsHash: await hashInvocationArgs('app.pairing.approve', { url: config.url, requestId: pairing?.requestId ?? null, commands: pairing?.commands ?? [] }),
-      ...(caller === undefined ? {} : { caller }),
-      transport,
-    },
-    'app.pairing.approve',
-    // The whole call (see app.settings.set).
-    context,
-  );
+  await askAppApproval(ports, context, {
+    command: 'app.pairing.approve',
+    summary,
+    boundTo: { url: config.url, requestId: pairing?.requestId ?? null, commands: pairing?.commands ?? [] },
+  });
   try {
     const result = await approveGatewayPairing({ home: ports.paths.home, ...config, version: ports.version, signal: context.signal });
     return { ...result };

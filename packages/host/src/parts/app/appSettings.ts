@@ -1,13 +1,13 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { askApproval, CapabilityError, hashInvocationArgs, z, type CommandDefinition } from '@capnode/capabilities';
+import { CapabilityError, z, type CommandDefinition } from '@capnode/capabilities';
 import { isHostError } from '../../errors.js';
 import { GATEWAY_TOKEN_ENV } from '../../config/paths.js';
 import type { Settings } from '../../config/settings.js';
-import { maskSettings, previewSettingsPatch } from '../../config/settingsPatch.js';
+import { maskSettings, previewSettingsPatch, type FieldError } from '../../config/settingsPatch.js';
 import { unifiedDiff } from '../../files/textDiff.js';
 import { GATEWAY_NODE_IDENTITY_FILE, OPERATOR_IDENTITY_FILE } from '../gateway/gatewayMode.js';
-import { defineAppCommand } from './appCommand.js';
+import { askAppApproval, defineAppCommand } from './appCommand.js';
 import type { AppPorts } from './appPorts.js';
 
 /** Whether a directory holds any file (OAuth credentials of imported servers). */
@@ -41,6 +41,11 @@ function settingsText(settings: Settings): string {
   return `${JSON.stringify(maskSettings(settings), null, 2)}\n`;
 }
 
+/** A refused settings patch: the message names each bad field; the fields travel as data. */
+function invalidPatch(refusal: { readonly message: string; readonly fields: readonly FieldError[] }): CapabilityError {
+  return new CapabilityError('invalid_arguments', `${refusal.message}: ${refusal.fields.map((field) => `${field.path}: ${field.message}`).join('; ')}`, { data: { fields: refusal.fields } });
+}
+
 const setInput = z
   .object({
     patch: z
@@ -71,28 +76,18 @@ export function createAppSettingsCommands(ports: AppPorts): CommandDefinition[] 
       async run(args, context) {
         const current = ports.settings.reload();
         const preview = previewSettingsPatch(args.patch, current);
-        if (!preview.ok) throw new CapabilityError('invalid_arguments', `${preview.message}: ${preview.fields.map((field) => `${field.path}: ${field.message}`).join('; ')}`, { data: { fields: preview.fields } });
+        if (!preview.ok) throw invalidPatch(preview);
         if (preview.changed.length === 0) return { changed: [], applied: [], restartNeeded: [...ports.restartNeeded()] };
         const diff = unifiedDiff(settingsText(current), settingsText(preview.after), { from: 'settings.json', to: 'settings.json (changed)' });
         const summary = `change settings: ${preview.changed.join(', ')}`;
-        const { caller, transport } = context.request;
-        await askApproval(
-          ports.approvals,
-          {
-            command: 'app.settings.set',
-            commandLine: summary,
-            summary,
-            // A changed secret shows only as a changed path: its value is masked on both sides.
-            ...(diff ? { diff } : {}),
-            // Bound to the file the diff was computed from: after another change it is a new request.
-            argsHash: await hashInvocationArgs('app.settings.set', { patch: args.patch, revision: ports.settings.revision() }),
-            ...(caller === undefined ? {} : { caller }),
-            transport,
-          },
-          'app.settings.set',
-          // The whole call: a caller that shows progress waits; one that does not is held, then answered approval_pending.
-          context,
-        );
+        await askAppApproval(ports, context, {
+          command: 'app.settings.set',
+          summary,
+          // A changed secret shows only as a changed path: its value is masked on both sides.
+          diff,
+          // Bound to the file the diff was computed from: after another change it is a new request.
+          boundTo: { patch: args.patch, revision: ports.settings.revision() },
+        });
         let result;
         try {
           result = await ports.patchSettings(args.patch);
@@ -100,7 +95,7 @@ export function createAppSettingsCommands(ports: AppPorts): CommandDefinition[] 
           if (isHostError(error) && error.code === 'settings_locked') throw new CapabilityError('busy', `Nothing was changed: ${error.message}`);
           throw error;
         }
-        if (!result.ok) throw new CapabilityError('invalid_arguments', `${result.message}: ${result.fields.map((field) => `${field.path}: ${field.message}`).join('; ')}`, { data: { fields: result.fields } });
+        if (!result.ok) throw invalidPatch(result);
         return { changed: [...result.changed], applied: [...result.applied], restartNeeded: [...result.restartNeeded], ...(result.failed ? { failed: [...result.failed] } : {}) };
       },
     }),
