@@ -35,6 +35,8 @@ describe('selfEntryReason', () => {
     [{ command: 'pnpm', args: ['dlx', 'capnode', 'mcp'] }],
     [{ command: 'cmd', args: ['/c', 'npx', '-y', 'capnode', 'mcp'] }],
     [{ command: 'capnode', args: ['mcp'], env: { CAPNODE_HOME: '/home/u/.config/capnode/' } }],
+    [{ command: 'env', args: ['node', '/work/capnode/apps/cli/dist/bin.js', 'mcp'] }],
+    [{ command: '/usr/bin/env', args: ['-u', 'DISPLAY', 'CAPNODE_HOME=/home/u/.config/capnode', 'capnode', 'mcp'] }],
   ])('runs capnode mcp for this config directory: %j', (entry) => {
     expect(selfEntryReason(entry, self)).toMatch(/capnode's own stdio server/);
   });
@@ -45,6 +47,8 @@ describe('selfEntryReason', () => {
     [{ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }],
     [{ command: 'node', args: ['server.js', 'mcp'] }],
     [{ command: 'capnode', args: ['serve'] }],
+    [{ command: 'env', args: ['CAPNODE_HOME=/tmp/other-capnode', 'capnode', 'mcp'] }],
+    [{ command: 'env', args: ['FOO=1'] }],
   ])('is not this host: %j', (entry) => {
     expect(selfEntryReason(entry, self)).toBeUndefined();
   });

@@ -76,6 +76,25 @@ function capnodeArgs(command: string, args: readonly string[], bins: readonly st
   return undefined;
 }
 
+/**
+ * The program an `env [-i] [-u NAME] [NAME=VALUE…] program args…` entry really runs, with the
+ * variables it sets over the entry's own `env`; any other entry as it is.
+ */
+function withoutEnvWrapper(command: string, args: readonly string[], env: Readonly<Record<string, unknown>>): { command: string; args: readonly string[]; env: Readonly<Record<string, unknown>> } {
+  if (program(command) !== 'env') return { command, args, env };
+  const set: Record<string, unknown> = { ...env };
+  let at = 0;
+  for (; at < args.length; at += 1) {
+    const word = args[at]!;
+    if (word === '-u' || word === '--unset') at += 1;
+    else if (word === '--') continue;
+    else if (word.startsWith('-')) continue;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) set[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
+    else break;
+  }
+  return at < args.length ? { command: args[at]!, args: args.slice(at + 1), env: set } : { command, args, env };
+}
+
 /** True when `url` reaches this machine on one of `ports`: any loopback spelling, `0.0.0.0` or `[::]`. */
 function isSelfUrl(url: string, ports: readonly number[]): boolean {
   let parsed: URL;
@@ -94,7 +113,7 @@ function isSelfUrl(url: string, ports: readonly number[]): boolean {
  * Why a server entry (config or import shape: `url`, or `command` + `args` + `env`) is this capnode
  * host, or undefined when it is not: its URL on a loopback spelling and a port this host listens on,
  * or a stdio command that runs `capnode mcp` / `capnode serve --stdio` (any path to the capnode bin,
- * `node …/bin.js`, `npx capnode mcp`) with the same config directory (`CAPNODE_HOME`).
+ * `node …/bin.js`, `npx capnode mcp`, behind `env`) with the same config directory (`CAPNODE_HOME`, also as an `env NAME=VALUE`).
  */
 export function selfEntryReason(entry: Readonly<Record<string, unknown>>, self: SelfHostIdentity): string | undefined {
   if (typeof entry.url === 'string') {
@@ -102,9 +121,10 @@ export function selfEntryReason(entry: Readonly<Record<string, unknown>>, self: 
   }
   if (typeof entry.command !== 'string') return undefined;
   const args = Array.isArray(entry.args) ? entry.args.filter((arg): arg is string => typeof arg === 'string') : [];
-  const own = capnodeArgs(entry.command, args, self.bins ?? []);
+  const run = withoutEnvWrapper(entry.command, args, isPlainObject(entry.env) ? entry.env : {});
+  const own = capnodeArgs(run.command, run.args, self.bins ?? []);
   if (own === undefined || !servesStdio(own)) return undefined;
-  const env = isPlainObject(entry.env) ? entry.env : {};
+  const env = run.env;
   const home = typeof env.CAPNODE_HOME === 'string' && env.CAPNODE_HOME !== '' ? env.CAPNODE_HOME : undefined;
   if (home !== undefined && normalPath(home) !== normalPath(self.home)) return undefined;
   return `it runs capnode's own stdio server (${[entry.command, ...args].join(' ').slice(0, 120)}) for this config directory`;
