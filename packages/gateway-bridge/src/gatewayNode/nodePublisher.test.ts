@@ -150,3 +150,76 @@ describe('gateway node publications', () => {
     expect(result.params).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
   });
 });
+
+describe('mcp.tools.call.v1 params that only look like a published tool', () => {
+  it('the server and tool are matched as published (unsanitised), never by the agent-visible name; __proto__ and constructor reach nothing; arguments must be a plain object', async () => {
+    const calls: InvocationRequest[] = [];
+    const registry = createRegistry([
+      defineCapability({
+        category: 'mcp',
+        commands: [defineCommand({ name: 'srv__a_b', description: 'dotted', localOnly: true, execute: (args: Record<string, unknown>) => json({ got: Object.keys(args) }) })],
+      }),
+    ]);
+    const invoker = createInvoker({ registry, hooks: [{ name: 'audit', afterInvoke: (invocation) => void (invocation && calls.push(invocation.request)) }] });
+    const source = publications([{ server: 'srv', tool: 'a.b', command: 'srv__a_b', description: 'a.b of srv' }]);
+    await using gateway = await startFakeGateway();
+    const identity = createEphemeralDeviceIdentity();
+    await using node = createGatewayNodeTransport({ url: gateway.url, token: 't', invoker, identity, createSocket: createWsSocketFactory(), client: { version: '0', platform: 'linux' }, publications: source.source });
+    await node.ready({ timeoutMs: 10_000 });
+    const connection = await gateway.connection(0);
+    const update = await connection.next((frame) => frame.method === 'node.pluginTools.update');
+    expect(update.params.tools.map((entry: { name: string }) => entry.name)).toEqual(['srv__a_b']);
+    connection.respond(update.id, { nodeId: identity.deviceId, tools: [] });
+    const skills = await connection.next((frame) => frame.method === 'node.skills.update');
+    connection.respond(skills.id, { nodeId: identity.deviceId, skills: [] });
+
+    const invoke = (id: string, params: unknown) => connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command: 'mcp.tools.call.v1', params, idempotencyKey: id } });
+    const answer = async (id: string) => {
+      const frame = await connection.next((candidate) => candidate.method === 'node.invoke.result' && candidate.params.id === id);
+      connection.respond(frame.id, { ok: true });
+      return frame.params;
+    };
+    const notPublished = { ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('not published') } };
+    // The published (server, tool) pair reaches it; the sanitised spelling and the published name do not.
+    invoke('ok', { server: 'srv', tool: 'a.b', arguments: { x: 1 } });
+    expect(await answer('ok')).toMatchObject({ ok: true });
+    const reached = calls.length;
+    let index = 0;
+    for (const params of [
+      { server: 'srv', tool: 'a_b' },
+      { server: 'srv', tool: 'A.B' },
+      { server: 'srv__a_b', tool: '' },
+      { server: 'srv', tool: '__proto__' },
+      { server: '__proto__', tool: 'constructor' },
+      { server: 'constructor', tool: 'constructor' },
+      { server: 'srv', tool: 'toString' },
+      { server: 'srv\0a', tool: 'b' },
+    ]) {
+      const id = `n${(index += 1)}`;
+      invoke(id, params);
+      expect(await answer(id), JSON.stringify(params)).toMatchObject(notPublished);
+    }
+    // Arguments that are not a plain object, or not strings for server/tool: refused before the pipeline.
+    for (const params of [
+      { server: 'srv', tool: 'a.b', arguments: [1] },
+      { server: 'srv', tool: 'a.b', arguments: 'x' },
+      { server: 'srv', tool: 'a.b', arguments: 3 },
+      { server: ['srv'], tool: 'a.b' },
+      { server: 'srv', tool: { toString: 'a.b' } },
+    ]) {
+      const id = `m${(index += 1)}`;
+      invoke(id, params);
+      expect(await answer(id), JSON.stringify(params)).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    }
+    // Arguments nested too deep are refused; a large flat object goes through unchanged.
+    let deep: Record<string, unknown> = {};
+    for (let level = 0; level < 200; level += 1) deep = { d: deep };
+    invoke('deep', { server: 'srv', tool: 'a.b', arguments: deep });
+    expect(await answer('deep')).toMatchObject({ ok: false, error: { code: 'INVALID_ARGUMENTS' } });
+    expect(calls.length).toBe(reached);
+    const wide = Object.fromEntries(Array.from({ length: 2_000 }, (_, key) => [`k${key}`, 'v'.repeat(50)]));
+    invoke('wide', { server: 'srv', tool: 'a.b', arguments: wide });
+    expect(await answer('wide')).toMatchObject({ ok: true });
+    expect(calls.at(-1)).toMatchObject({ command: 'srv__a_b', transport: 'gateway' });
+  });
+});

@@ -38,6 +38,9 @@ export function isTokenName(value: unknown): value is string {
   return typeof value === 'string' && TOKEN_NAME.test(value);
 }
 
+/** The shortest token accepted from `mcp-tokens.json` (those made here are 43: 32 random bytes, base64url). */
+const MIN_TOKEN_LENGTH = 32;
+
 /** The file of the named tokens (0600, beside `mcp-token`), and the one the host records last use in. */
 function storePath(paths: HostPaths): string {
   return join(paths.home, 'mcp-tokens.json');
@@ -69,6 +72,12 @@ function readStore(paths: HostPaths): StoredToken[] {
   if (value === undefined) return [];
   const tokens = isPlainObject(value) && Array.isArray(value.tokens) ? value.tokens : undefined;
   if (tokens === undefined) throw new HostError('io', `${storePath(paths)} has no "tokens" list; fix it or remove it (its tokens stop working)`);
+  // A hand-edited short token would be accepted as a bearer credential: refuse the file instead.
+  for (const entry of tokens) {
+    if (isPlainObject(entry) && typeof entry.token === 'string' && entry.token.length > 0 && entry.token.length < MIN_TOKEN_LENGTH) {
+      throw new HostError('io', `${storePath(paths)}: the token ${JSON.stringify(entry.name)} is shorter than ${MIN_TOKEN_LENGTH} characters, too weak to accept; remove it (capnode token add makes strong ones)`);
+    }
+  }
   return tokens.filter(
     (entry): entry is StoredToken => isPlainObject(entry) && isTokenName(entry.name) && typeof entry.token === 'string' && entry.token.length > 0 && typeof entry.created === 'string',
   );

@@ -78,4 +78,26 @@ describe('gateway node publications', () => {
     await expect(settings.update((current) => ({ ...current, gateway: { ...current.gateway, publishServers: [''] } }))).rejects.toThrow(/gateway\.publishServers/);
     expect(settings.get().gateway.publishServers).toBeUndefined();
   });
+
+  it('publishServers edge inputs: non-arrays, over-long lists and names refused; `__` names, unknown names and case are matched literally', async () => {
+    using dir = tempDir();
+    const settings = createSettingsStore(join(dir.path, 'settings.json'));
+    for (const bad of [{ everything: true }, 'ALL', 3, null, [3], ['x'.repeat(129)], Array.from({ length: 257 }, (_, index) => `s${index}`), Array.from({ length: 1000 }, (_, index) => `s${index}`)]) {
+      await expect(settings.update((current) => ({ ...current, gateway: { ...current.gateway, publishServers: bad as never } })), JSON.stringify(bad).slice(0, 40)).rejects.toThrow(/gateway\.publishServers/);
+    }
+    expect(settings.get().gateway.publishServers).toBeUndefined();
+    const most = Array.from({ length: 256 }, (_, index) => `s${index}`);
+    await settings.update((current) => ({ ...current, gateway: { ...current.gateway, publishServers: [...most.slice(0, 252), 'a__b', 'nosuch', 'Everything', 'x'.repeat(128)] } }));
+    const current = settings.get();
+    expect(current.gateway.publishServers).toHaveLength(256);
+    expect(isPublishedServer(current, 'a__b')).toBe(true);
+    expect(isPublishedServer(current, 'a')).toBe(false);
+    expect(isPublishedServer(current, 'everything')).toBe(false);
+    expect(isPublishedServer(current, 'Everything')).toBe(true);
+    // An unknown name publishes nothing and is not an error.
+    const fixture = importedFixture();
+    const publications = createGatewayPublications({ settings, registry: fixture.registry, imports: fixture.imports });
+    expect(publications.mcpTools()).toEqual([]);
+    publications.close();
+  });
 });
