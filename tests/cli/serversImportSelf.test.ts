@@ -31,3 +31,25 @@ it('servers import skips entries that are this host (its URL on any loopback spe
   const settings = JSON.parse(readFileSync(join(dir.home, 'settings.json'), 'utf8')) as { mcpClient: { servers: { name: string }[] } };
   expect(settings.mcpClient.servers.map((server) => server.name)).toEqual(['other-home', 'memory']);
 }, 60_000);
+
+it('servers import skips the entries capnode config --write made for this host (Cursor with ?toolNames=underscore, Claude Desktop with --tool-names)', async () => {
+  using dir = tempHome();
+  using user = tempHome();
+  await using serve = await startServe(dir.home);
+  const env = { HOME: user.home, USERPROFILE: user.home, APPDATA: join(user.home, 'AppData'), XDG_CONFIG_HOME: join(user.home, '.config') };
+  const cursor = await runCli(['config', 'cursor', '--write', '--yes'], dir.home, env);
+  expect(cursor.code, cursor.stderr).toBe(0);
+  const desktop = await runCli(['config', 'claude-desktop', '--write', '--yes', '--tool-names', 'underscore'], dir.home, env);
+  expect(desktop.code, desktop.stderr).toBe(0);
+  const cursorFile = join(user.home, '.cursor', 'mcp.json');
+  expect(readFileSync(cursorFile, 'utf8')).toContain(`${serve.url}?toolNames=underscore`);
+  const desktopFile = /wrote (\S+); restart/.exec(desktop.stdout + desktop.stderr)?.[1];
+  expect(desktopFile, desktop.stdout + desktop.stderr).toBeDefined();
+  expect(readFileSync(desktopFile!, 'utf8')).toContain('"--tool-names"');
+  for (const file of [cursorFile, desktopFile!]) {
+    const imported = await runCli(['servers', 'import', file], dir.home);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain('imported 0 MCP servers');
+    expect(imported.stderr).toContain('skipped:');
+  }
+}, 60_000);
