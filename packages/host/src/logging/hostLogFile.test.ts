@@ -26,6 +26,17 @@ describe('createHostLogFile', () => {
     expect(readFileSync(path, 'utf8')).toContain('line 19 ');
   });
 
+  it('drops lines after close instead of recreating the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capnode-log-'));
+    dirs.push(dir);
+    const log = createHostLogFile(join(dir, 'logs', 'host.log'), { rotateBytes: 1000, maxFiles: 2 });
+    log.write('info', 'before');
+    log.close();
+    rmSync(join(dir, 'logs'), { recursive: true });
+    log.write('warning', 'a late line from a part winding down');
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('stops writing after an error instead of throwing', () => {
     const dir = mkdtempSync(join(tmpdir(), 'capnode-log-'));
     dirs.push(dir);

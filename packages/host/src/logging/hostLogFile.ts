@@ -15,11 +15,13 @@ export interface HostLogFileOptions {
  * scrubbed of secrets. Writes are synchronous (host log lines are rare: approvals, warnings,
  * errors) so nothing is lost at exit; after the
  * first write error (a full or read-only disk) the file is left alone and the host keeps running.
+ * After `close()` lines are dropped: a late log from a part still winding down must not recreate the file.
  */
 export function createHostLogFile(path: string, options: HostLogFileOptions): { write(level: string, message: string): void; close(): void } {
   let fd: number | undefined;
   let size = 0;
   let broken = false;
+  let closed = false;
   const open = () => {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     fd = openSync(path, LOG_OPEN_FLAGS, 0o600);
@@ -34,7 +36,7 @@ export function createHostLogFile(path: string, options: HostLogFileOptions): { 
   };
   return {
     write(level, message) {
-      if (broken) return;
+      if (broken || closed) return;
       try {
         if (fd === undefined) open();
         const line = Buffer.from(`${new Date().toISOString()} ${level} [${process.pid}] ${message.replace(/\r?\n/g, '\n    ')}\n`, 'utf8');
@@ -48,6 +50,7 @@ export function createHostLogFile(path: string, options: HostLogFileOptions): { 
       }
     },
     close() {
+      closed = true;
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
     },
