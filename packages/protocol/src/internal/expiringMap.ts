@@ -28,12 +28,22 @@ export interface ExpiringMap<V> {
 }
 
 interface Entry<V> {
+  readonly key: string;
   readonly value: V;
   readonly writtenAt: number;
 }
 
+/** Below this many spent slots the queue is not compacted. */
+const COMPACT_AFTER = 1024;
+
 export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions): ExpiringMap<V> {
   const entries = new Map<string, Entry<V>>();
+  // Every write in write order (which is also expiry order); a slot whose entry is no longer the map's
+  // entry for its key was replaced or removed and is skipped. Evicting from the head of this queue
+  // instead of iterating the Map keeps eviction O(1): a Map iterator walks over the holes its
+  // deletions leave at the front.
+  let queue: Entry<V>[] = [];
+  let head = 0;
 
   const isExpired = (entry: Entry<V>, at: number): boolean => at - entry.writtenAt >= ttl;
 
@@ -45,31 +55,38 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
     return undefined;
   };
 
-  // No later than the oldest entry's write time (deletes only make it more conservative), so a write
-  // that finds nothing expired skips the walk over the map.
-  let oldestAt = Number.POSITIVE_INFINITY;
+  const dropHead = (): void => {
+    const entry = queue[head]!;
+    queue[head] = undefined as unknown as Entry<V>;
+    head += 1;
+    if (entries.get(entry.key) === entry) entries.delete(entry.key);
+  };
+
+  // Spent slots are dropped from the front; replaced entries behind a live one are bounded by
+  // rebuilding the queue from the map (its order is write order too) once they outnumber the live ones.
+  const compact = (): void => {
+    while (head < queue.length && entries.get(queue[head]!.key) !== queue[head]) dropHead();
+    if (queue.length - head > 2 * capacity + COMPACT_AFTER) {
+      queue = [...entries.values()];
+      head = 0;
+    } else if (head >= COMPACT_AFTER && head * 2 >= queue.length) {
+      queue = queue.slice(head);
+      head = 0;
+    }
+  };
 
   const pruneExpired = (at: number): void => {
-    if (at - oldestAt < ttl) return;
-    for (const [key, entry] of entries) {
-      if (!isExpired(entry, at)) {
-        oldestAt = entry.writtenAt;
-        return;
-      }
-      entries.delete(key);
-    }
-    oldestAt = Number.POSITIVE_INFINITY;
+    while (head < queue.length && isExpired(queue[head]!, at)) dropHead();
   };
 
   const write = (key: string, value: V, at: number): void => {
     entries.delete(key);
     pruneExpired(at);
-    if (entries.size >= capacity) {
-      const oldest = entries.keys().next();
-      if (oldest.done !== true) entries.delete(oldest.value);
-    }
-    entries.set(key, { value, writtenAt: at });
-    if (at < oldestAt) oldestAt = at;
+    while (entries.size >= capacity && head < queue.length) dropHead();
+    const entry: Entry<V> = { key, value, writtenAt: at };
+    entries.set(key, entry);
+    queue.push(entry);
+    compact();
   };
 
   return {
@@ -93,6 +110,7 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
     },
     get size() {
       pruneExpired(now());
+      compact();
       return entries.size;
     },
   };
