@@ -232,33 +232,81 @@ export async function benchHttp({ connections, durationSec, warmupSec, rounds, l
           const t = targets[i];
           const job = { url: t.url, headers: t.headers, body: forms[t.formKey].body('[<id>]'), idReplacement: true, connections: conns };
           await loadgen.run({ ...job, durationSec: round === 0 ? warmupSec : Math.min(warmupSec, 0.5), discard: true });
-          const cpuBefore = processCpuSeconds(t.pid);
-          const stats = await loadgen.run({ ...job, durationSec });
-          const cpuAfter = processCpuSeconds(t.pid);
-          stats.serverCpuUsPerReq = cpuBefore === undefined || cpuAfter === undefined ? NaN : ((cpuAfter - cpuBefore) * 1e6) / stats.completed;
-          samples[i].push(stats);
+          samples[i].push(await measureSlice(loadgen, t, { ...job, durationSec }));
         }
       }
-      targets.forEach((t, i) => {
-        const bareIndex = targets.findIndex((b) => b.target === 'bare' && b.formKey === t.formKey);
-        const ratios = samples[i].map((s, r) => s.requestsPerSec / samples[bareIndex][r].requestsPerSec);
-        const cpuRatios = samples[i].map((s, r) => samples[bareIndex][r].serverCpuUsPerReq / s.serverCpuUsPerReq);
-        runs.push({
-          target: t.target,
-          form: t.formKey,
-          formLabel: forms[t.formKey].label,
-          mode: t.mode,
-          connections: conns,
-          stats: aggregate(samples[i]),
-          ratio: median(ratios),
-          cpuRatio: median(cpuRatios),
-          rounds: samples[i],
-        });
-      });
+      collect(targets, samples, conns, runs);
     }
-    return { runs, skipped };
+    const equalLoad = await measureEqualLoad({ targets, runs, connections: Math.min(...connections), durationSec, rounds, loadgen, log });
+    return { runs, skipped, equalLoad };
   } finally {
     loadgen.stop();
     await Promise.all(children.map((c) => c.stop()));
   }
+}
+
+/** One slice of `job` on `t`, with the server's CPU per request from /proc. */
+async function measureSlice(loadgen, t, job) {
+  const cpuBefore = processCpuSeconds(t.pid);
+  const stats = await loadgen.run(job);
+  const cpuAfter = processCpuSeconds(t.pid);
+  stats.serverCpuUsPerReq = cpuBefore === undefined || cpuAfter === undefined ? NaN : ((cpuAfter - cpuBefore) * 1e6) / stats.completed;
+  return stats;
+}
+
+/**
+ * Informational: the cpu ratio with both servers at the same offered load (autocannon's
+ * `overallRate`, half of what capnode reached closed-loop), so neither saturates and the load
+ * generator is in the same state for both. In the closed-loop rounds the bare responder keeps the
+ * generator busy (> 90 % of a core) while capnode leaves it idle half the time, and every response
+ * written to an idle generator pays its wake-up in the server's system time. At half the rate both
+ * servers also wake more often per request, a fixed cost both pay that pulls this ratio toward 1, so
+ * it is a bound from the other side, not a target. Returns [{ form, rate, cpuRatio, bareUs, capnodeUs }].
+ */
+async function measureEqualLoad({ targets, runs, connections, durationSec, rounds, loadgen, log }) {
+  const results = [];
+  for (const formKey of Object.keys(forms)) {
+    const bare = targets.find((t) => t.target === 'bare' && t.formKey === formKey);
+    const capnode = targets.find((t) => t.target === 'capnode' && t.formKey === formKey);
+    const closed = runs.find((r) => r.target === 'capnode' && r.form === formKey && r.connections === connections);
+    if (!bare || !capnode || !closed) continue;
+    const rate = Math.max(100, Math.round(closed.stats.requestsPerSec / 2 / 100) * 100);
+    log?.(`  equal offered load, ${forms[formKey].label}: ${rate} req/s ...`);
+    const per = { bare: [], capnode: [] };
+    for (let round = 0; round < rounds; round++) {
+      for (const t of round % 2 === 0 ? [bare, capnode] : [capnode, bare]) {
+        const job = { url: t.url, headers: t.headers, body: forms[formKey].body('[<id>]'), idReplacement: true, connections, overallRate: rate };
+        per[t.target].push((await measureSlice(loadgen, t, { ...job, durationSec })).serverCpuUsPerReq);
+      }
+    }
+    results.push({
+      form: formKey,
+      formLabel: forms[formKey].label,
+      rate,
+      bareUs: median(per.bare),
+      capnodeUs: median(per.capnode),
+      cpuRatio: median(per.bare.map((b, r) => b / per.capnode[r])),
+    });
+  }
+  return results;
+}
+
+/** Appends one run per target for `conns`: per-round medians and ratios against bare of the same form. */
+function collect(targets, samples, conns, runs) {
+  targets.forEach((t, i) => {
+    const bareIndex = targets.findIndex((b) => b.target === 'bare' && b.formKey === t.formKey);
+    const ratios = samples[i].map((s, r) => s.requestsPerSec / samples[bareIndex][r].requestsPerSec);
+    const cpuRatios = samples[i].map((s, r) => samples[bareIndex][r].serverCpuUsPerReq / s.serverCpuUsPerReq);
+    runs.push({
+      target: t.target,
+      form: t.formKey,
+      formLabel: forms[t.formKey].label,
+      mode: t.mode,
+      connections: conns,
+      stats: aggregate(samples[i]),
+      ratio: median(ratios),
+      cpuRatio: median(cpuRatios),
+      rounds: samples[i],
+    });
+  });
 }

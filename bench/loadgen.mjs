@@ -1,5 +1,5 @@
 // Load generator, run with child_process.fork so it never shares an event loop with a server.
-// Receives { id, url, headers, body, idReplacement, connections, durationSec, discard } over IPC, drives the
+// Receives { id, url, headers, body, idReplacement, connections, durationSec, overallRate?, discard } over IPC, drives the
 // target with autocannon (keep-alive, no pipelining), and answers with throughput and latency.
 // Latencies come from autocannon's per-response event in float milliseconds: its own histogram has
 // 1 ms resolution, too coarse for sub-millisecond responses.
@@ -11,14 +11,14 @@ function percentile(sorted, p) {
   return sorted[index];
 }
 
-function drive({ url, headers, body, idReplacement, connections, durationSec }, record) {
+function drive({ url, headers, body, idReplacement, connections, durationSec, overallRate }, record) {
   return new Promise((resolve, reject) => {
     let latencies = record ? new Float64Array(1 << 20) : undefined;
     let count = 0;
     let ok = 0;
     const statusCodes = {};
     const instance = autocannon(
-      { url, method: 'POST', headers, body, idReplacement, connections, pipelining: 1, duration: durationSec, timeout: 10 },
+      { url, method: 'POST', headers, body, idReplacement, connections, pipelining: 1, duration: durationSec, timeout: 10, ...(overallRate ? { overallRate } : {}) },
       (error, result) => (error ? reject(error) : resolve({ result, latencies: latencies?.subarray(0, count), ok, statusCodes })),
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {

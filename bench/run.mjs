@@ -123,6 +123,11 @@ if (only.has('http')) {
     target(`HTTP ${run.formLabel} @8 cpu ratio`, `${cpu === undefined ? 'n/a' : fmt.ratio(cpu)} (req/s ratio ${fmt.ratio(run.ratio)})`, `>= ${goal.cpu}`, cpu !== undefined && cpu >= goal.cpu);
     if (goal.p99 !== undefined) target(`HTTP ${run.formLabel} @8 p99`, fmt.ms(run.stats.p99Ms), `< ${goal.p99} ms`, run.stats.p99Ms < goal.p99, ' ms');
   }
+  for (const e of http.equalLoad ?? []) {
+    console.log(
+      `info  HTTP ${e.formLabel} @${Math.min(...config.connections)} at equal offered load (${fmt.int(e.rate)} req/s each, neither saturated): bare ${fmt.int(e.bareUs)} us/req, capnode ${fmt.int(e.capnodeUs)} us/req, cpu ratio ${fmt.ratio(e.cpuRatio)} (informational; the targets above are the closed-loop figures)`,
+    );
+  }
   if (!http.runs.some((r) => r.target === 'capnode')) {
     target('HTTP 2025-11-25 sessionless @8 cpu ratio', 'not measured', '>= 0.6', false);
     target('HTTP 2026-07-28 per-request @8 cpu ratio', 'not measured', '>= 0.5', false);
