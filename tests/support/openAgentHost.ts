@@ -91,7 +91,7 @@ export async function startOpenAgentHost(options: OpenAgentTestHostOptions = {})
   const dispose = async () => {
     await host.close();
     await bridge.close();
-    if (options.home === undefined) rmSync(home, { recursive: true, force: true });
+    if (options.home === undefined) rmSync(home, { recursive: true, force: true, maxRetries: 5 });
   };
   try {
     await host.start();

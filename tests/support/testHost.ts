@@ -5,10 +5,10 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { ApprovalDecision, PendingApproval } from '@capnode/capabilities';
 import { createHost, type Host, type HostOptions } from '@capnode/host';
 
-/** A temporary directory (real path, symlinks resolved), removed on dispose. */
+/** A temporary directory (real path, symlinks resolved), removed on dispose (retrying a write that races the removal). */
 export function tempDir(prefix = 'capnode-test-'): { readonly path: string; [Symbol.dispose](): void } {
   const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true, maxRetries: 5 }) };
 }
 
 /** A real SDK v2 client connected to `url` over streamable HTTP with the bearer `token`. */
@@ -69,7 +69,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
   const dispose = async () => {
     await client?.close().catch(() => undefined);
     await host.close();
-    rmSync(home, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true, maxRetries: 5 });
   };
   try {
     const status = await host.start();
