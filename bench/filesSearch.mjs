@@ -4,9 +4,11 @@
 // two (order alternating), caches are warm (one untimed run of each first); medians per pattern and the
 // target is the median of per-round ratios. Patterns match in a few files only, so both walk the whole
 // tree and read every file (neither stops at a match limit); rg gets `--no-require-git` so it honours the
-// tree's .gitignore outside a git repository, as fs.search does.
+// tree's .gitignore outside a git repository, as fs.search does. CPU time (user+sys) per search is
+// reported beside the wall time (fs.search: the whole process, workers included; rg: from /proc),
+// as it depends less on what else the machine runs.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,14 +37,25 @@ function makeTree(dir) {
   writeFileSync(join(dir, 'ignored', 'skip.ts'), "'zebraquartz'\n");
 }
 
+/** CPU time (user + sys, ms) of this process's reaped children, from /proc (10 ms ticks); undefined elsewhere. */
+function childrenCpuMs() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 function runRg(args) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
+    const cpuBefore = childrenCpuMs();
     const child = spawn('rg', args, { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 || code === 1 ? resolve({ ms: performance.now() - started, lines: out.split('\n').filter(Boolean).length }) : reject(new Error(`rg exited ${code}`))));
+    child.once('close', (code) => (code === 0 || code === 1 ? resolve({ ms: performance.now() - started, cpuMs: cpuBefore === undefined ? NaN : childrenCpuMs() - cpuBefore, lines: out.split('\n').filter(Boolean).length }) : reject(new Error(`rg exited ${code}`))));
   });
 }
 
@@ -58,10 +71,12 @@ export async function benchFilesSearch({ rounds = 7, log = () => undefined } = {
     const invoker = createInvoker({ registry: createRegistry([createFilesCapability({ roots: [dir] })]) });
     const search = async (args) => {
       const started = performance.now();
+      const cpuBefore = process.cpuUsage();
       const outcome = await invoker.invoke({ command: 'fs.search', args: { path: dir, maxMatches: 5000, ...args }, transport: 'internal' });
       const ms = performance.now() - started;
+      const cpu = process.cpuUsage(cpuBefore);
       if (!outcome.result.ok) throw new Error(`fs.search failed: ${outcome.result.error.message}`);
-      return { ms, lines: outcome.result.structured.count };
+      return { ms, cpuMs: (cpu.user + cpu.system) / 1000, lines: outcome.result.structured.count };
     };
     const patterns = [
       { name: 'literal', capnode: { pattern: 'zebraquartz' }, rg: ['-n', '--no-heading', '--no-require-git', 'zebraquartz', dir] },
@@ -76,6 +91,8 @@ export async function benchFilesSearch({ rounds = 7, log = () => undefined } = {
       const capnode = [];
       const rg = [];
       const ratios = [];
+      const capnodeCpu = [];
+      const rgCpu = [];
       for (let round = 0; round < rounds; round++) {
         let a;
         let b;
@@ -89,9 +106,11 @@ export async function benchFilesSearch({ rounds = 7, log = () => undefined } = {
         capnode.push(a.ms);
         rg.push(b.ms);
         ratios.push(a.ms / b.ms);
+        capnodeCpu.push(a.cpuMs);
+        rgCpu.push(b.cpuMs);
       }
-      const entry = { pattern: pattern.name, matches: first.lines, capnodeMs: median(capnode), rgMs: median(rg), ratio: median(ratios) };
-      log(`${pattern.name}: fs.search ${entry.capnodeMs.toFixed(1)} ms, rg ${entry.rgMs.toFixed(1)} ms, ratio ${entry.ratio.toFixed(2)} (${entry.matches} matches)`);
+      const entry = { pattern: pattern.name, matches: first.lines, capnodeMs: median(capnode), rgMs: median(rg), ratio: median(ratios), capnodeCpuMs: median(capnodeCpu), rgCpuMs: median(rgCpu) };
+      log(`${pattern.name}: fs.search ${entry.capnodeMs.toFixed(1)} ms, rg ${entry.rgMs.toFixed(1)} ms, ratio ${entry.ratio.toFixed(2)} (${entry.matches} matches); CPU (user+sys) per search: fs.search ${entry.capnodeCpuMs.toFixed(0)} ms, rg ${entry.rgCpuMs.toFixed(0)} ms`);
       results.push(entry);
     }
     return { files: DIRS * FILES_PER_DIR, rounds, patterns: results, ratio: Math.max(...results.map((entry) => entry.ratio)) };

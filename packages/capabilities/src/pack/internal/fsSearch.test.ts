@@ -25,7 +25,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function job(overrides: Partial<SearchJob>): Omit<SearchJob, 'shard' | 'shards'> {
+function job(overrides: Partial<SearchJob>): Omit<SearchJob, 'claims' | 'chunkFiles'> {
   return {
     dir,
     pattern: 'alpha',
@@ -67,17 +67,27 @@ describe('runSearch (worker)', () => {
     expect(all.some((entry) => entry.startsWith('secret/'))).toBe(false);
   });
 
-  it('gives the same matches in the same order from one worker or several (each searching its share of the directories)', async () => {
+  it('gives the same matches in the same order from one worker or several (each searching the chunks of files it claims)', async () => {
     const one = await runSearch(job({ pattern: 'a', maxMatches: 1000 }), { timeoutMs: 20_000, shards: 1 });
     for (const shards of [2, 3]) {
-      const many = await runSearch(job({ pattern: 'a', maxMatches: 1000 }), { timeoutMs: 20_000, shards });
-      expect(paths(many)).toEqual(paths(one));
-      expect(many.filesSearched).toBe(one.filesSearched);
+      for (const chunkFiles of [1, 2, 32]) {
+        const many = await runSearch(job({ pattern: 'a', maxMatches: 1000 }), { timeoutMs: 20_000, shards, chunkFiles });
+        expect(paths(many)).toEqual(paths(one));
+        expect(many.filesSearched).toBe(one.filesSearched);
+      }
     }
-    const cut = await runSearch(job({ pattern: 'a', maxMatches: 2 }), { timeoutMs: 20_000, shards: 3 });
+    const cut = await runSearch(job({ pattern: 'a', maxMatches: 2 }), { timeoutMs: 20_000, shards: 3, chunkFiles: 1 });
     expect(paths(cut)).toEqual(paths(one).slice(0, 2));
     expect(cut.truncated).toBe(true);
     expect(cut.matches.every((match) => !('key' in match))).toBe(true);
+  });
+
+  it('opens at most maxFiles files in all, however many workers search', async () => {
+    const all = await runSearch(job({ pattern: 'a', maxMatches: 1000 }), { timeoutMs: 20_000, shards: 1 });
+    const bounded = await runSearch(job({ pattern: 'a', maxMatches: 1000, maxFiles: 2 }), { timeoutMs: 20_000, shards: 3, chunkFiles: 1 });
+    expect(bounded.filesSearched + bounded.filesSkipped).toBe(2);
+    expect(bounded.truncated).toBe(true);
+    expect(paths(bounded)).toEqual(paths(all).filter((entry) => paths(bounded).includes(entry)));
   });
 
   it('bounds the matches (truncated) and gives context lines', async () => {

@@ -29,6 +29,9 @@ export function checkPattern(pattern: string, ignoreCase: boolean): void {
   }
 }
 
+/** Files a worker claims at a time: small enough to balance, large enough that claiming costs nothing. */
+export const SEARCH_CHUNK_FILES = 32;
+
 /** Workers one search uses: one per core, at most 4 (IO-bound past that). */
 export function searchShards(): number {
   return Math.max(1, Math.min(4, availableParallelism()));
@@ -110,16 +113,19 @@ export function mergeReports(reports: readonly SearchReport[], maxMatches: numbe
 }
 
 /**
- * Runs one search in worker threads (one per core, each searching its share of the directories)
+ * Runs one search in worker threads (one per core, each searching the chunks of files it claims)
  * under a deadline. The host's own thread never runs the caller's regular expression, so a pattern
  * that backtracks for ever costs those workers their lives at the deadline (or when `signal`
  * aborts), never the host's responsiveness.
  */
-export async function runSearch(job: Omit<SearchJob, 'shard' | 'shards'>, options: { readonly timeoutMs: number; readonly signal?: AbortSignal; readonly shards?: number }): Promise<SearchReport> {
+export async function runSearch(job: Omit<SearchJob, 'claims' | 'chunkFiles'>, options: { readonly timeoutMs: number; readonly signal?: AbortSignal; readonly shards?: number; readonly chunkFiles?: number }): Promise<SearchReport> {
   const shards = options.shards ?? searchShards();
+  const claims = new SharedArrayBuffer(8);
+  new Int32Array(claims)[1] = 0x7fffffff;
+  const shared: SearchJob = { ...job, claims, chunkFiles: options.chunkFiles ?? SEARCH_CHUNK_FILES };
   try {
     const reports = await waitFor(
-      (signal) => Promise.all(Array.from({ length: shards }, (_, shard) => runShard({ ...job, shard, shards, maxFiles: Math.ceil(job.maxFiles / shards) }, signal))),
+      (signal) => Promise.all(Array.from({ length: shards }, () => runShard(shared, signal))),
       { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
     );
     return mergeReports(reports, job.maxMatches);

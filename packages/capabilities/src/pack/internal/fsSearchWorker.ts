@@ -18,14 +18,20 @@ export interface SearchJob {
   /** Real paths never entered (capnode's config directory). */
   readonly denied: readonly string[];
   readonly globCaseInsensitive: boolean;
-  /** This worker searches the files of every `shards`-th directory, starting with the `shard`-th. */
-  readonly shard: number;
-  readonly shards: number;
+  /**
+   * Shared by every worker of one search (`Int32Array` of 2): [0] the next chunk of files to claim,
+   * [1] the file ordinal after which no worker needs to look (one found `maxMatches` by then).
+   * Every worker walks the tree in the same order and numbers the files it would search the same
+   * way; each searches only the chunks of `chunkFiles` it claimed, so the work balances itself
+   * whatever the shape of the tree.
+   */
+  readonly claims: SharedArrayBuffer;
+  readonly chunkFiles: number;
 }
 
 /** One matching line. */
 export interface SearchMatch {
-  /** Walk order of the file (directory sequence × 2^20 + entry index): merges shards in one order. */
+  /** Walk order of the file (its ordinal among the files searched): merges the workers' matches in one order. */
   readonly key?: number;
   readonly path: string;
   /** 1-based line number. */
@@ -101,7 +107,7 @@ export function createIgnoreRules(createGlobMatcher: GlobMatcherFactory, caseIns
 export interface FileSearcher {
   /** Reads a regular file (not through a symlink, never blocking on a FIFO) up to the size bound. */
   readFile(path: string): Buffer | undefined;
-  /** Searches one file; `order` sorts its matches among every shard's (directory sequence, then entry). */
+  /** Searches one file; `order` sorts its matches among every worker's (the file's ordinal in the walk). */
   searchFile(path: string, order: number): void;
   /** True once the match bound was passed: the walk stops. */
   readonly full: boolean;
@@ -197,7 +203,7 @@ export function createFileSearcher(fs: any, job: SearchJob): FileSearcher {
       filesSkipped++;
       return;
     }
-    if (data.subarray(0, 8192).indexOf(0) >= 0) {
+    if ((data.length > 8192 ? data.subarray(0, 8192) : data).indexOf(0) >= 0) {
       filesSkipped++;
       return;
     }
@@ -253,13 +259,13 @@ export function runSearchJob(fs: any, job: SearchJob, createGlobMatcher: GlobMat
   const rules = ignoreRules(createGlobMatcher, job.globCaseInsensitive);
   const searcher = fileSearcher(fs, job);
   const isDenied = (path: string) => job.denied.some((dir) => path === dir || path.startsWith(`${dir}/`));
-  let opened = 0;
-  let sequence = -1;
+  const claims = new Int32Array(job.claims);
+  let ordinal = -1;
+  let chunkStart = -1;
+  let chunkEnd = -1;
   const stack: { dir: string; rel: string; sets: IgnoreRuleSet[] }[] = [{ dir: job.dir, rel: '', sets: [] }];
   walk: while (stack.length > 0) {
     const { dir, rel, sets: parentSets } = stack.pop()!;
-    // Every shard walks every directory in the same order; each searches the files of its own share of them.
-    const mine = ++sequence % job.shards === job.shard;
     let entries: { name: string; isFile(): boolean; isDirectory(): boolean }[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -279,19 +285,30 @@ export function runSearchJob(fs: any, job: SearchJob, createGlobMatcher: GlobMat
       const name = entry.name;
       if (name === '.git' || (!job.hidden && name.startsWith('.'))) continue;
       const childRel = rel === '' ? name : `${rel}/${name}`;
-      const child = `${dir}/${name}`;
       if (entry.isDirectory()) {
+        const child = `${dir}/${name}`;
         if (isDenied(child) || (sets.length > 0 && rules.ignored(sets, childRel, true)) || exclude.some((match) => match(childRel))) continue;
         dirs.push({ dir: child, rel: childRel, sets });
-      } else if (mine && entry.isFile()) {
+      } else if (entry.isFile()) {
         if (include.length > 0 && !include.some((match) => match(childRel))) continue;
         if (exclude.some((match) => match(childRel)) || (sets.length > 0 && rules.ignored(sets, childRel, false))) continue;
-        if (++opened > job.maxFiles) {
+        // Every worker numbers the same files the same way; past the bound, or past where one worker
+        // already found enough, nothing more is needed.
+        if (++ordinal >= job.maxFiles) {
           searcher.markTruncated();
           break walk;
         }
-        searcher.searchFile(child, sequence * 1_048_576 + index);
-        if (searcher.full) break walk;
+        if (ordinal > Atomics.load(claims, 1)) break walk;
+        while (ordinal >= chunkEnd) {
+          chunkStart = Atomics.add(claims, 0, 1) * job.chunkFiles;
+          chunkEnd = chunkStart + job.chunkFiles;
+        }
+        if (ordinal < chunkStart) continue;
+        searcher.searchFile(`${dir}/${name}`, ordinal);
+        if (searcher.full) {
+          for (let stop = Atomics.load(claims, 1); ordinal < stop; stop = Atomics.load(claims, 1)) if (Atomics.compareExchange(claims, 1, stop, ordinal) === stop) break;
+          break walk;
+        }
       }
     }
     // Pushed last-first, so the stack pops the directories in name order.
