@@ -210,6 +210,42 @@ describe.skipIf(!ready)('canvas on a real Xvfb display with real Chromium', { ti
     await call('canvas.hide', {}, 'cli');
   });
 
+  it('renews the gateway surface before resolving a hosted path (and only then), and still guards the renewed origin alone', async () => {
+    await using gateway = await startPageServer('127.0.0.1');
+    const refreshes: (AbortSignal | undefined)[] = [];
+    const controller = new AbortController();
+    const registry = createRegistry();
+    registry.register(
+      createCanvasCapability({
+        env: xvfb.env,
+        profileDir: join(dir.path, 'profile-renew'),
+        signal: controller.signal,
+        gatewayCanvasUrl: {
+          current: () => `${gateway.origin}/__openclaw__/cap/old`,
+          fresh: async ({ signal }) => {
+            refreshes.push(signal);
+            return `${gateway.origin}/__openclaw__/cap/new`;
+          },
+        },
+      }),
+    );
+    const invoker = createInvoker({ registry });
+    const call = (command: string, args: Record<string, unknown>) => invoker.invoke({ command, args, transport: 'gateway' }).then((outcome) => outcome.result);
+    try {
+      expect((await call('canvas.present', { url: '/__openclaw__/canvas/renewed.html' })).ok).toBe(true);
+      expect(gateway.paths).toContain('/__openclaw__/cap/new/__openclaw__/canvas/renewed.html');
+      expect(refreshes).toHaveLength(1);
+      expect(refreshes[0]).toBeInstanceOf(AbortSignal);
+      // An absolute URL on the gateway's origin needs no renewal; caps reads the current URL only.
+      expect((await call('canvas.navigate', { url: `${gateway.origin}/__openclaw__/cap/new/x` })).ok).toBe(true);
+      expect((await call('canvas.caps', {})).ok).toBe(true);
+      expect(refreshes).toHaveLength(1);
+      expect(failureOf(await call('canvas.navigate', { url: `${pages.origin}/elsewhere` })).data).toMatchObject({ code: 'CANVAS_URL_REFUSED' });
+    } finally {
+      controller.abort();
+    }
+  });
+
   it('answers bad input and A2UI with typed failures', async () => {
     const call = direct();
     const cases: [string, Record<string, unknown>, string][] = [
