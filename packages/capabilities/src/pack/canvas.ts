@@ -9,7 +9,7 @@ import { findChromiumExecutable } from './internal/chromiumPath.js';
 import { HOSTED_PATH_PREFIX, checkCanvasUrl, type CanvasUrlContext } from './internal/canvasUrl.js';
 import { toBoundedBase64, imageResult } from './internal/media.js';
 import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
-import type { CanvasContent, CanvasWindow } from './internal/canvasWindow.js';
+import type { CanvasContent, CanvasLoad, CanvasWindow } from './internal/canvasWindow.js';
 import { canvasFailure, isRemoteCaller, remoteGuard } from './internal/canvasCalls.js';
 
 /** The largest inline HTML `canvas.present` shows (as the Windows tray caps A2UI pushes). */
@@ -121,6 +121,31 @@ async function allowedUrl(raw: string, options: CanvasOptions, ctx: CommandConte
   return decision.url;
 }
 
+/** HTTP statuses with which the gateway refuses a lapsed or replaced surface capability. */
+const REFUSED_CAPABILITY_STATUSES: ReadonlySet<number> = new Set([401, 403]);
+
+/** The main document's HTTP status (Navigation Timing), 0 when unknown. */
+const RESPONSE_STATUS_SCRIPT = "performance.getEntriesByType('navigation')[0]?.responseStatus ?? 0";
+
+/**
+ * After a hosted path loaded: when the gateway refused its capability (401/403, e.g. it lapsed unused
+ * or another client replaced it), renews the surface URL once with `force` and loads the path again,
+ * as OpenClaw's own nodes re-resolve their canvas host after a forced refresh.
+ */
+async function retryRefusedHosted(raw: string, load: CanvasLoad, canvas: CanvasWindow, options: CanvasOptions, ctx: CommandContext): Promise<CanvasLoad> {
+  const source = surfaceSource(options.gatewayCanvasUrl);
+  if (source === undefined || load.errorText || !raw.trim().startsWith(HOSTED_PATH_PREFIX)) return load;
+  const status = await canvas.evaluate(RESPONSE_STATUS_SCRIPT, ctx).catch(() => undefined);
+  if (!status?.ok || typeof status.value !== 'number' || !REFUSED_CAPABILITY_STATUSES.has(status.value)) return load;
+  const before = source.current();
+  const renewed = await source.fresh({ signal: ctx.signal, force: true });
+  if (renewed === undefined || renewed === before) return load;
+  ctx.log('info', `canvas: the gateway refused its canvas capability (HTTP ${status.value}); loading ${raw} again with a renewed one`);
+  const decision = checkCanvasUrl(raw, { remote: isRemoteCaller(ctx), gatewayCanvasUrl: renewed });
+  if (!decision.ok) return load;
+  return canvas.present({ kind: 'url', url: decision.url }, undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx);
+}
+
 async function presentContent(args: z.output<typeof presentInput>, options: CanvasOptions, ctx: CommandContext): Promise<CanvasContent | undefined> {
   const url = args.url ?? args.target;
   if (url !== undefined && args.html !== undefined) throw new CapabilityError('invalid_arguments', 'Give url or html, not both.');
@@ -143,7 +168,9 @@ function createPresentCommand(options: CanvasOptions, window: () => Promise<Canv
       const placement = { ...args.placement, ...(args.x === undefined ? {} : { x: args.x }), ...(args.y === undefined ? {} : { y: args.y }), ...(args.width === undefined ? {} : { width: args.width }), ...(args.height === undefined ? {} : { height: args.height }) };
       const rounded = Object.fromEntries(Object.entries(placement).map(([key, value]) => [key, Math.round(value as number)]));
       const canvas = await window();
-      const load = await canvas.present(content, Object.keys(rounded).length ? rounded : undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx).catch((error: unknown) => canvasFailure(error, ctx));
+      const shown = canvas.present(content, Object.keys(rounded).length ? rounded : undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx);
+      const raw = args.url ?? args.target;
+      const load = await shown.then((first) => (raw === undefined ? first : retryRefusedHosted(raw, first, canvas, options, ctx))).catch((error: unknown) => canvasFailure(error, ctx));
       if (load.errorText) canvasFailure(load, ctx);
       return json({ ok: true, presented: true, url: load.url });
     },
@@ -162,7 +189,10 @@ function createNavigateCommand(options: CanvasOptions, window: () => Promise<Can
       if (raw === undefined) throw new CapabilityError('invalid_arguments', 'canvas.navigate needs a url.');
       const url = await allowedUrl(raw, options, ctx);
       const canvas = await window();
-      const load = await canvas.present({ kind: 'url', url }, undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx).catch((error: unknown) => canvasFailure(error, ctx));
+      const load = await canvas
+        .present({ kind: 'url', url }, undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx)
+        .then((first) => retryRefusedHosted(raw, first, canvas, options, ctx))
+        .catch((error: unknown) => canvasFailure(error, ctx));
       if (load.errorText) canvasFailure(load, ctx);
       return json({ ok: true, navigated: true, url: load.url });
     },

@@ -96,6 +96,20 @@ describe('plugin surface URLs of a gateway node', () => {
     clock += 2_000;
     await surfaces.fresh('canvas');
     expect(requests).toHaveLength(2);
+    // An expiry beyond the default lifetime (another clock) counts as the default.
+    let later = 0;
+    (client as { request: unknown }).request = async () => {
+      later += 1;
+      return { surface: 'canvas', pluginSurfaceUrls: { canvas: `${CAP}c` }, expiresAtMs: Date.now() + 3_600_000 };
+    };
+    expect(await surfaces.fresh('canvas', { force: true })).toBe(`${CAP}c`);
+    clock += PLUGIN_SURFACE_DEFAULT_TTL_MS - PLUGIN_SURFACE_REFRESH_MARGIN_MS - 1;
+    await surfaces.fresh('canvas');
+    expect(later).toBe(1);
+    clock += 2;
+    await surfaces.fresh('canvas');
+    expect(later).toBe(2);
+    expect(requests).toHaveLength(2);
   });
 
   it('a caller that aborts stops waiting; the refresh goes on for the others', async () => {

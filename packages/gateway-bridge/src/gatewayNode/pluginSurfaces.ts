@@ -26,9 +26,6 @@ export const HOSTED_SURFACE_CAPS: readonly string[] = ['canvas'];
 /** Deadline of one refresh request (OpenClaw's own nodes wait 8 s). */
 const REFRESH_TIMEOUT_MS = 8_000;
 
-/** Longest expiry accepted from the gateway; anything later is treated as the default lifetime. */
-const MAX_TTL_MS = 24 * 60 * 60 * 1000;
-
 /** `node.pluginSurface.refresh` answer: `{ surface, pluginSurfaceUrls: { [surface]: url }, expiresAtMs? }`. */
 const refreshResultSchema = z.looseObject({
   surface: z.string().optional(),
@@ -102,7 +99,8 @@ export function createPluginSurfaces(context: {
       if (connId !== owner) return live()?.get(surface)?.url;
       const issued = now();
       const remaining = parsed.success && parsed.data.expiresAtMs !== undefined ? parsed.data.expiresAtMs - Date.now() : PLUGIN_SURFACE_DEFAULT_TTL_MS;
-      entries.set(surface, { url, expiresAt: issued + (remaining > 0 && remaining <= MAX_TTL_MS ? remaining : PLUGIN_SURFACE_DEFAULT_TTL_MS) });
+      // The gateway's clock may differ from this one: never count on more than the default lifetime.
+      entries.set(surface, { url, expiresAt: issued + (remaining > 0 ? Math.min(remaining, PLUGIN_SURFACE_DEFAULT_TTL_MS) : PLUGIN_SURFACE_DEFAULT_TTL_MS) });
       context.log('debug', `refreshed the gateway's ${surface} surface URL`);
       return url;
     } catch (error) {
