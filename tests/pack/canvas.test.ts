@@ -210,6 +210,84 @@ describe.skipIf(!ready)('canvas on a real Xvfb display with real Chromium', { ti
     await call('canvas.hide', {}, 'cli');
   });
 
+  it('renews the gateway surface before resolving a hosted path (and only then), and still guards the renewed origin alone', async () => {
+    await using gateway = await startPageServer('127.0.0.1');
+    const refreshes: (AbortSignal | undefined)[] = [];
+    const controller = new AbortController();
+    const registry = createRegistry();
+    registry.register(
+      createCanvasCapability({
+        env: xvfb.env,
+        profileDir: join(dir.path, 'profile-renew'),
+        signal: controller.signal,
+        gatewayCanvasUrl: {
+          current: () => `${gateway.origin}/__openclaw__/cap/old`,
+          fresh: async ({ signal }) => {
+            refreshes.push(signal);
+            return `${gateway.origin}/__openclaw__/cap/new`;
+          },
+        },
+      }),
+    );
+    const invoker = createInvoker({ registry });
+    const call = (command: string, args: Record<string, unknown>) => invoker.invoke({ command, args, transport: 'gateway' }).then((outcome) => outcome.result);
+    try {
+      expect((await call('canvas.present', { url: '/__openclaw__/canvas/renewed.html' })).ok).toBe(true);
+      expect(gateway.paths).toContain('/__openclaw__/cap/new/__openclaw__/canvas/renewed.html');
+      expect(refreshes).toHaveLength(1);
+      expect(refreshes[0]).toBeInstanceOf(AbortSignal);
+      // An absolute URL on the gateway's origin needs no renewal; caps reads the current URL only.
+      expect((await call('canvas.navigate', { url: `${gateway.origin}/__openclaw__/cap/new/x` })).ok).toBe(true);
+      expect((await call('canvas.caps', {})).ok).toBe(true);
+      expect(refreshes).toHaveLength(1);
+      expect(failureOf(await call('canvas.navigate', { url: `${pages.origin}/elsewhere` })).data).toMatchObject({ code: 'CANVAS_URL_REFUSED' });
+    } finally {
+      controller.abort();
+    }
+  });
+
+  it('loads a hosted path again with a force-renewed surface when the gateway refuses the capability (401), once', async () => {
+    await using gateway = await startPageServer('127.0.0.1', {
+      '/__openclaw__/cap/lapsed/__openclaw__/canvas/page.html': () => ({ status: 401, body: 'Unauthorized' }),
+      '/__openclaw__/cap/lapsed/__openclaw__/canvas/missing.html': () => ({ status: 404, body: 'not found' }),
+    });
+    const forced: boolean[] = [];
+    let current = `${gateway.origin}/__openclaw__/cap/lapsed`;
+    const controller = new AbortController();
+    const registry = createRegistry();
+    registry.register(
+      createCanvasCapability({
+        env: xvfb.env,
+        profileDir: join(dir.path, 'profile-refused'),
+        signal: controller.signal,
+        gatewayCanvasUrl: {
+          current: () => current,
+          fresh: async ({ force }) => {
+            forced.push(force === true);
+            if (force) current = `${gateway.origin}/__openclaw__/cap/renewed`;
+            return current;
+          },
+        },
+      }),
+    );
+    const invoker = createInvoker({ registry });
+    const call = (command: string, args: Record<string, unknown>) => invoker.invoke({ command, args, transport: 'gateway' }).then((outcome) => outcome.result);
+    try {
+      const shown = await call('canvas.navigate', { url: '/__openclaw__/canvas/page.html' });
+      expect(shown.ok, JSON.stringify(shown)).toBe(true);
+      expect(shown.ok && shown.structured).toMatchObject({ url: `${gateway.origin}/__openclaw__/cap/renewed/__openclaw__/canvas/page.html` });
+      expect(forced).toEqual([false, true]);
+      expect(gateway.paths).toEqual(expect.arrayContaining(['/__openclaw__/cap/lapsed/__openclaw__/canvas/page.html', '/__openclaw__/cap/renewed/__openclaw__/canvas/page.html']));
+      expect(await call('canvas.eval', { javaScript: 'location.pathname' })).toMatchObject({ ok: true, structured: { result: '/__openclaw__/cap/renewed/__openclaw__/canvas/page.html' } });
+      // A 404 is the page's answer, not a refused capability: no renewal.
+      current = `${gateway.origin}/__openclaw__/cap/lapsed`;
+      expect((await call('canvas.present', { url: '/__openclaw__/canvas/missing.html' })).ok).toBe(true);
+      expect(forced).toEqual([false, true, false]);
+    } finally {
+      controller.abort();
+    }
+  });
+
   it('answers bad input and A2UI with typed failures', async () => {
     const call = direct();
     const cases: [string, Record<string, unknown>, string][] = [

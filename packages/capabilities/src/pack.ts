@@ -65,7 +65,7 @@ export {
 } from './pack/shell.js';
 export type { ShellSessionSummary, ShellReadResult } from './pack/internal/shellViews.js';
 export type { StreamRead } from './pack/internal/outputRing.js';
-export type { CanvasOptions, GatewayCanvasSurface } from './pack/canvas.js';
+export type { CanvasOptions, GatewayCanvasSurface, GatewayCanvasSurfaceSource } from './pack/canvas.js';
 export { canvasPlugin, createCanvasPlugin, createCanvasCapability, probeCanvas, MAX_CANVAS_HTML_BYTES, MAX_CANVAS_SCRIPT_CHARS, MAX_CANVAS_EVAL_RESULT_CHARS } from './pack/canvas.js';
 
 /** One plugin of the capability pack: its name (the `pluginSettings` key) and the plugin itself. */

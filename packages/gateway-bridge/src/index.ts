@@ -31,6 +31,8 @@ export type {
 export type { PublishedMcpTool } from './gatewayNode/nodePublisher.js';
 export { GATEWAY_NODE_MCP_CALL_COMMAND, publishedToolNames } from './gatewayNode/nodePublisher.js';
 export { gatewayNodeDeclaration, toInvokeResult, createGatewayNodeTransport } from './gatewayNode/gatewayNodeTransport.js';
+export type { PluginSurfaceOptions } from './gatewayNode/pluginSurfaces.js';
+export { PLUGIN_SURFACE_DEFAULT_TTL_MS, PLUGIN_SURFACE_REFRESH_MARGIN_MS, PLUGIN_SURFACE_REFRESH_METHOD } from './gatewayNode/pluginSurfaces.js';
 export type {
   ChannelConversation,
   ChannelEvent,

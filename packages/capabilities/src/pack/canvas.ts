@@ -6,10 +6,10 @@ import { defineCapability, defineCommand, type Availability, type Capability, ty
 import { CapabilityError } from '../errors.js';
 import { definePlugin, type PluginContext } from '../plugin.js';
 import { findChromiumExecutable } from './internal/chromiumPath.js';
-import { checkCanvasUrl, type CanvasUrlContext } from './internal/canvasUrl.js';
+import { HOSTED_PATH_PREFIX, checkCanvasUrl, type CanvasUrlContext } from './internal/canvasUrl.js';
 import { toBoundedBase64, imageResult } from './internal/media.js';
 import { envOf, platformOf, type PackEnvironment } from './internal/voiceProbe.js';
-import type { CanvasContent, CanvasWindow } from './internal/canvasWindow.js';
+import type { CanvasContent, CanvasLoad, CanvasWindow } from './internal/canvasWindow.js';
 import { canvasFailure, isRemoteCaller, remoteGuard } from './internal/canvasCalls.js';
 
 /** The largest inline HTML `canvas.present` shows (as the Windows tray caps A2UI pushes). */
@@ -19,8 +19,24 @@ export const MAX_CANVAS_SCRIPT_CHARS = 1_000_000;
 /** The largest `canvas.eval` result returned, in characters. */
 export const MAX_CANVAS_EVAL_RESULT_CHARS = 4 * 1024 * 1024;
 
-/** The connected gateway's `pluginSurfaceUrls.canvas`, read at each call; `undefined` when no gateway offers one. */
-export type GatewayCanvasSurface = () => string | undefined;
+/**
+ * The connected gateway's canvas surface (`pluginSurfaceUrls.canvas`), read at each call; `undefined`
+ * when no gateway offers one. Either a getter, or a source that can also refresh the URL's capability
+ * (`node.pluginSurface.refresh`) before a hosted path is resolved against it.
+ */
+export type GatewayCanvasSurface = (() => string | undefined) | GatewayCanvasSurfaceSource;
+
+/** A canvas surface that refreshes: `current()` now, `fresh()` after renewing a URL near its expiry. */
+export interface GatewayCanvasSurfaceSource {
+  current(): string | undefined;
+  /** The URL, refreshed first when near its expiry (or `force`); the current one when a refresh fails. */
+  fresh(options: { readonly signal?: AbortSignal; readonly force?: boolean }): Promise<string | undefined>;
+}
+
+function surfaceSource(surface: GatewayCanvasSurface | undefined): GatewayCanvasSurfaceSource | undefined {
+  if (surface === undefined || typeof surface !== 'function') return surface;
+  return { current: surface, fresh: async () => surface() };
+}
 
 /** Options of {@link createCanvasCapability}. */
 export interface CanvasOptions extends PackEnvironment {
@@ -90,25 +106,54 @@ function windowSource(options: CanvasOptions): () => Promise<CanvasWindow> {
   };
 }
 
-function urlContext(options: CanvasOptions, ctx: CommandContext): CanvasUrlContext {
-  return { remote: isRemoteCaller(ctx), gatewayCanvasUrl: options.gatewayCanvasUrl?.() };
+/** The gateway's canvas surface URL now; for a hosted path, renewed first when its capability is near expiry. */
+async function gatewaySurfaceFor(raw: string, options: CanvasOptions, ctx: CommandContext): Promise<string | undefined> {
+  const source = surfaceSource(options.gatewayCanvasUrl);
+  if (source === undefined) return undefined;
+  return raw.trim().startsWith(HOSTED_PATH_PREFIX) ? source.fresh({ signal: ctx.signal }) : source.current();
 }
 
 /** The URL a caller may open, or the refusal as a CapabilityError (its `data.code` is the gateway's code). */
-function allowedUrl(raw: string, options: CanvasOptions, ctx: CommandContext): string {
-  const decision = checkCanvasUrl(raw, urlContext(options, ctx));
+async function allowedUrl(raw: string, options: CanvasOptions, ctx: CommandContext): Promise<string> {
+  const context: CanvasUrlContext = { remote: isRemoteCaller(ctx), gatewayCanvasUrl: await gatewaySurfaceFor(raw, options, ctx) };
+  const decision = checkCanvasUrl(raw, context);
   if (!decision.ok) throw new CapabilityError(decision.code, decision.reason, { data: { code: decision.failure } });
   return decision.url;
 }
 
-function presentContent(args: z.output<typeof presentInput>, options: CanvasOptions, ctx: CommandContext): CanvasContent | undefined {
+/** HTTP statuses with which the gateway refuses a lapsed or replaced surface capability. */
+const REFUSED_CAPABILITY_STATUSES: ReadonlySet<number> = new Set([401, 403]);
+
+/** The main document's HTTP status (Navigation Timing), 0 when unknown. */
+const RESPONSE_STATUS_SCRIPT = "performance.getEntriesByType('navigation')[0]?.responseStatus ?? 0";
+
+/**
+ * After a hosted path loaded: when the gateway refused its capability (401/403, e.g. it lapsed unused
+ * or another client replaced it), renews the surface URL once with `force` and loads the path again,
+ * as OpenClaw's own nodes re-resolve their canvas host after a forced refresh.
+ */
+async function retryRefusedHosted(raw: string, load: CanvasLoad, canvas: CanvasWindow, options: CanvasOptions, ctx: CommandContext): Promise<CanvasLoad> {
+  const source = surfaceSource(options.gatewayCanvasUrl);
+  if (source === undefined || load.errorText || !raw.trim().startsWith(HOSTED_PATH_PREFIX)) return load;
+  const status = await canvas.evaluate(RESPONSE_STATUS_SCRIPT, ctx).catch(() => undefined);
+  if (!status?.ok || typeof status.value !== 'number' || !REFUSED_CAPABILITY_STATUSES.has(status.value)) return load;
+  const before = source.current();
+  const renewed = await source.fresh({ signal: ctx.signal, force: true });
+  if (renewed === undefined || renewed === before) return load;
+  ctx.log('info', `canvas: the gateway refused its canvas capability (HTTP ${status.value}); loading ${raw} again with a renewed one`);
+  const decision = checkCanvasUrl(raw, { remote: isRemoteCaller(ctx), gatewayCanvasUrl: renewed });
+  if (!decision.ok) return load;
+  return canvas.present({ kind: 'url', url: decision.url }, undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx);
+}
+
+async function presentContent(args: z.output<typeof presentInput>, options: CanvasOptions, ctx: CommandContext): Promise<CanvasContent | undefined> {
   const url = args.url ?? args.target;
   if (url !== undefined && args.html !== undefined) throw new CapabilityError('invalid_arguments', 'Give url or html, not both.');
   if (args.html !== undefined) {
     if (Buffer.byteLength(args.html, 'utf8') > MAX_CANVAS_HTML_BYTES) throw new CapabilityError('payload_too_large', `The html is larger than ${MAX_CANVAS_HTML_BYTES} bytes; host it and pass its url instead.`);
     return { kind: 'html', html: args.html };
   }
-  return url === undefined ? undefined : { kind: 'url', url: allowedUrl(url, options, ctx) };
+  return url === undefined ? undefined : { kind: 'url', url: await allowedUrl(url, options, ctx) };
 }
 
 function createPresentCommand(options: CanvasOptions, window: () => Promise<CanvasWindow>) {
@@ -119,11 +164,13 @@ function createPresentCommand(options: CanvasOptions, window: () => Promise<Canv
     availability: () => probeCanvas(options),
     input: presentInput,
     async execute(args, ctx) {
-      const content = presentContent(args, options, ctx);
+      const content = await presentContent(args, options, ctx);
       const placement = { ...args.placement, ...(args.x === undefined ? {} : { x: args.x }), ...(args.y === undefined ? {} : { y: args.y }), ...(args.width === undefined ? {} : { width: args.width }), ...(args.height === undefined ? {} : { height: args.height }) };
       const rounded = Object.fromEntries(Object.entries(placement).map(([key, value]) => [key, Math.round(value as number)]));
       const canvas = await window();
-      const load = await canvas.present(content, Object.keys(rounded).length ? rounded : undefined, remoteGuard(options, ctx), ctx).catch((error: unknown) => canvasFailure(error, ctx));
+      const shown = canvas.present(content, Object.keys(rounded).length ? rounded : undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx);
+      const raw = args.url ?? args.target;
+      const load = await shown.then((first) => (raw === undefined ? first : retryRefusedHosted(raw, first, canvas, options, ctx))).catch((error: unknown) => canvasFailure(error, ctx));
       if (load.errorText) canvasFailure(load, ctx);
       return json({ ok: true, presented: true, url: load.url });
     },
@@ -140,9 +187,12 @@ function createNavigateCommand(options: CanvasOptions, window: () => Promise<Can
     async execute(args, ctx) {
       const raw = args.url ?? args.target;
       if (raw === undefined) throw new CapabilityError('invalid_arguments', 'canvas.navigate needs a url.');
-      const url = allowedUrl(raw, options, ctx);
+      const url = await allowedUrl(raw, options, ctx);
       const canvas = await window();
-      const load = await canvas.present({ kind: 'url', url }, undefined, remoteGuard(options, ctx), ctx).catch((error: unknown) => canvasFailure(error, ctx));
+      const load = await canvas
+        .present({ kind: 'url', url }, undefined, remoteGuard({ gatewayCanvasUrl: () => surfaceSource(options.gatewayCanvasUrl)?.current() }, ctx), ctx)
+        .then((first) => retryRefusedHosted(raw, first, canvas, options, ctx))
+        .catch((error: unknown) => canvasFailure(error, ctx));
       if (load.errorText) canvasFailure(load, ctx);
       return json({ ok: true, navigated: true, url: load.url });
     },
@@ -216,7 +266,7 @@ function createSimpleCommands(options: CanvasOptions, window: () => Promise<Canv
     input: z.object({}),
     async execute(_args, ctx) {
       const open = (await window()).isOpen;
-      return json({ renderer: 'chromium', eval: true, snapshot: true, navigate: true, html: true, placement: true, visible: open, hostedPaths: options.gatewayCanvasUrl?.() !== undefined, a2ui: { supported: false } });
+      return json({ renderer: 'chromium', eval: true, snapshot: true, navigate: true, html: true, placement: true, visible: open, hostedPaths: surfaceSource(options.gatewayCanvasUrl)?.current() !== undefined, a2ui: { supported: false } });
     },
   });
   return [hide, caps];

@@ -4,6 +4,7 @@ import type { BackoffOptions } from '../connection/backoff.js';
 import type { GatewayClient, GatewayClientStatus, GatewayDeclaration, GatewayLogLevel } from '../connection/clientContract.js';
 import type { DeviceIdentity, DeviceTokenStore } from '../connection/identity.js';
 import type { InvokeLedgerStats } from './invokeLedger.js';
+import type { PluginSurfaceOptions } from './pluginSurfaces.js';
 import type { GatewaySocketFactory } from '../connection/socket.js';
 
 /** Where the gateway stands on this node: device pairing, then approval of its declared commands. */
@@ -99,6 +100,18 @@ export interface GatewayNode {
   status(): GatewayNodeStatus;
   /** Resolves once connected (see `GatewayClient.ready`). */
   ready(options?: { readonly signal?: AbortSignal; readonly timeoutMs?: number }): Promise<HelloOk>;
+  /**
+   * The gateway's hosted plugin surface URL for this connection (`pluginSurfaceUrls[surface]` of its
+   * `hello-ok`, or the last `node.pluginSurface.refresh` answer), e.g. `canvas` →
+   * `http://gw:18789/__openclaw__/cap/<token>`; `undefined` while not connected or when the gateway issued none.
+   */
+  pluginSurfaceUrl(surface: string): string | undefined;
+  /**
+   * Like {@link pluginSurfaceUrl}, but first refreshes the URL's capability through
+   * `node.pluginSurface.refresh` when it is near its expiry (or `force`). Never rejects for a failed
+   * refresh (it keeps the current URL); rejects only when `signal` aborts.
+   */
+  freshPluginSurfaceUrl(surface: string, options?: PluginSurfaceOptions): Promise<string | undefined>;
   /** Aborts running invokes, closes the connection. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

@@ -7,6 +7,7 @@ import { createInvokeDispatcher } from '../internal/invokeDispatch.js';
 import { createPairingTracker } from '../internal/pairingTracker.js';
 import { createInvokeLedger, type InvokeLedger } from './invokeLedger.js';
 import { GATEWAY_NODE_MCP_CALL_COMMAND, createNodePublisher } from './nodePublisher.js';
+import { createPluginSurfaces } from './pluginSurfaces.js';
 import type { GatewayNode, GatewayNodeStatus, GatewayNodeTransportOptions } from './gatewayNodeContract.js';
 
 export { GATEWAY_NODE_BUSY_MESSAGE, toInvokeResult } from '../internal/invokeDispatch.js';
@@ -77,6 +78,20 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
   const publisher = options.publications
     ? createNodePublisher({ source: options.publications, client: () => client!, isConnected: () => client?.status().state === 'connected', closed: () => closed, log })
     : undefined;
+  const surfaces = createPluginSurfaces({ client: () => client!, log });
+  // The gateway issues hosted surface URLs (canvas) only in the hello of a connect whose caps it has
+  // approved: after an approval during this connection, reconnect once so it issues them.
+  let approvalReconnectFor: string | undefined;
+  const surfacesAfterApproval = () => {
+    const missing = surfaces.missing(declared.caps);
+    const connId = surfaces.connId;
+    if (closed || pairing.current.state !== 'approved' || missing.length === 0 || connId === undefined || approvalReconnectFor === connId) return;
+    approvalReconnectFor = connId;
+    log('info', `the gateway approved this node; reconnecting so it issues the ${missing.join(', ')} surface URL`);
+    void ledger.idle(options.redeclareDrainMs ?? 30_000).then(() => {
+      if (!closed && surfaces.connId === connId) client!.reconnect('approved: fetch hosted surface URLs');
+    });
+  };
   const dispatch = createInvokeDispatcher({
     nodeId,
     url: options.url,
@@ -102,6 +117,7 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
       }
       case 'node.pair.resolved':
         pairing.resolved(event.payload);
+        surfacesAfterApproval();
         return;
       default:
         return;
@@ -134,7 +150,8 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
       pairing.connectionStatus(connection);
       emitStatus();
     },
-    onConnected: () => {
+    onConnected: (hello) => {
+      surfaces.connected(hello);
       pairing.connected();
       publisher?.connected();
     },
@@ -153,7 +170,16 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
   };
   if (options.signal?.aborted) void close();
   else options.signal?.addEventListener('abort', () => void close(), { once: true });
-  return { nodeId, client: gateway, status, ready: (readyOptions) => gateway.ready(readyOptions), close, [Symbol.asyncDispose]: close };
+  return {
+    nodeId,
+    client: gateway,
+    status,
+    ready: (readyOptions) => gateway.ready(readyOptions),
+    pluginSurfaceUrl: (surface) => surfaces.url(surface),
+    freshPluginSurfaceUrl: (surface, surfaceOptions) => surfaces.fresh(surface, surfaceOptions),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }
 
 /** The gateway client options of a node (client `node-host`, role `node`, no scopes). */

@@ -72,7 +72,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const publications = createGatewayPublications({ settings, registry, imports });
   stack.defer(() => publications.close());
   const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log, publications }));
-  const plugins = stack.use(createPluginsPart(context, options, { gatewayCanvasUrl: () => gateway.surfaceUrl('canvas') }));
+  const plugins = stack.use(createPluginsPart(context, options, { gatewayCanvasUrl: { current: () => gateway.surfaceUrl('canvas'), fresh: (surfaceOptions) => gateway.freshSurfaceUrl('canvas', surfaceOptions) } }));
   const browserControl = stack.use(createBrowserControlPart(context));
   const openagent = stack.use(createOpenAgentPart(context, { ...(options.openagent === undefined ? {} : { override: options.openagent }), imports }));
   const background = stack.use(createBackgroundWork(log));

@@ -110,6 +110,11 @@ export interface GatewayMode {
   status(enabled: boolean, url?: string): GatewayNodeModeStatus;
   /** The connected gateway's hosted plugin surface URL (`pluginSurfaceUrls[surface]` of its hello), while connected. */
   surfaceUrl(surface: string): string | undefined;
+  /**
+   * The same URL, its capability first renewed through the gateway (`node.pluginSurface.refresh`)
+   * when near its expiry or `force`; the current one when that fails.
+   */
+  freshSurfaceUrl(surface: string, options?: { readonly signal?: AbortSignal; readonly force?: boolean }): Promise<string | undefined>;
   /** Closes the node connection only (the channel stays); `start` can create a new one afterwards (settings changed live). */
   stopNode(): Promise<void>;
   close(): Promise<void>;
@@ -173,7 +178,11 @@ export function createGatewayMode(options: GatewayModeOptions): GatewayMode {
     },
     surfaceUrl(surface) {
       if (node?.status().connection.state !== 'connected') return undefined;
-      return node.client.hello()?.pluginSurfaceUrls?.[surface];
+      return node.pluginSurfaceUrl(surface);
+    },
+    async freshSurfaceUrl(surface, surfaceOptions) {
+      if (node?.status().connection.state !== 'connected') return undefined;
+      return node.freshPluginSurfaceUrl(surface, surfaceOptions);
     },
     status(enabled, url) {
       if (node) return gatewayNodeModeStatus(node.status(), identityPath);

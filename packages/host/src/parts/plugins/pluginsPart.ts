@@ -1,5 +1,6 @@
 import type { HostContext } from '../../context/hostContext.js';
 import { createPluginManager, type BuiltinPluginEntry, type PluginManager } from './plugins.js';
+import type { GatewayCanvasSurface } from '@capnode/capabilities/pack';
 
 /** The `HostOptions` the plugins part reads. */
 export interface PluginsPartOptions {
@@ -14,7 +15,7 @@ export interface PluginsPartOptions {
 /** What the plugins part borrows from later parts, handed over by `createHost`. */
 export interface PluginsPartPorts {
   /** The connected gateway's `pluginSurfaceUrls.canvas`, for the pack's canvas. */
-  readonly gatewayCanvasUrl?: () => string | undefined;
+  readonly gatewayCanvasUrl?: GatewayCanvasSurface;
 }
 
 /** The plugins part: the shipped pack, then settings.json `plugins`, then dev plugins, loaded into the pipeline's registry. */
