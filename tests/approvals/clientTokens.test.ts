@@ -1,7 +1,8 @@
 // Clients named by their token: `capnode token add|revoke|list` against a running host, calls of two
 // clients attributed to their tokens' names (not the names the clients report), and the old
 // single token still authenticating as `default`.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
@@ -126,5 +127,19 @@ describe('clients named by their token', () => {
     await client.callTool({ name: 'system.which', arguments: { bins: ['node'] } });
     const line = await eventually(() => auditLines(test).find((entry) => entry.command === 'system.which'), { what: 'the audit line', timeoutMs: 10_000, intervalMs: 50 });
     expect(line).toMatchObject({ client: 'default', caller: 'old-config' });
+  });
+
+  it('an entry of mcp-tokens.json the host refuses is named in the host log (never its token); the first of a name is the one accepted', { timeout: 60_000 }, async () => {
+    await using test = await startTestHost();
+    const created = '2026-01-01T00:00:00.000Z';
+    const [first, second] = ['F'.repeat(43), 'S'.repeat(43)];
+    writeFileSync(join(test.home, 'mcp-tokens.json'), JSON.stringify({ version: 1, tokens: [{ name: 'dup', token: first, created }, { name: 'dup', token: second, created }, { name: 7, token: 'N'.repeat(43), created }] }), { mode: 0o600 });
+    await addToken(test, 'fresh');
+    const log = test.logs.join('\n');
+    expect(log).toMatch(/warning: .*mcp-tokens\.json: entry 2 \("dup"\) repeats the name of entry 1; only the first entry of a name is accepted/);
+    expect(log).toMatch(/warning: .*mcp-tokens\.json: entry 3 \(no name\) has no valid name/);
+    for (const secret of [first, second, 'N'.repeat(43)]) expect(log).not.toContain(secret);
+    expect(await statusWith(test.url, first)).toBe(200);
+    expect(await statusWith(test.url, second)).toBe(401);
   });
 });

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { PendingApproval } from '@capnode/capabilities';
 import { createGatewayClient, type GatewayClient } from '@capnode/gateway-bridge';
 import { approveGatewayNodePairing, createWsSocketFactory, gatewayPlatform, loadOrCreateDeviceIdentity } from '@capnode/gateway-bridge/node';
@@ -9,113 +7,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeSession, type NodeSession } from './fixtures.js';
 import { gatewayWait, interopSkipReason } from './harness.js';
 import { eventually } from '../support/poll.js';
+import { scriptedAgentConfig, startScriptedModel, type ScriptedModel, type ScriptStep } from './scriptedModel.js';
 
 const skipReason = interopSkipReason();
 if (skipReason) console.warn(`gateway interop skipped: ${skipReason}`);
 
 const SHELL_COMMAND = 'echo capnode-agent-$((6*7))';
-const FINAL_TEXT = 'capnode scripted model: done';
-const MODEL_ID = 'scripted-1';
-const PROVIDER_ID = 'capnode-scripted';
-
-/** One chat request the scripted model received, as OpenClaw's `openai-completions` adapter sent it. */
-interface ChatRequest {
-  readonly body: { messages?: Array<{ role: string; content?: unknown; tool_call_id?: string }>; tools?: Array<{ function?: { name?: string } }>; stream?: boolean };
-}
 
 /**
- * An OpenAI-compatible chat-completions endpoint on 127.0.0.1 that plays a fixed script: the first
- * request that offers the `exec` tool gets a tool call running {@link SHELL_COMMAND} on the given
- * gateway node; any request carrying a tool result gets {@link FINAL_TEXT}. Streams when asked to.
+ * The script: the first request that offers the `exec` tool gets a tool call running
+ * {@link SHELL_COMMAND} on the given gateway node (once); everything else gets the final text.
  */
-interface ScriptedModel {
-  readonly baseUrl: string;
-  readonly requests: ChatRequest[];
-  setNode(nodeId: string): void;
-  close(): Promise<void>;
-}
-
-function chunk(delta: Record<string, unknown>, finishReason: string | null): string {
-  return `data: ${JSON.stringify({ id: 'chatcmpl-capnode', object: 'chat.completion.chunk', created: 0, model: MODEL_ID, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
-}
-
-function reply(response: ServerResponse, stream: boolean, message: { content?: string; toolCall?: { id: string; name: string; arguments: string } }): void {
-  const toolCalls = message.toolCall ? [{ index: 0, id: message.toolCall.id, type: 'function', function: { name: message.toolCall.name, arguments: message.toolCall.arguments } }] : undefined;
-  const finish = toolCalls ? 'tool_calls' : 'stop';
-  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
-  if (!stream) {
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ id: 'chatcmpl-capnode', object: 'chat.completion', created: 0, model: MODEL_ID, choices: [{ index: 0, message: { role: 'assistant', content: message.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: finish }], usage }));
-    return;
-  }
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  response.write(chunk({ role: 'assistant', ...(message.content ? { content: message.content } : {}), ...(toolCalls ? { tool_calls: toolCalls } : {}) }, null));
-  response.write(`data: ${JSON.stringify({ id: 'chatcmpl-capnode', object: 'chat.completion.chunk', created: 0, model: MODEL_ID, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage })}\n\n`);
-  response.end('data: [DONE]\n\n');
-}
-
-async function startScriptedModel(): Promise<ScriptedModel> {
-  const requests: ChatRequest[] = [];
-  let nodeId = '';
+function execOnce(nodeId: string): ScriptStep {
   let toolCallSent = false;
-  const handle = async (request: IncomingMessage, response: ServerResponse) => {
-    let raw = '';
-    for await (const part of request) raw += String(part);
-    if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions')) {
-      response.writeHead(404).end();
-      return;
-    }
-    const body = JSON.parse(raw || '{}') as ChatRequest['body'];
-    requests.push({ body });
-    const stream = body.stream === true;
-    const hasToolResult = (body.messages ?? []).some((message) => message.role === 'tool');
-    const offersExec = (body.tools ?? []).some((tool) => tool.function?.name === 'exec');
-    if (!hasToolResult && offersExec && !toolCallSent) {
-      toolCallSent = true;
-      reply(response, stream, { toolCall: { id: 'callcapnode1', name: 'exec', arguments: JSON.stringify({ command: SHELL_COMMAND, host: 'node', node: nodeId }) } });
-      return;
-    }
-    reply(response, stream, { content: FINAL_TEXT });
-  };
-  const server: Server = createServer((request, response) => {
-    handle(request, response).catch(() => {
-      if (!response.headersSent) response.writeHead(500);
-      response.end();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    requests,
-    setNode: (id) => void (nodeId = id),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** The gateway config that makes the scripted model the default agent's model and routes exec to a gateway node. */
-function agentConfig(baseUrl: string): Record<string, unknown> {
-  return {
-    models: {
-      mode: 'merge',
-      providers: {
-        [PROVIDER_ID]: {
-          baseUrl,
-          apiKey: 'capnode-scripted-key',
-          api: 'openai-completions',
-          models: [{ id: MODEL_ID, name: 'capnode scripted model', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 4_096 }],
-        },
-      },
-    },
-    agents: { defaults: { model: { primary: `${PROVIDER_ID}/${MODEL_ID}` } } },
-    tools: { exec: { host: 'node' } },
+  return (request) => {
+    if (toolCallSent || !(request.body.tools ?? []).some((tool) => tool.function?.name === 'exec')) return undefined;
+    toolCallSent = true;
+    return { id: 'callcapnode1', name: 'exec', arguments: { command: SHELL_COMMAND, host: 'node', node: nodeId } };
   };
 }
 
@@ -165,9 +73,9 @@ describe.skipIf(skipReason !== undefined)("OpenClaw's own agent exec path (exec 
 
   beforeAll(async () => {
     model = await startScriptedModel();
-    session = await startNodeSession({ client: { version: '0.1.0-interop', displayName: 'capnode-agent-exec' } }, agentConfig(model.baseUrl));
+    session = await startNodeSession({ client: { version: '0.1.0-interop', displayName: 'capnode-agent-exec' } }, scriptedAgentConfig(model.baseUrl));
     const { node, operator, fixture } = session;
-    model.setNode(node.nodeId);
+    model.setScript(execOnce(node.nodeId));
     node.client.subscribe((event) => {
       if (event.event !== 'node.invoke.request') return;
       const payload = event.payload as { command: string; paramsJSON?: string };

@@ -50,7 +50,7 @@ test("a host whose imports point at itself (its URL, capnode mcp, another port t
     ]);
     expect(imports.toolCount).toBe(0);
     expect(host.registry.commands().filter((command) => command.category === 'mcp')).toEqual([]);
-    expect(logs.join('\n')).toMatch(/mcp server 'byproxy' failed to connect: it declared this host's own instance id, so it is this capnode host itself/);
+    expect(logs.join('\n')).toMatch(/mcp server 'byproxy' failed to connect: it declared this host's own id \(a host of the same config directory\), so it is this capnode host itself/);
   } finally {
     await host.close();
     await proxy.close();

@@ -104,12 +104,25 @@ describe('a tampered mcp-tokens.json', () => {
     expect(readFileSync(target, 'utf8')).toBe(text);
   });
 
-  it('duplicate names: the first is the one read, revoke removes every copy', { timeout: 60_000 }, async () => {
+  it('duplicate names: the first is the one read, the others are named in warnings (token list, doctor); revoke removes every copy', { timeout: 60_000 }, async () => {
     using temp = tempHome();
     const created = '2026-01-01T00:00:00.000Z';
-    tamper(temp.home, JSON.stringify({ version: 1, tokens: [{ name: 'a', token: TOKEN, created }, { name: 'a', token: 'B'.repeat(43), created }, { name: 'b', token: 'C'.repeat(43), created }] }));
+    tamper(temp.home, JSON.stringify({ version: 1, tokens: [{ name: 'a', token: TOKEN, created }, { name: 'a', token: 'B'.repeat(43), created }, { name: 'b', token: 'C'.repeat(43), created }, { name: 'default', token: 'D'.repeat(43), created }] }));
     const paths = hostPaths(temp.home);
     expect(readClientToken(paths, 'a')).toBe(TOKEN);
+    const listed = await runCli(['token', 'list'], temp.home);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toMatch(/WARNING: .*mcp-tokens\.json: entry 2 \("a"\) repeats the name of entry 1; only the first entry of a name is accepted/);
+    expect(listed.stderr).toMatch(/WARNING: .*mcp-tokens\.json: entry 4 \("default"\) is named 'default'/);
+    const json = JSON.parse((await runCli(['token', 'list', '--json'], temp.home)).stdout) as { tokens: Array<{ name: string }>; warnings: string[] };
+    expect(json.tokens.map((token) => token.name)).toEqual(['a', 'b']);
+    expect(json.warnings).toHaveLength(2);
+    const doctor = await runCli(['doctor', '--json'], temp.home, { HOME: temp.home });
+    expect(doctor.stdout).toMatch(/entry 2 \(\\"a\\"\) repeats the name of entry 1/);
+    for (const output of [listed.stdout, listed.stderr, JSON.stringify(json), doctor.stdout]) {
+      expect(output).not.toContain('B'.repeat(43));
+      expect(output).not.toContain('D'.repeat(43));
+    }
     const revoke = await runCli(['token', 'revoke', 'a'], temp.home);
     expect(revoke.code, revoke.stderr).toBe(0);
     expect(readClientToken(paths, 'a')).toBeUndefined();
@@ -125,5 +138,18 @@ describe('a tampered mcp-tokens.json', () => {
     expect(add.code).toBe(1);
     expect(add.stderr).toMatch(/"weak" is shorter than 32/);
     expect(readFileSync(store(temp.home), 'utf8')).toBe(text);
+  });
+
+  it('a short hand-written mcp-token is refused like a short named token; capnode token rotate replaces it', { timeout: 60_000 }, async () => {
+    using temp = tempHome();
+    writeFileSync(join(temp.home, 'mcp-token'), 'hand-written-but-too-short\n', { mode: 0o600 });
+    const list = await runCli(['token', 'list'], temp.home);
+    expect(list.code).toBe(1);
+    expect(list.stderr).toMatch(/mcp-token: the token is shorter than 32 characters, too weak to accept; replace it with a strong one: capnode token rotate/);
+    expect(list.stderr).not.toContain('hand-written-but-too-short');
+    const rotate = await runCli(['token', 'rotate'], temp.home);
+    expect(rotate.code, rotate.stderr).toBe(0);
+    expect(readFileSync(join(temp.home, 'mcp-token'), 'utf8').trim()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await runCli(['token', 'list'], temp.home)).code).toBe(0);
   });
 });

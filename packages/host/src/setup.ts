@@ -26,7 +26,7 @@ export {
   findClientConfigs,
   listClientTargets,
 } from './setup/clientConfigs.js';
-export type { ClientTokenInfo } from './config/clientTokens.js';
+export type { ClientTokenInfo, TokenWarnings } from './config/clientTokens.js';
 export { DEFAULT_TOKEN_NAME, isTokenName, listClientTokens, readClientToken, ensureClientToken, addClientToken, revokeClientToken } from './config/clientTokens.js';
 export type { ServicePlatform, ServiceOptions, LaunchdOptions, WindowsTaskOptions, ServiceLocationOptions, ServiceFile } from './setup/service.js';
 export { SYSTEMD_UNIT_NAME, LAUNCHD_LABEL, WINDOWS_TASK_NAME, servicePath, serviceFile } from './setup/service.js';

@@ -1,10 +1,11 @@
 import { isLoopbackHost, isPlainObject } from '@capnode/toolkit';
 
 /**
- * The experimental capability a capnode host declares on initialize, `{ instance: '<id>' }`, a fresh
- * id per host run. A runtime given the same id ({@link McpRuntimeOptions.hostInstance}) refuses the
- * server that declares it: that server is its own host, and importing it would offer the host's
- * tools back to itself without end.
+ * The experimental capability a capnode host declares on initialize, `{ instance: '<id>' }`: the
+ * stable id of the host's config directory, the same for every host of that directory (an HTTP host,
+ * a `capnode mcp` that started before it). A runtime given the same id
+ * ({@link McpRuntimeOptions.hostInstance}) refuses the server that declares it: that server is a host
+ * of its own config directory, and importing it would offer the host's tools back to itself without end.
  */
 export const HOST_MARKER_CAPABILITY = 'capnode/host';
 

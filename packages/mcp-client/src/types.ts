@@ -139,8 +139,8 @@ export interface McpRuntimeOptions {
   readonly clientInfo?: Implementation;
   /**
    * The id of the capnode host this runtime runs in (what its MCP server declares as
-   * {@link HOST_MARKER_CAPABILITY}): a server that declares the same id is that host itself and is
-   * refused at connect with `self_host`, never retried.
+   * {@link HOST_MARKER_CAPABILITY}; capnode's host uses its config directory's stable id): a server
+   * that declares the same id is that host itself and is refused at connect with `self_host`, never retried.
    */
   readonly hostInstance?: string;
   /**

@@ -160,15 +160,18 @@ async function clientChecks(context: Context, running: boolean): Promise<Check[]
   const url = mcpUrl(context);
   // Every token the host accepts (`default` and each client's own): an entry with any of them is current.
   let tokens: string[] = [];
+  const checks: Check[] = [];
   try {
-    tokens = listClientTokens(context.paths)
+    // A refused entry of mcp-tokens.json is named (never its token), with the fix.
+    const onWarning = (message: string) => checks.push(warn('tokens', 'client tokens', message, `fix or remove that entry, or capnode token revoke <name> and capnode token add <name>`));
+    tokens = listClientTokens(context.paths, { onWarning })
       .map((info) => readClientToken(context.paths, info.name))
       .filter((value): value is string => value !== undefined);
-  } catch {
+  } catch (error) {
+    checks.push(fail('tokens', 'client tokens', (error as Error).message, 'see the message: the host refuses to start until it is fixed'));
     tokens = [];
   }
   const files = await findClientConfigs({ url, env: context.env, ...(tokens.length > 0 ? { token: tokens } : {}) });
-  const checks: Check[] = [];
   for (const file of files) {
     const title = `${file.id} ${file.path}`;
     if (file.state === 'unreadable') {
@@ -181,7 +184,7 @@ async function clientChecks(context: Context, running: boolean): Promise<Check[]
       else checks.push(ok(`client:${file.id}`, title, `"${entry.name}" → this host${entry.url ? ` (${entry.url})` : ' (capnode mcp)'}`));
     }
   }
-  if (!checks.some((check) => check.status === 'ok')) {
+  if (!checks.some((check) => check.status === 'ok' && check.id !== 'tokens')) {
     checks.push(warn('clients', 'client configs', `no client config on this machine points at this host${running ? '' : ' (checked for the default URL)'}`, 'connect one: capnode config claude|claude-desktop|cursor|vscode --write'));
   }
   return checks;

@@ -79,13 +79,16 @@ function reportReload(context: Context, reload: Awaited<ReturnType<typeof reload
 function list(context: Context, setup: SetupModule): number {
   if (context.args.positionals.length > 2) throw new CliError('usage', 'usage: capnode token list [--json]');
   let tokens;
+  const warnings: string[] = [];
   try {
-    tokens = setup.listClientTokens(context.paths);
+    tokens = setup.listClientTokens(context.paths, { onWarning: (message) => warnings.push(message) });
   } catch (error) {
     hostFailure(error, setup);
   }
+  // Entries of mcp-tokens.json the host refuses, named (never their token), on stderr and in --json.
+  for (const warning of warnings) context.err(`capnode: WARNING: ${warning}`);
   if (context.json) {
-    context.out(JSON.stringify({ tokens }, null, 2));
+    context.out(JSON.stringify({ tokens, ...(warnings.length > 0 ? { warnings } : {}) }, null, 2));
     return 0;
   }
   if (tokens.length === 0) {

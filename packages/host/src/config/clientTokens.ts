@@ -14,7 +14,7 @@ export interface ClientTokenInfo {
   readonly name: string;
   /** ISO 8601: when it was made (for `default`: when `mcp-token` was last written). */
   readonly created: string;
-  /** ISO 8601, to the minute: the last request that carried it, as the running host recorded it. */
+  /** ISO 8601 (exact): the last request that carried it, as the running host recorded it (written within a minute of the request). */
   readonly lastUsed?: string;
 }
 
@@ -67,23 +67,74 @@ function readPrivateJson(path: string, label: string): unknown {
   }
 }
 
-function readStore(paths: HostPaths): StoredToken[] {
-  const value = readPrivateJson(storePath(paths), 'the client token file');
-  if (value === undefined) return [];
-  const tokens = isPlainObject(value) && Array.isArray(value.tokens) ? value.tokens : undefined;
-  if (tokens === undefined) throw new HostError('io', `${storePath(paths)} has no "tokens" list; fix it or remove it (its tokens stop working)`);
-  // A hand-edited short token would be accepted as a bearer credential: refuse the file instead.
-  for (const entry of tokens) {
-    if (isPlainObject(entry) && typeof entry.token === 'string' && entry.token.length > 0 && entry.token.length < MIN_TOKEN_LENGTH) {
-      throw new HostError('io', `${storePath(paths)}: the token ${JSON.stringify(entry.name)} is shorter than ${MIN_TOKEN_LENGTH} characters, too weak to accept; remove it (capnode token add makes strong ones)`);
-    }
-  }
-  return tokens.filter(
-    (entry): entry is StoredToken => isPlainObject(entry) && isTokenName(entry.name) && typeof entry.token === 'string' && entry.token.length > 0 && typeof entry.created === 'string',
-  );
+/** The store as read: every entry as it is in the file (what a write keeps), the ones accepted, and why the others are not. */
+interface StoreRead {
+  readonly raw: readonly unknown[];
+  readonly tokens: readonly StoredToken[];
+  /** One line per refused entry, naming it (position and name), never its token. */
+  readonly problems: readonly string[];
 }
 
-async function writeStore(paths: HostPaths, tokens: readonly StoredToken[]): Promise<void> {
+/** How a problem names an entry: its position and name, never its token. */
+function entryLabel(index: number, name: unknown): string {
+  return `entry ${index + 1}${typeof name === 'string' && name !== '' ? ` (${JSON.stringify(name.slice(0, 64))})` : ' (no name)'}`;
+}
+
+/** Why a store entry is refused, or undefined when it is a token to accept (duplicates aside). */
+function entryProblem(entry: unknown): string | undefined {
+  if (!isPlainObject(entry)) return 'is not an object';
+  if (!isTokenName(entry.name)) return "has no valid name (1-64 letters, digits, '.', '-' or '_', starting with a letter or digit)";
+  if (entry.name === DEFAULT_TOKEN_NAME) return `is named '${DEFAULT_TOKEN_NAME}', the name of the mcp-token file's token; rename it (capnode token add <name> makes a new one)`;
+  if (typeof entry.token !== 'string' || entry.token.length === 0) return 'has no token';
+  if (typeof entry.created !== 'string') return 'has no "created" time';
+  return undefined;
+}
+
+/**
+ * Reads `mcp-tokens.json`. A short token refuses the whole file (a HostError naming the entry); any
+ * other bad entry is refused alone and reported in `problems`: one that is not an object, has a bad
+ * name, no token or no `created`, is named `default`, or repeats a name — the first entry of a name
+ * in the file keeps it, every later one is refused, so one name never stands for two tokens.
+ */
+function inspectStore(paths: HostPaths): StoreRead {
+  const path = storePath(paths);
+  const value = readPrivateJson(path, 'the client token file');
+  if (value === undefined) return { raw: [], tokens: [], problems: [] };
+  const raw = isPlainObject(value) && Array.isArray(value.tokens) ? (value.tokens as unknown[]) : undefined;
+  if (raw === undefined) throw new HostError('io', `${path} has no "tokens" list; fix it or remove it (its tokens stop working)`);
+  // A hand-edited short token would be accepted as a bearer credential: refuse the file instead.
+  for (const entry of raw) {
+    if (isPlainObject(entry) && typeof entry.token === 'string' && entry.token.length > 0 && entry.token.length < MIN_TOKEN_LENGTH) {
+      throw new HostError('io', `${path}: the token ${JSON.stringify(entry.name)} is shorter than ${MIN_TOKEN_LENGTH} characters, too weak to accept; remove it (capnode token add makes strong ones)`);
+    }
+  }
+  const tokens: StoredToken[] = [];
+  const problems: string[] = [];
+  const firstAt = new Map<string, number>();
+  raw.forEach((entry, index) => {
+    const name = isPlainObject(entry) ? entry.name : undefined;
+    const problem = entryProblem(entry);
+    const taken = typeof name === 'string' ? firstAt.get(name) : undefined;
+    if (problem !== undefined) problems.push(`${path}: ${entryLabel(index, name)} ${problem}; it is not accepted`);
+    else if (taken !== undefined) problems.push(`${path}: ${entryLabel(index, name)} repeats the name of entry ${taken + 1}; only the first entry of a name is accepted — rename or remove this one`);
+    else {
+      firstAt.set(name as string, index);
+      tokens.push(entry as unknown as StoredToken);
+    }
+  });
+  return { raw, tokens, problems };
+}
+
+function readStore(paths: HostPaths): readonly StoredToken[] {
+  return inspectStore(paths).tokens;
+}
+
+/** Where the reading of the token files reports an entry it refused (never a token). */
+export interface TokenWarnings {
+  readonly onWarning?: (message: string) => void;
+}
+
+async function writeStore(paths: HostPaths, tokens: readonly unknown[]): Promise<void> {
   try {
     await writePrivateFileAtomic(storePath(paths), `${JSON.stringify({ version: 1, tokens }, null, 2)}\n`);
   } catch (error) {
@@ -111,30 +162,39 @@ function readDefaultToken(paths: HostPaths): string | undefined {
     throw new HostError('io', `cannot read ${paths.mcpToken}: ${(error as Error).message}`, { cause: error });
   }
   if (check.state === 'insecure') throw new HostError('insecure_file', check.message);
-  return check.state === 'ok' ? check.text.trim() || undefined : undefined;
+  const token = check.state === 'ok' ? check.text.trim() || undefined : undefined;
+  // As in mcp-tokens.json: a hand-written short token would be a guessable bearer credential.
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    throw new HostError('io', `${paths.mcpToken}: the token is shorter than ${MIN_TOKEN_LENGTH} characters, too weak to accept; replace it with a strong one: capnode token rotate (or delete the file: capnode serve makes a new one)`);
+  }
+  return token;
 }
 
 /**
  * Every token the MCP listener accepts: `default` (the `mcp-token` file, as before named tokens
  * existed, so existing client configs keep working) and each named one of `mcp-tokens.json`.
  */
-export function readAcceptedTokens(paths: HostPaths): AcceptedToken[] {
+export function readAcceptedTokens(paths: HostPaths, options: TokenWarnings = {}): AcceptedToken[] {
   const accepted: AcceptedToken[] = [];
   const fallback = readDefaultToken(paths);
   if (fallback !== undefined) accepted.push({ name: DEFAULT_TOKEN_NAME, token: fallback });
-  for (const entry of readStore(paths)) accepted.push({ name: entry.name, token: entry.token });
+  const store = inspectStore(paths);
+  for (const problem of store.problems) options.onWarning?.(problem);
+  for (const entry of store.tokens) accepted.push({ name: entry.name, token: entry.token });
   return accepted;
 }
 
-/** Every client token, `default` first, with when it was made and last used; never a value. */
-export function listClientTokens(paths: HostPaths): ClientTokenInfo[] {
+/** Every client token, `default` first, with when it was made and last used; never a value. Refused entries go to `onWarning`. */
+export function listClientTokens(paths: HostPaths, options: TokenWarnings = {}): ClientTokenInfo[] {
   const usage = readUsage(paths);
   const infos: ClientTokenInfo[] = [];
   if (readDefaultToken(paths) !== undefined) {
     const created = statSync(paths.mcpToken).mtime.toISOString();
     infos.push({ name: DEFAULT_TOKEN_NAME, created, ...(usage[DEFAULT_TOKEN_NAME] ? { lastUsed: usage[DEFAULT_TOKEN_NAME] } : {}) });
   }
-  for (const entry of readStore(paths)) infos.push({ name: entry.name, created: entry.created, ...(usage[entry.name] ? { lastUsed: usage[entry.name] } : {}) });
+  const store = inspectStore(paths);
+  for (const problem of store.problems) options.onWarning?.(problem);
+  for (const entry of store.tokens) infos.push({ name: entry.name, created: entry.created, ...(usage[entry.name] ? { lastUsed: usage[entry.name] } : {}) });
   return infos;
 }
 
@@ -163,7 +223,7 @@ export async function ensureClientToken(paths: HostPaths, name: string): Promise
     if (await createPrivateFileExclusive(paths.mcpToken, `${token}\n`)) return { token, created: true };
     return { token: readDefaultToken(paths) ?? token, created: false };
   }
-  await writeStore(paths, [...readStore(paths), { name, token, created: new Date().toISOString() }]);
+  await writeStore(paths, [...inspectStore(paths).raw, { name, token, created: new Date().toISOString() }]);
   return { token, created: true };
 }
 
@@ -184,34 +244,54 @@ export async function revokeClientToken(paths: HostPaths, name: string): Promise
   if (name === DEFAULT_TOKEN_NAME) {
     throw new HostError('invalid_config', "the 'default' token cannot be revoked (clients set up before named tokens use it); replace it with: capnode token rotate");
   }
-  const tokens = readStore(paths);
-  const kept = tokens.filter((entry) => entry.name !== name);
-  if (kept.length === tokens.length) return false;
+  // Every entry of that name goes, refused duplicates too; every other entry stays as it is.
+  const { raw } = inspectStore(paths);
+  const kept = raw.filter((entry) => !(isPlainObject(entry) && entry.name === name));
+  if (kept.length === raw.length) return false;
   await writeStore(paths, kept);
   return true;
 }
 
-/** How coarse "last used" is: a token's use is written at most once per this interval. */
-const USAGE_RESOLUTION_MS = 60_000;
+/** The usage file is written at most once per this interval per token (the time it holds is exact). */
+const USAGE_WRITE_INTERVAL_MS = 60_000;
 
 /**
- * A recorder of token use for the running host: cheap per request (a number compare), writes the
- * usage file (0600, atomic) at most once a minute per token, never throws.
+ * A recorder of token use for the running host: cheap per request (a map update), never throws. It
+ * keeps the exact time (ISO 8601, to the millisecond) of each token's last request and writes the
+ * usage file (0600, atomic) at most once a minute per token: a use within a minute of the last write
+ * is written when that minute is over (a timer that does not hold the process open).
  */
 export function createTokenUsageRecorder(paths: HostPaths, onError: (message: string) => void): (name: string) => void {
-  const seen = new Map<string, number>();
+  const written = new Map<string, number>();
+  const latest = new Map<string, number>();
+  const timers = new Map<string, ReturnType<typeof setTimeout>>();
   let writing: Promise<void> = Promise.resolve();
-  return (name) => {
-    const now = Date.now();
-    if (now - (seen.get(name) ?? 0) < USAGE_RESOLUTION_MS) return;
-    seen.set(name, now);
-    const time = new Date(now - (now % USAGE_RESOLUTION_MS)).toISOString();
+  const write = (name: string) => {
+    const time = latest.get(name);
+    if (time === undefined) return;
+    written.set(name, Date.now());
     writing = writing.then(async () => {
       try {
-        await writePrivateFileAtomic(usagePath(paths), `${JSON.stringify({ ...readUsage(paths), [name]: time })}\n`);
+        await writePrivateFileAtomic(usagePath(paths), `${JSON.stringify({ ...readUsage(paths), [name]: new Date(time).toISOString() })}\n`);
       } catch (error) {
         onError(`cannot record when the '${name}' token was last used: ${(error as Error).message}`);
       }
     });
+  };
+  return (name) => {
+    const now = Date.now();
+    latest.set(name, now);
+    if (timers.has(name)) return;
+    const wait = (written.get(name) ?? -Infinity) + USAGE_WRITE_INTERVAL_MS - now;
+    if (wait <= 0) {
+      write(name);
+      return;
+    }
+    const timer = setTimeout(() => {
+      timers.delete(name);
+      write(name);
+    }, wait);
+    timer.unref?.();
+    timers.set(name, timer);
   };
 }

@@ -5,6 +5,7 @@ import type { AuditLogOptions } from '../audit/audit.js';
 import { hostPaths, resolveHome, type HostPaths } from '../config/paths.js';
 import { createSettingsStore, type SettingsStore } from '../config/settings.js';
 import type { SettingsPatchResult } from '../config/settingsPatch.js';
+import { configDirHostId } from '../config/hostId.js';
 import { HostError } from '../errors.js';
 import { ensurePrivateDirectory } from '../files/secureFile.js';
 import type { HostLogLevel } from '../logging/logLevel.js';
@@ -29,6 +30,11 @@ export interface HostContext {
   readonly version: string;
   /** Tells this host's files (`host.json`, `run/*`) from another host's of the same process. */
   readonly instance: string;
+  /**
+   * The config directory's stable id (`<home>/host-id`), declared as the `capnode/host` marker: the
+   * same for every host of this directory, so none imports another, whichever started first.
+   */
+  readonly hostId: string;
   /** When the host was created (ms since the epoch). */
   readonly started: number;
   /** The host log: every line scrubbed of the host's secrets. */
@@ -107,6 +113,7 @@ export function createHostContext(options: HostContextOptions, stack: AsyncStack
   });
   const { settings, firstRun } = openSettings(paths, logging.warn);
   logging.scrubSettings(settings);
+  const hostId = configDirHostId(paths.home, logging.warn);
   const pipeline = stack.use(
     createHostPipeline({
       paths,
@@ -123,6 +130,7 @@ export function createHostContext(options: HostContextOptions, stack: AsyncStack
     env,
     version: options.version ?? DEFAULT_VERSION,
     instance: randomBytes(8).toString('hex'),
+    hostId,
     started: Date.now(),
     logging,
     settings,

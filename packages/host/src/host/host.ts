@@ -68,7 +68,7 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   const { settings, pipeline, version } = context;
   const { log } = context.logging;
   const identity = hostSelfIdentity(context.paths, () => settings.get().mcp.port, options.port === undefined ? [] : [options.port]);
-  const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version, instance: context.instance, identity }));
+  const imports = stack.use(createImportedTools({ settings, invoker: pipeline.invoker, approvals: pipeline.approvals, log, version, instance: context.hostId, identity }));
   const publications = createGatewayPublications({ settings, registry, imports });
   stack.defer(() => publications.close());
   const gateway = stack.use(createGatewayMode({ paths: context.paths, invoker: pipeline.invoker, registry, version, log, publications }));
@@ -173,7 +173,7 @@ export function createHost(options: HostOptions = {}): Host {
     async reloadTokens() {
       const server = http.listener.server;
       if (server === undefined) return;
-      const tokens = readAcceptedTokens(paths);
+      const tokens = readAcceptedTokens(paths, { onWarning: (message) => logging.log('warning', message) });
       for (const entry of tokens) logging.knownSecrets.add(entry.token);
       // An empty list would let nothing in; `mcp-token` is recreated by the next start.
       if (tokens.length > 0) server.setTokens(tokens);

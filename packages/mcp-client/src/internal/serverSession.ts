@@ -233,7 +233,7 @@ export class ServerSession {
       if (this.closed) throw this.#host.closedError();
       const declared = connection.client.getServerCapabilities();
       if (this.#host.hostInstance !== undefined && hostInstanceOf(declared) === this.#host.hostInstance) {
-        this.#refused = selfImportError(this.server.name, 'it declared this host\'s own instance id');
+        this.#refused = selfImportError(this.server.name, 'it declared this host\'s own id (a host of the same config directory)');
         throw this.#refused;
       }
       this.connection = connection;

@@ -17,8 +17,9 @@ export interface ImportedToolsOptions {
   readonly log: (level: HostLogLevel, message: string) => void;
   readonly version: string;
   /**
-   * This host run's id, declared by its MCP server as `capnode/host`: a server that declares it is
-   * this host and is refused (`self_host`), so capnode's tools never loop back into it.
+   * This config directory's host id, declared by its MCP server as `capnode/host`: a server that
+   * declares it is a host of this directory and is refused (`self_host`), so capnode's tools never
+   * loop back into it.
    */
   readonly instance?: string;
   /** Recognises this host's own entry (its MCP URL, `capnode mcp` for this config directory) before connecting. */

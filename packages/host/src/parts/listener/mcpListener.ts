@@ -29,7 +29,7 @@ export function createListen(context: HostContext, adminHandler: (request: Reque
       maxConcurrency: context.settings.get().mcp.maxConcurrency,
       toolNames: context.settings.get().mcp.toolNames,
       serverInfo,
-      experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.instance } },
+      experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.hostId } },
       admin: { token: adminToken, handle: adminHandler },
       onLog: (level, message) => context.logging.log(level === 'info' ? 'debug' : level, `mcp ${message}`),
     });
@@ -45,13 +45,13 @@ export function describeListenError(error: unknown, host: string, port: number):
 
 /**
  * The MCP client tokens (`default` from `mcp-token`, created when missing, and the named ones) and
- * the admin bearer token; a HostError `insecure_file` or `io` says why not.
+ * the admin bearer token; a refused entry of `mcp-tokens.json` goes to `onWarning`; a HostError `insecure_file` or `io` says why not.
  */
-export async function loadListenerTokens(paths: HostPaths): Promise<{ tokens: AcceptedToken[]; adminToken: string }> {
+export async function loadListenerTokens(paths: HostPaths, onWarning: (message: string) => void): Promise<{ tokens: AcceptedToken[]; adminToken: string }> {
   try {
     await loadOrCreateToken(paths.mcpToken);
     const adminToken = (await loadOrCreateToken(paths.adminToken)).token;
-    return { tokens: readAcceptedTokens(paths), adminToken };
+    return { tokens: readAcceptedTokens(paths, { onWarning }), adminToken };
   } catch (error) {
     if (isInsecureTokenFileError(error)) throw new HostError('insecure_file', error.message, { cause: error });
     if (isHostError(error)) throw error;
@@ -103,7 +103,7 @@ export function createMcpListener(options: McpListenerOptions): McpListener {
     let tokens: AcceptedToken[];
     let adminToken: string;
     try {
-      ({ tokens, adminToken } = await loadListenerTokens(paths));
+      ({ tokens, adminToken } = await loadListenerTokens(paths, (message) => options.context.logging.log('warning', message)));
       for (const entry of tokens) knownSecrets.add(entry.token);
       knownSecrets.add(adminToken);
     } catch (error) {

@@ -50,7 +50,7 @@ export function createStdioMode(options: StdioModeOptions): StdioMode {
         const connection = await serveStdio({
           invoker: context.pipeline.invoker,
           serverInfo,
-          experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.instance } },
+          experimentalCapabilities: { [HOST_MARKER_CAPABILITY]: { instance: context.hostId } },
           signal,
           toolNames,
           onError: (error) => log('error', `stdio: ${error.message}`),
