@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInvoker, createRegistry, defineCapability } from '@capnode/capabilities';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_PROXY_MAX_FILE_BYTES, checkProxyPath, createBrowserProxyCommand, type BrowserProxyTarget } from './browserProxy.js';
+import { BROWSER_PROXY_MAX_FILE_BYTES, checkProxyPath, createBrowserProxyCommand, createBrowserProxyUploadCommand, type BrowserProxyTarget } from './browserProxy.js';
 
 const MiB = 1024 * 1024;
 
@@ -87,6 +87,16 @@ describe('browser.proxy', () => {
     expect(await invoke({ method: 'POST', path: '/act', body: { kind: 'click', ref: 'e1' }, upload: envelope(file('a.txt', 1)) })).toMatchObject({ ok: false, error: { code: 'invalid_arguments', data: { reason: 'upload' } } });
     expect(await invoke({ method: 'POST', path: '/hooks/file-chooser', body: { paths: ['https://example.com/a.txt'] } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments', data: { reason: 'url_as_path' } } });
     expect(seen).toEqual([]);
+
+    // browser.proxy.upload.v1, the command OpenClaw's gateway sends uploads with: the same request, an envelope required.
+    const upload = createBrowserProxyUploadCommand({ target: async () => target, expectedPort: () => 18791, allowProfiles: () => [] });
+    const invoker = createInvoker({ registry: createRegistry([defineCapability({ category: 'browser', commands: [upload] })]) });
+    const viaUpload = async (args: Record<string, unknown>) => (await invoker.invoke({ command: 'browser.proxy.upload.v1', args, transport: 'internal' })).result;
+    expect(await viaUpload(chooser)).toMatchObject({ ok: false, error: { code: 'invalid_arguments', data: { reason: 'upload' } } });
+    expect(seen).toEqual([]);
+    const viaEnvelope = await viaUpload({ ...chooser, upload: envelope(file('b.txt', 2)) });
+    expect(viaEnvelope, JSON.stringify(viaEnvelope)).toMatchObject({ ok: true, structured: { result: { ok: true } } });
+    expect(JSON.parse(seen[0]!.body)).toEqual({ ref: 'e3', files: [{ name: 'b.txt', contentBase64: 'AQE=' }] });
   });
 
   it('checks the path the service will see: dot segments, encoded or not, are resolved first', async () => {

@@ -1,6 +1,6 @@
 import { realpath, readFile, stat } from 'node:fs/promises';
 import { extname, sep } from 'node:path';
-import { CapabilityError, defineCommand, type AvailabilityProbe, type CapabilityErrorCode, type CommandDefinition } from '@capnode/capabilities';
+import { CapabilityError, defineCommand, type AvailabilityProbe, type CapabilityErrorCode, type CommandDefinition, type CommandSuccess } from '@capnode/capabilities';
 import { z } from 'zod';
 
 /** Largest file one `browser.proxy` answer carries (OpenClaw's limit). */
@@ -200,44 +200,67 @@ export function createBrowserProxyCommand(options: BrowserProxyOptions): Command
     classificationByArgument: { method: { GET: 'read_only', get: 'read_only' } },
     input,
     ...(options.availability ? { availability: options.availability } : {}),
-    async execute(args, ctx) {
-      const path = checkProxyPath(args.path);
-      const method = (args.method ?? 'GET').toUpperCase();
-      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') throw new CapabilityError('invalid_arguments', 'method is GET, POST or DELETE.');
-      const body = uploadBody(method, path, args.body, args.upload);
-      const profile = requestedProfile(args.profile, args.query);
-      checkProfile(profile, options.allowProfiles(), path);
-      const query = new URLSearchParams();
-      if (profile) query.set('profile', profile);
-      for (const [key, value] of Object.entries(args.query ?? {})) if (value !== null && key !== 'profile') query.set(key, String(value));
-      let target: BrowserProxyTarget;
-      try {
-        target = await options.target();
-      } catch {
-        throw unreachable(options.expectedPort());
-      }
-      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(args.timeoutMs ?? 60_000)]);
-      const answer = await send(target, method, path, query, body, signal);
-      if (answer.status >= 400) {
-        const message = typeof answer.json.error === 'string' ? answer.json.error : `HTTP ${answer.status}`;
-        if (args.errorEnvelope === ERROR_ENVELOPE) {
-          const failure = { error: { status: answer.status, body: { error: message } } };
-          return { ok: true, content: [{ type: 'text', text: JSON.stringify(failure) }], structured: failure };
-        }
-        const code = typeof answer.json.code === 'string' && CODES.has(answer.json.code) ? (answer.json.code as CapabilityErrorCode) : 'failed';
-        throw new CapabilityError(code, message, { data: { status: answer.status } });
-      }
-      const result = answer.json;
-      if (path === '/profiles' && options.allowProfiles().length > 0 && Array.isArray(result.profiles)) {
-        result.profiles = result.profiles.filter((entry: { name?: unknown }) => typeof entry?.name === 'string' && options.allowProfiles().includes(entry.name));
-      }
-      const paths = answerFilePaths(result);
-      const files = paths.length === 0 ? undefined : await readAnswerFiles(paths, target.mediaDir);
-      const structured = files ? { result, files } : { result };
-      const encoded = Buffer.byteLength(JSON.stringify(structured), 'utf8');
-      if (encoded > BROWSER_PROXY_MAX_ENCODED_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy payload exceeds 24 MiB encoded limit', { data: { bytes: encoded } });
-      const summary = files ? { result, files: files.map((file) => ({ path: file.path, mimeType: file.mimeType, base64Bytes: file.base64.length })) } : { result };
-      return { ok: true, content: [{ type: 'text', text: JSON.stringify(summary) }], structured };
+    execute: (args, ctx) => proxyRequest(options, args, ctx.signal),
+  });
+}
+
+/**
+ * `browser.proxy.upload.v1`: the command OpenClaw's gateway invokes for `browser.request` uploads (a
+ * `POST /hooks/file-chooser` carrying the files it read, in a `browser-upload-v1` envelope), declared so the
+ * gateway sends uploads to this node. Same arguments and answer as `browser.proxy`; an envelope is required.
+ */
+export function createBrowserProxyUploadCommand(options: BrowserProxyOptions): CommandDefinition {
+  return defineCommand({
+    name: 'browser.proxy.upload.v1',
+    description: "OpenClaw's browser upload over browser.proxy: POST /hooks/file-chooser with the gateway's files (a browser-upload-v1 envelope), each ≤ 10 MiB, ≤ 16 MiB together. Needs the browser consent.",
+    annotations: { title: 'Browser upload request', openWorld: true },
+    input,
+    ...(options.availability ? { availability: options.availability } : {}),
+    execute: (args, ctx) => {
+      if (args.upload === undefined) throw new CapabilityError('invalid_arguments', 'browser.proxy.upload.v1 carries an upload envelope.', { data: { reason: 'upload' } });
+      return proxyRequest(options, args, ctx.signal);
     },
   });
 }
+
+/** One `browser.proxy` request: checked (path, method, profile, upload), sent, and its answer and files returned. */
+async function proxyRequest(options: BrowserProxyOptions, args: z.output<typeof input>, callSignal: AbortSignal): Promise<CommandSuccess> {
+  const path = checkProxyPath(args.path);
+  const method = (args.method ?? 'GET').toUpperCase();
+  if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') throw new CapabilityError('invalid_arguments', 'method is GET, POST or DELETE.');
+  const body = uploadBody(method, path, args.body, args.upload);
+  const profile = requestedProfile(args.profile, args.query);
+  checkProfile(profile, options.allowProfiles(), path);
+  const query = new URLSearchParams();
+  if (profile) query.set('profile', profile);
+  for (const [key, value] of Object.entries(args.query ?? {})) if (value !== null && key !== 'profile') query.set(key, String(value));
+  let target: BrowserProxyTarget;
+  try {
+    target = await options.target();
+  } catch {
+    throw unreachable(options.expectedPort());
+  }
+  const signal = AbortSignal.any([callSignal, AbortSignal.timeout(args.timeoutMs ?? 60_000)]);
+  const answer = await send(target, method, path, query, body, signal);
+  if (answer.status >= 400) {
+    const message = typeof answer.json.error === 'string' ? answer.json.error : `HTTP ${answer.status}`;
+    if (args.errorEnvelope === ERROR_ENVELOPE) {
+      const failure = { error: { status: answer.status, body: { error: message } } };
+      return { ok: true, content: [{ type: 'text', text: JSON.stringify(failure) }], structured: failure };
+    }
+    const code = typeof answer.json.code === 'string' && CODES.has(answer.json.code) ? (answer.json.code as CapabilityErrorCode) : 'failed';
+    throw new CapabilityError(code, message, { data: { status: answer.status } });
+  }
+  const result = answer.json;
+  if (path === '/profiles' && options.allowProfiles().length > 0 && Array.isArray(result.profiles)) {
+    result.profiles = result.profiles.filter((entry: { name?: unknown }) => typeof entry?.name === 'string' && options.allowProfiles().includes(entry.name));
+  }
+  const paths = answerFilePaths(result);
+  const files = paths.length === 0 ? undefined : await readAnswerFiles(paths, target.mediaDir);
+  const structured = files ? { result, files } : { result };
+  const encoded = Buffer.byteLength(JSON.stringify(structured), 'utf8');
+  if (encoded > BROWSER_PROXY_MAX_ENCODED_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy payload exceeds 24 MiB encoded limit', { data: { bytes: encoded } });
+  const summary = files ? { result, files: files.map((file) => ({ path: file.path, mimeType: file.mimeType, base64Bytes: file.base64.length })) } : { result };
+  return { ok: true, content: [{ type: 'text', text: JSON.stringify(summary) }], structured };
+}
+
