@@ -286,6 +286,46 @@ async function uploadTo(page: Page, locate: (ref: string) => Locator, target: Br
   return 'armed';
 }
 
+/**
+ * Arms pages' next file chooser with files, in the background until `timeout`; only the latest arming of
+ * a page answers (an older one still waiting does nothing).
+ */
+function createChooserArming(): (page: Page, files: UploadPayload[], timeout: number) => void {
+  const armed = new WeakMap<Page, number>();
+  let armings = 0;
+  return (page, files, timeout) => {
+    const mine = ++armings;
+    armed.set(page, mine);
+    void page
+      .waitForEvent('filechooser', { timeout })
+      .then(async (chooser) => {
+        if (armed.get(page) === mine) await chooser.setFiles(files, { timeout });
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        if (armed.get(page) === mine) armed.delete(page);
+      });
+  };
+}
+
+/** Chromium's full accessibility tree of `page` through a CDP session of its own, formatted as OpenClaw's aria nodes. */
+async function ariaNodesOf(page: Page, limit: number): Promise<{ nodes: BrowserAriaNode[]; truncated: boolean }> {
+  const session = await page.context().newCDPSession(page);
+  try {
+    await session.send('Accessibility.enable').catch(() => undefined);
+    const raw = (await session.send('Accessibility.getFullAXTree')) as { nodes?: AxNode[] };
+    return formatAriaNodes(Array.isArray(raw.nodes) ? raw.nodes : [], limit);
+  } finally {
+    await session.detach().catch(() => undefined);
+  }
+}
+
+/** A screenshot of `element`, or of the page (its viewport, or all of it). */
+function shoot(page: Page, element: Locator | undefined, call: { readonly fullPage?: boolean; readonly format: 'png' | 'jpeg'; readonly quality?: number }, timeout: number): Promise<Buffer> {
+  const shot = { type: call.format, timeout, ...(call.format === 'jpeg' && call.quality !== undefined ? { quality: call.quality } : {}) };
+  return element ? element.screenshot(shot) : page.screenshot({ ...shot, fullPage: call.fullPage ?? false });
+}
+
 /** Creates the engine; Chromium starts on the first call that needs it. */
 export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngine {
   const actionTimeoutMs = options.actionTimeoutMs ?? 15_000;
@@ -333,22 +373,7 @@ export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngin
     return page;
   };
 
-  /** The latest armed upload of each page: an older one that is still waiting does nothing when a chooser opens. */
-  const armed = new WeakMap<Page, number>();
-  let armings = 0;
-  const arm = (page: Page, files: UploadPayload[], timeout: number) => {
-    const mine = ++armings;
-    armed.set(page, mine);
-    void page
-      .waitForEvent('filechooser', { timeout })
-      .then(async (chooser) => {
-        if (armed.get(page) === mine) await chooser.setFiles(files, { timeout });
-      })
-      .catch(() => undefined)
-      .finally(() => {
-        if (armed.get(page) === mine) armed.delete(page);
-      });
-  };
+  const arm = createChooserArming();
 
   const goto = async (page: Page, url: string, signal: AbortSignal | undefined, timeout: number) => {
     const target = checkBrowserUrl(url);
@@ -393,12 +418,9 @@ export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngin
     },
     async snapshot(tabId, call) {
       const page = await pageOf(tabId);
-      let text: string;
-      try {
-        text = await page.ariaSnapshot({ mode: 'ai', timeout: actionTimeoutMs, ...(call.signal ? { signal: call.signal } : {}) });
-      } catch (error) {
+      const text = await page.ariaSnapshot({ mode: 'ai', timeout: actionTimeoutMs, ...(call.signal ? { signal: call.signal } : {}) }).catch((error: unknown) => {
         throw actionFailure(error, 'The snapshot', call.signal);
-      }
+      });
       const found = refsOf(text);
       tabs.remember(page, found);
       const cut = cutText(text, call.maxChars);
@@ -407,63 +429,42 @@ export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngin
     },
     async ariaSnapshot(tabId, call) {
       const page = await pageOf(tabId);
-      let raw: { nodes?: AxNode[] };
-      try {
-        const session = await page.context().newCDPSession(page);
-        try {
-          await session.send('Accessibility.enable').catch(() => undefined);
-          raw = (await session.send('Accessibility.getFullAXTree')) as { nodes?: AxNode[] };
-        } finally {
-          await session.detach().catch(() => undefined);
-        }
-      } catch (error) {
+      const formatted = await ariaNodesOf(page, call.limit).catch((error: unknown) => {
         throw actionFailure(error, 'The aria snapshot', call.signal);
-      }
-      const formatted = formatAriaNodes(Array.isArray(raw.nodes) ? raw.nodes : [], call.limit);
+      });
       const tab = await info(page);
       return { tabId: tab.tabId, url: tab.url, title: tab.title, ...formatted };
     },
     async upload(tabId, target, files, call = {}) {
       const page = await pageOf(tabId);
-      const timeout = call.timeoutMs ?? actionTimeoutMs;
-      try {
-        const mode = await uploadTo(page, (ref) => tabs.locate(page, ref), target, files, timeout, arm);
-        return { tab: await info(page), mode };
-      } catch (error) {
+      const mode = await uploadTo(page, (ref) => tabs.locate(page, ref), target, files, call.timeoutMs ?? actionTimeoutMs, arm).catch((error: unknown) => {
         throw actionFailure(error, 'The upload', call.signal);
-      }
+      });
+      return { tab: await info(page), mode };
     },
     async act(tabId, action, call = {}) {
       const page = await pageOf(tabId);
       const ref = 'ref' in action ? action.ref : undefined;
       const target = ref === undefined ? undefined : tabs.locate(page, ref);
-      try {
-        await performAction(page, target, action, call.timeoutMs ?? actionTimeoutMs, call.signal);
-      } catch (error) {
+      await performAction(page, target, action, call.timeoutMs ?? actionTimeoutMs, call.signal).catch((error: unknown) => {
         throw actionFailure(error, `${action.kind}${ref ? ` on ${ref}` : ''}`, call.signal);
-      }
+      });
       return info(page);
     },
     async screenshot(tabId, call) {
       const page = await pageOf(tabId);
-      const shot = { type: call.format, timeout: actionTimeoutMs, ...(call.format === 'jpeg' && call.quality !== undefined ? { quality: call.quality } : {}) };
       const element = call.ref === undefined ? undefined : tabs.locate(page, call.ref);
-      try {
-        const data = element ? await element.screenshot(shot) : await page.screenshot({ ...shot, fullPage: call.fullPage ?? false });
-        return { tab: await info(page), data };
-      } catch (error) {
+      const data = await shoot(page, element, call, actionTimeoutMs).catch((error: unknown) => {
         throw actionFailure(error, 'The screenshot', call.signal);
-      }
+      });
+      return { tab: await info(page), data };
     },
     async text(tabId, call) {
       const page = await pageOf(tabId);
-      let text: string;
-      try {
-        const root = call.selector === undefined ? page.locator('body') : page.locator(`css=${call.selector}`).first();
-        text = await root.innerText({ timeout: actionTimeoutMs });
-      } catch (error) {
+      const root = call.selector === undefined ? page.locator('body') : page.locator(`css=${call.selector}`).first();
+      const text = await root.innerText({ timeout: actionTimeoutMs }).catch((error: unknown) => {
         throw actionFailure(error, 'Reading the page text', call.signal);
-      }
+      });
       return { tab: await info(page), ...cutText(text, call.maxChars) };
     },
     async closeTab(tabId) {
