@@ -1,5 +1,5 @@
-import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync, mkdirSync, existsSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { GatewayClient } from '@capnode/gateway-bridge';
 import { approveGatewayNodePairing, findGatewayNode } from '@capnode/gateway-bridge/node';
 import { findChromiumExecutable } from '@capnode/capabilities/pack';
@@ -10,6 +10,10 @@ import { gatewayWait, interopSkipReason, startGateway, type RealGateway } from '
 import { FORM_PAGE, refFor, servePages, type PageServer } from '../support/pages.js';
 import { eventually } from '../support/poll.js';
 import { tempDir } from '../support/testHost.js';
+
+/** A file input whose change handler writes each file's name and text into #out. */
+const UPLOAD_PAGE = `<!doctype html><title>Upload</title><label for="f">File</label><input id="f" type="file"><p id="out">none</p>
+<script>document.getElementById('f').addEventListener('change', async (e) => { const f = e.target.files[0]; document.getElementById('out').textContent = f.name + ':' + (await f.text()); });</script>`;
 
 const skipReason = interopSkipReason() ?? (findChromiumExecutable() ? undefined : 'no Chromium (apt install chromium)');
 if (skipReason) console.warn(`gateway browser interop skipped: ${skipReason}`);
@@ -25,8 +29,8 @@ describe.skipIf(skipReason !== undefined)("the dedicated browser through the rea
   const browserRequest = (params: Record<string, unknown>) => operator.request('browser.request', { target: 'node', node: nodeId, timeoutMs: 60_000, ...params }, { timeoutMs: 90_000 }) as Promise<Record<string, any>>;
 
   beforeAll(async () => {
-    pages = await servePages({ '/form': FORM_PAGE });
-    gateway = await startGateway({ allowCommands: ['browser.proxy'] });
+    pages = await servePages({ '/form': FORM_PAGE, '/upload': UPLOAD_PAGE });
+    gateway = await startGateway({ allowCommands: ['browser.proxy', 'browser.proxy.upload.v1'] });
     const home = join(dir.path, 'home');
     mkdirSync(home, { mode: 0o700 });
     writeFileSync(
@@ -40,7 +44,7 @@ describe.skipIf(skipReason !== undefined)("the dedicated browser through the rea
     operator = await connectOperator(gateway.url, gateway.token, home);
     await eventually(async () => ((await findGatewayNode(operator, nodeId))?.pendingDeclaredCommands?.includes('browser.proxy') ? true : undefined), gatewayWait('browser.proxy declared'));
     await approveGatewayNodePairing(operator, nodeId);
-    await eventually(async () => ((await findGatewayNode(operator, nodeId))?.commands?.includes('browser.proxy') ? true : undefined), gatewayWait('browser.proxy approved'));
+    await eventually(async () => ((await findGatewayNode(operator, nodeId))?.commands?.includes('browser.proxy.upload.v1') ? true : undefined), gatewayWait('browser.proxy approved'));
   }, 420_000);
 
   afterAll(async () => {
@@ -86,5 +90,24 @@ describe.skipIf(skipReason !== undefined)("the dedicated browser through the rea
 
     // A route failure arrives as the gateway's INVALID_REQUEST with the service's message.
     await expect(browserRequest({ method: 'POST', path: '/act', body: { kind: 'click', ref: 'e9999', targetId } })).rejects.toThrow(/Unknown ref/);
+  });
+
+  it("OpenClaw's browser.request uploads a file from the gateway's upload directory: the gateway reads it and sends it as browser.proxy.upload.v1", async () => {
+    // OpenClaw reads upload paths from its own uploads directory only (/tmp/openclaw/uploads by default).
+    const uploads = '/tmp/openclaw/uploads';
+    mkdirSync(uploads, { recursive: true });
+    const file = join(uploads, `capnode-interop-${process.pid}-${Date.now()}.txt`);
+    writeFileSync(file, 'from the gateway');
+    try {
+      const opened = await browserRequest({ method: 'POST', path: '/tabs/open', body: { url: pages.url('/upload') } });
+      const targetId = opened.targetId as string;
+      expect(await browserRequest({ method: 'POST', path: '/hooks/file-chooser', body: { paths: [file], element: '#f', targetId } })).toMatchObject({ ok: true });
+      expect(await browserRequest({ method: 'GET', path: '/text', query: { targetId, selector: '#out' } })).toMatchObject({ text: `${basename(file)}:from the gateway` });
+      const aria = await browserRequest({ method: 'GET', path: '/snapshot', query: { targetId, format: 'aria' } });
+      expect(aria).toMatchObject({ ok: true, format: 'aria', targetId });
+      expect(aria.nodes).toContainEqual(expect.objectContaining({ role: 'paragraph' }));
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 });

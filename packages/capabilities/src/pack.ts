@@ -4,7 +4,7 @@
  * them, so registering the pack costs little memory.
  */
 import type { PluginExport } from './plugin.js';
-import { browserPlugin } from './pack/browser.js';
+import { createBrowserPlugin } from './pack/browser.js';
 import { cameraPlugin } from './pack/camera.js';
 import { createCanvasPlugin, type GatewayCanvasSurface } from './pack/canvas.js';
 import { clipboardPlugin } from './pack/clipboard.js';
@@ -47,8 +47,9 @@ export {
 export { createEditorCapability, MAX_EDITOR_TEXT_CHARS, MAX_UNDO_PER_FILE, MAX_EDIT_FILE_BYTES } from './pack/editor.js';
 export type { LocationOptions, LocationErrorCode } from './pack/location.js';
 export type { BrowserCapabilityOptions, BrowserCapability } from './pack/browser.js';
-export { browserPlugin, createBrowserCapability, probeBrowser, browserSettingsSchema } from './pack/browser.js';
-export type { BrowserEngine, BrowserEngineStatus, BrowserTabInfo, BrowserSnapshot } from './pack/internal/browserEngine.js';
+export { browserPlugin, createBrowserPlugin, createBrowserCapability, probeBrowser, browserSettingsSchema } from './pack/browser.js';
+export { MAX_BROWSER_UPLOAD_FILE_BYTES, MAX_BROWSER_UPLOAD_TOTAL_BYTES, MAX_BROWSER_UPLOAD_FILES } from './pack/internal/browserUpload.js';
+export type { BrowserEngine, BrowserEngineStatus, BrowserTabInfo, BrowserSnapshot, BrowserAriaNode, BrowserAriaSnapshot, BrowserUploadTarget } from './pack/internal/browserEngine.js';
 export { checkBrowserUrl, MAX_BROWSER_TEXT_CHARS, MAX_BROWSER_URL_CHARS } from './pack/internal/browserArgs.js';
 export { findChromiumExecutable } from './pack/internal/chromiumPath.js';
 export { locationPlugin, createLocationCapability } from './pack/location.js';
@@ -78,6 +79,8 @@ export interface BuiltinPlugin {
 export interface BuiltinPluginPorts {
   /** The connected gateway's `pluginSurfaceUrls.canvas` (the canvas resolves hosted paths against it). */
   readonly gatewayCanvasUrl?: GatewayCanvasSurface;
+  /** The files plugin's settings (`pluginSettings.files`), read per call: `browser.upload` reads from the same roots. */
+  readonly filesSettings?: () => Readonly<Record<string, unknown>>;
 }
 
 /** The pack's plugins wired to the host's ports: each name is also its `pluginSettings` section. */
@@ -91,7 +94,7 @@ export function createBuiltinPlugins(ports: BuiltinPluginPorts = {}): readonly B
     { name: 'stt', plugin: sttPlugin },
     { name: 'location', plugin: locationPlugin },
     { name: 'shell', plugin: shellPlugin },
-    { name: 'browser', plugin: browserPlugin },
+    { name: 'browser', plugin: createBrowserPlugin(ports.filesSettings) },
     { name: 'files', plugin: filesPlugin },
     { name: 'canvas', plugin: createCanvasPlugin(ports.gatewayCanvasUrl) },
   ];

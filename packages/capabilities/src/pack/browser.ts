@@ -8,6 +8,9 @@ import { definePlugin, type PluginContext } from '../plugin.js';
 import { actSchema, MAX_BROWSER_TEXT_CHARS, refSchema, tabIdSchema, urlSchema } from './internal/browserArgs.js';
 import type { BrowserEngine } from './internal/browserEngine.js';
 import { findChromiumExecutable } from './internal/chromiumPath.js';
+import { guardOf, withErrnoFailures, type FilesOptions } from './internal/filesConfig.js';
+import { decodeUploadFiles, MAX_BROWSER_UPLOAD_BASE64_CHARS, MAX_BROWSER_UPLOAD_FILES, readUploadPaths } from './internal/browserUpload.js';
+import { filesSettingsSchema } from './files.js';
 import { imageResult, toBoundedBase64 } from './internal/media.js';
 
 /** Options of {@link createBrowserCapability}. */
@@ -22,6 +25,11 @@ export interface BrowserCapabilityOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Longest wait for one navigation or action, in ms (default 15 000). */
   readonly actionTimeoutMs?: number;
+  /**
+   * Where `browser.upload` may read files: the files commands' roots and denied directories (read at
+   * each call). Default the files default, the user's home.
+   */
+  readonly files?: () => FilesOptions;
 }
 
 /** The browser capability and the browser it drives; closing it stops Chromium. */
@@ -58,6 +66,10 @@ function defaultHeadless(env: NodeJS.ProcessEnv): boolean {
   if (process.platform === 'darwin' || process.platform === 'win32') return false;
   return !env.DISPLAY && !env.WAYLAND_DISPLAY;
 }
+
+/** Most nodes an aria snapshot returns (OpenClaw's bound), and its default. */
+const MAX_ARIA_NODES = 2000;
+const DEFAULT_ARIA_NODES = 500;
 
 const maxChars = z.number().int().min(1).max(MAX_BROWSER_TEXT_CHARS).default(MAX_BROWSER_TEXT_CHARS);
 const timeoutMs = z.number().int().min(100).max(120_000).optional().describe('Longest wait, in ms.');
@@ -129,6 +141,43 @@ function lifecycleCommands(engineOf: EngineOf, peek: () => BrowserEngine | undef
   ];
 }
 
+const uploadInput = z
+  .strictObject({
+    tabId: tab,
+    ref: refSchema.optional().describe('Click this ref and answer the file chooser it opens.'),
+    inputRef: refSchema.optional().describe('Set the files on this <input type=file> ref directly.'),
+    selector: z.string().min(1).max(1000).optional().describe('Set the files on the first element this CSS selector matches (an <input type=file>).'),
+    paths: z.array(z.string().min(1).max(4096)).min(1).max(MAX_BROWSER_UPLOAD_FILES).optional().describe('Files on this machine, inside the files roots (as fs.* reach them); each ≤ 10 MiB, all ≤ 16 MiB.'),
+    files: z
+      .array(z.strictObject({ name: z.string().min(1).max(1024), base64: z.string().max(MAX_BROWSER_UPLOAD_BASE64_CHARS), mimeType: z.string().min(1).max(255).optional() }))
+      .min(1)
+      .max(MAX_BROWSER_UPLOAD_FILES)
+      .optional()
+      .describe('The files themselves, as base64, instead of paths; same limits.'),
+    timeoutMs,
+  })
+  .refine((value) => (value.paths === undefined) !== (value.files === undefined), { message: 'Give exactly one of `paths` and `files`.' })
+  .refine((value) => value.ref === undefined || (value.inputRef === undefined && value.selector === undefined), { message: '`ref` cannot be combined with `inputRef` or `selector`.' })
+  .refine((value) => value.inputRef === undefined || value.selector === undefined, { message: 'Give at most one of `inputRef` and `selector`.' });
+
+function uploadCommand(engineOf: EngineOf, files: () => FilesOptions): CommandDefinition {
+  return defineCommand({
+    name: 'browser.upload',
+    description:
+      "Uploads files to a page: sets them on an <input type=file> (inputRef or selector), or clicks ref and answers the file chooser it opens, or (neither) arms the next file chooser. Paths must be inside the files roots; each file ≤ 10 MiB, all ≤ 16 MiB.",
+    annotations: { title: 'Upload files to a page', destructive: true, openWorld: true },
+    consent: 'browser',
+    input: uploadInput,
+    execute: async (args, ctx) => {
+      // Every file is read and checked before the browser is touched: a refusal sends nothing.
+      const payloads = args.paths ? await withErrnoFailures('browser.upload', (async () => readUploadPaths(await guardOf(files()), args.paths!, ctx.signal))()) : decodeUploadFiles(args.files!);
+      const target = { ...(args.ref === undefined ? {} : { ref: args.ref }), ...(args.inputRef === undefined ? {} : { inputRef: args.inputRef }), ...(args.selector === undefined ? {} : { selector: args.selector }) };
+      const done = await (await engineOf()).upload(args.tabId, target, payloads, { signal: ctx.signal, ...(args.timeoutMs ? { timeoutMs: args.timeoutMs } : {}) });
+      return tabResult(done.tab, { mode: done.mode, files: payloads.map((file) => ({ name: file.name, bytes: file.buffer.byteLength })) });
+    },
+  });
+}
+
 function pageCommands(engineOf: EngineOf): CommandDefinition[] {
   return [
     defineCommand({
@@ -141,12 +190,24 @@ function pageCommands(engineOf: EngineOf): CommandDefinition[] {
     }),
     defineCommand({
       name: 'browser.snapshot',
-      description: "An accessibility snapshot of a tab's page (roles, names, values) in which each element carries a ref ([ref=e12]) that browser.act and browser.screenshot take.",
+      description:
+        "An accessibility snapshot of a tab's page. format ai (default): text (roles, names, values) in which each element carries a ref ([ref=e12]) that browser.act, browser.upload and browser.screenshot take. format aria: OpenClaw's aria nodes (ref ax1…, role, name, value, description, depth), at most `limit`.",
       annotations: { title: 'Snapshot a page', readOnly: true },
       consent: 'browser',
-      input: z.strictObject({ tabId: tab, maxChars }),
-      execute: async ({ tabId, maxChars: max }, ctx) => {
-        const snap = await (await engineOf()).snapshot(tabId, { signal: ctx.signal, maxChars: max });
+      input: z.strictObject({
+        tabId: tab,
+        format: z.enum(['ai', 'aria']).default('ai').describe('ai: text with element refs; aria: the accessibility tree as nodes.'),
+        maxChars: maxChars.describe('format ai: most characters returned.'),
+        limit: z.number().int().min(1).max(MAX_ARIA_NODES).default(DEFAULT_ARIA_NODES).describe('format aria: most nodes returned.'),
+      }),
+      execute: async ({ tabId, format, maxChars: max, limit }, ctx) => {
+        const engine = await engineOf();
+        if (format === 'aria') {
+          const aria = await engine.ariaSnapshot(tabId, { signal: ctx.signal, limit });
+          const text = aria.nodes.map((node) => `${'  '.repeat(node.depth)}- ${node.role}${node.name ? ` ${JSON.stringify(node.name)}` : ''}${node.value ? `: ${JSON.stringify(node.value)}` : ''} [${node.ref}]`).join('\n');
+          return { ok: true, content: [{ type: 'text', text }], structured: { ok: true, format: 'aria', ...aria } };
+        }
+        const snap = await engine.snapshot(tabId, { signal: ctx.signal, maxChars: max });
         return { ok: true, content: [{ type: 'text', text: snap.snapshot }], structured: { ok: true, format: 'ai', ...snap } };
       },
     }),
@@ -193,7 +254,7 @@ function pageCommands(engineOf: EngineOf): CommandDefinition[] {
 
 /**
  * The `browser` capability: capnode's own Chromium ("agent in Chrome") on a persistent profile in
- * capnode's config directory. `browser.status|start|stop|tabs|open|navigate|snapshot|act|screenshot|text|close`,
+ * capnode's config directory. `browser.status|start|stop|tabs|open|navigate|snapshot|act|upload|screenshot|text|close`,
  * behind the `browser` consent (status excepted). playwright-core and Chromium load on first use.
  */
 export function createBrowserCapability(options: BrowserCapabilityOptions): BrowserCapability {
@@ -213,7 +274,8 @@ export function createBrowserCapability(options: BrowserCapabilityOptions): Brow
   };
   const describe = () => ({ profileDir: options.profileDir, headless: options.headless ?? defaultHeadless(env) });
   const availability = () => probeBrowser({ ...(options.executablePath ? { executablePath: options.executablePath } : {}), env });
-  const commands = [...lifecycleCommands(engineOf, () => engine, describe), ...pageCommands(engineOf)].map((command) => ({ ...command, availability }));
+  const files = options.files ?? (() => ({}));
+  const commands = [...lifecycleCommands(engineOf, () => engine, describe), ...pageCommands(engineOf), uploadCommand(engineOf, files)].map((command) => ({ ...command, availability }));
   const close = async () => {
     await (engine ?? (await creating?.catch(() => undefined)))?.close();
   };
@@ -229,17 +291,33 @@ export const browserSettingsSchema = z.object({
   allowProfiles: z.array(z.string().min(1).max(128)).max(32).optional(),
 });
 
-/** The browser plugin of the pack: profile in `<config>/plugins-data/browser/profile`; stops Chromium when the host closes. */
-export const browserPlugin = definePlugin((context: PluginContext): Capability => {
-  const parsed = browserSettingsSchema.safeParse(context.settings);
-  if (!parsed.success) context.log('warning', `pluginSettings.browser ignored: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  const settings: z.output<typeof browserSettingsSchema> = parsed.success ? parsed.data : {};
-  const capability = createBrowserCapability({
-    profileDir: join(context.dataDir, 'profile'),
-    ...(settings.headless === undefined ? {} : { headless: settings.headless }),
-    ...(settings.executablePath === undefined ? {} : { executablePath: settings.executablePath }),
-    ...(settings.actionTimeoutMs === undefined ? {} : { actionTimeoutMs: settings.actionTimeoutMs }),
+/**
+ * The browser plugin of the pack: profile in `<config>/plugins-data/browser/profile`; stops Chromium when the
+ * host closes. `filesSettings` gives the files plugin's settings (`pluginSettings.files`): `browser.upload`
+ * reads from the same roots as `fs.*`, capnode's config directory excluded.
+ */
+export function createBrowserPlugin(filesSettings?: () => Readonly<Record<string, unknown>>) {
+  return definePlugin((context: PluginContext): Capability => {
+    const parsed = browserSettingsSchema.safeParse(context.settings);
+    if (!parsed.success) context.log('warning', `pluginSettings.browser ignored: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const settings: z.output<typeof browserSettingsSchema> = parsed.success ? parsed.data : {};
+    const files = (): FilesOptions => {
+      const roots = filesSettingsSchema.safeParse(filesSettings?.() ?? {});
+      // Files settings that cannot be read grant nothing, as for fs.*.
+      const list = roots.success ? roots.data.roots : [];
+      return { ...(list === undefined ? {} : { roots: list }), configDir: context.configDir };
+    };
+    const capability = createBrowserCapability({
+      profileDir: join(context.dataDir, 'profile'),
+      files,
+      ...(settings.headless === undefined ? {} : { headless: settings.headless }),
+      ...(settings.executablePath === undefined ? {} : { executablePath: settings.executablePath }),
+      ...(settings.actionTimeoutMs === undefined ? {} : { actionTimeoutMs: settings.actionTimeoutMs }),
+    });
+    context.signal.addEventListener('abort', () => void capability.close(), { once: true });
+    return capability;
   });
-  context.signal.addEventListener('abort', () => void capability.close(), { once: true });
-  return capability;
-});
+}
+
+/** The browser plugin with the files default roots (the user's home); the host wires {@link createBrowserPlugin} to its settings. */
+export const browserPlugin = createBrowserPlugin();

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { CapabilityError } from '../../errors.js';
 import { checkBrowserUrl, cutText, refsOf, type BrowserAction } from './browserArgs.js';
+import type { UploadPayload } from './browserUpload.js';
 
 /** Where the browser runs from and how. */
 export interface BrowserEngineOptions {
@@ -36,6 +37,35 @@ export interface BrowserSnapshot {
   readonly truncated: boolean;
 }
 
+/** One node of an aria snapshot, in OpenClaw's shape (`/snapshot?format=aria`): depth-first, refs `ax1`, `ax2`, …. */
+export interface BrowserAriaNode {
+  readonly ref: string;
+  readonly role: string;
+  readonly name: string;
+  readonly value?: string;
+  readonly description?: string;
+  readonly backendDOMNodeId?: number;
+  readonly depth: number;
+}
+
+export interface BrowserAriaSnapshot {
+  readonly tabId: string;
+  readonly url: string;
+  readonly title: string;
+  readonly nodes: readonly BrowserAriaNode[];
+  readonly truncated: boolean;
+}
+
+/** Where `upload` puts its files: on an `<input type=file>` (by ref or CSS selector), through the chooser a ref's click opens, or the next chooser. */
+export interface BrowserUploadTarget {
+  /** Click this ref and answer the file chooser it opens. */
+  readonly ref?: string;
+  /** Set the files on this `<input type=file>` ref directly. */
+  readonly inputRef?: string;
+  /** Set the files on the first element this CSS selector matches. */
+  readonly selector?: string;
+}
+
 export interface BrowserEngineStatus {
   readonly running: boolean;
   readonly headless: boolean;
@@ -57,6 +87,10 @@ export interface BrowserEngine extends AsyncDisposable {
   open(url: string, options?: Call): Promise<BrowserTabInfo>;
   navigate(tabId: string | undefined, url: string, options?: Call & { readonly timeoutMs?: number }): Promise<BrowserTabInfo>;
   snapshot(tabId: string | undefined, options: Call & { readonly maxChars: number }): Promise<BrowserSnapshot>;
+  /** The accessibility tree as OpenClaw's aria nodes (Chromium's own tree, through CDP), at most `limit` nodes. */
+  ariaSnapshot(tabId: string | undefined, options: Call & { readonly limit: number }): Promise<BrowserAriaSnapshot>;
+  /** Hands `files` to the page (see {@link BrowserUploadTarget}); `armed` when it waits for the next chooser. */
+  upload(tabId: string | undefined, target: BrowserUploadTarget, files: readonly UploadPayload[], options?: Call & { readonly timeoutMs?: number }): Promise<{ readonly tab: BrowserTabInfo; readonly mode: 'input' | 'chooser' | 'armed' }>;
   act(tabId: string | undefined, action: BrowserAction, options?: Call & { readonly timeoutMs?: number }): Promise<BrowserTabInfo>;
   screenshot(tabId: string | undefined, options: Call & { readonly fullPage?: boolean; readonly ref?: string; readonly format: 'png' | 'jpeg'; readonly quality?: number }): Promise<{ readonly tab: BrowserTabInfo; readonly data: Buffer }>;
   text(tabId: string | undefined, options: Call & { readonly selector?: string; readonly maxChars: number }): Promise<{ readonly tab: BrowserTabInfo; readonly text: string; readonly truncated: boolean }>;
@@ -183,6 +217,115 @@ async function performAction(page: Page, target: Locator | undefined, action: Br
   }
 }
 
+interface AxValue {
+  readonly value?: unknown;
+}
+interface AxNode {
+  readonly nodeId?: string;
+  readonly childIds?: readonly string[];
+  readonly role?: AxValue;
+  readonly name?: AxValue;
+  readonly value?: AxValue;
+  readonly description?: AxValue;
+  readonly backendDOMNodeId?: number;
+}
+
+function axText(value: AxValue | undefined): string {
+  const raw = value?.value;
+  return typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : '';
+}
+
+/** Chromium's full AX tree as OpenClaw formats it: depth-first from the root, `ax<n>` refs, at most `limit` nodes. */
+export function formatAriaNodes(nodes: readonly AxNode[], limit: number): { nodes: BrowserAriaNode[]; truncated: boolean } {
+  const byId = new Map<string, AxNode>();
+  const referenced = new Set<string>();
+  for (const node of nodes) {
+    if (node.nodeId) byId.set(node.nodeId, node);
+    for (const child of node.childIds ?? []) referenced.add(child);
+  }
+  const root = nodes.find((node) => node.nodeId && !referenced.has(node.nodeId)) ?? nodes[0];
+  const out: BrowserAriaNode[] = [];
+  if (!root?.nodeId) return { nodes: out, truncated: false };
+  const stack = [{ id: root.nodeId, depth: 0 }];
+  while (stack.length > 0 && out.length < limit) {
+    const { id, depth } = stack.pop()!;
+    const node = byId.get(id);
+    if (!node) continue;
+    const value = axText(node.value);
+    const description = axText(node.description);
+    out.push({
+      ref: `ax${out.length + 1}`,
+      role: axText(node.role) || 'unknown',
+      name: axText(node.name),
+      ...(value ? { value } : {}),
+      ...(description ? { description } : {}),
+      ...(typeof node.backendDOMNodeId === 'number' ? { backendDOMNodeId: node.backendDOMNodeId } : {}),
+      depth,
+    });
+    const children = node.childIds ?? [];
+    for (let index = children.length - 1; index >= 0; index -= 1) if (byId.has(children[index]!)) stack.push({ id: children[index]!, depth: depth + 1 });
+  }
+  return { nodes: out, truncated: stack.length > 0 };
+}
+
+/** Puts `files` where `target` says; an armed chooser waits in the background until `timeout`. */
+async function uploadTo(page: Page, locate: (ref: string) => Locator, target: BrowserUploadTarget, files: readonly UploadPayload[], timeout: number, arm: (page: Page, files: UploadPayload[], timeout: number) => void): Promise<'input' | 'chooser' | 'armed'> {
+  const payloads = files.map((file) => ({ name: file.name, mimeType: file.mimeType, buffer: file.buffer }));
+  if (target.inputRef !== undefined || target.selector !== undefined) {
+    const input = target.inputRef !== undefined ? locate(target.inputRef) : page.locator(`css=${target.selector!}`).first();
+    await input.setInputFiles(payloads, { timeout });
+    return 'input';
+  }
+  if (target.ref !== undefined) {
+    const element = locate(target.ref);
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout }), element.click({ timeout })]);
+    await chooser.setFiles(payloads, { timeout });
+    return 'chooser';
+  }
+  arm(page, payloads, timeout);
+  return 'armed';
+}
+
+/**
+ * Arms pages' next file chooser with files, in the background until `timeout`; only the latest arming of
+ * a page answers (an older one still waiting does nothing).
+ */
+function createChooserArming(): (page: Page, files: UploadPayload[], timeout: number) => void {
+  const armed = new WeakMap<Page, number>();
+  let armings = 0;
+  return (page, files, timeout) => {
+    const mine = ++armings;
+    armed.set(page, mine);
+    void page
+      .waitForEvent('filechooser', { timeout })
+      .then(async (chooser) => {
+        if (armed.get(page) === mine) await chooser.setFiles(files, { timeout });
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        if (armed.get(page) === mine) armed.delete(page);
+      });
+  };
+}
+
+/** Chromium's full accessibility tree of `page` through a CDP session of its own, formatted as OpenClaw's aria nodes. */
+async function ariaNodesOf(page: Page, limit: number): Promise<{ nodes: BrowserAriaNode[]; truncated: boolean }> {
+  const session = await page.context().newCDPSession(page);
+  try {
+    await session.send('Accessibility.enable').catch(() => undefined);
+    const raw = (await session.send('Accessibility.getFullAXTree')) as { nodes?: AxNode[] };
+    return formatAriaNodes(Array.isArray(raw.nodes) ? raw.nodes : [], limit);
+  } finally {
+    await session.detach().catch(() => undefined);
+  }
+}
+
+/** A screenshot of `element`, or of the page (its viewport, or all of it). */
+function shoot(page: Page, element: Locator | undefined, call: { readonly fullPage?: boolean; readonly format: 'png' | 'jpeg'; readonly quality?: number }, timeout: number): Promise<Buffer> {
+  const shot = { type: call.format, timeout, ...(call.format === 'jpeg' && call.quality !== undefined ? { quality: call.quality } : {}) };
+  return element ? element.screenshot(shot) : page.screenshot({ ...shot, fullPage: call.fullPage ?? false });
+}
+
 /** Creates the engine; Chromium starts on the first call that needs it. */
 export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngine {
   const actionTimeoutMs = options.actionTimeoutMs ?? 15_000;
@@ -230,6 +373,8 @@ export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngin
     return page;
   };
 
+  const arm = createChooserArming();
+
   const goto = async (page: Page, url: string, signal: AbortSignal | undefined, timeout: number) => {
     const target = checkBrowserUrl(url);
     try {
@@ -273,49 +418,53 @@ export function createBrowserEngine(options: BrowserEngineOptions): BrowserEngin
     },
     async snapshot(tabId, call) {
       const page = await pageOf(tabId);
-      let text: string;
-      try {
-        text = await page.ariaSnapshot({ mode: 'ai', timeout: actionTimeoutMs, ...(call.signal ? { signal: call.signal } : {}) });
-      } catch (error) {
+      const text = await page.ariaSnapshot({ mode: 'ai', timeout: actionTimeoutMs, ...(call.signal ? { signal: call.signal } : {}) }).catch((error: unknown) => {
         throw actionFailure(error, 'The snapshot', call.signal);
-      }
+      });
       const found = refsOf(text);
       tabs.remember(page, found);
       const cut = cutText(text, call.maxChars);
       const tab = await info(page);
       return { tabId: tab.tabId, url: tab.url, title: tab.title, snapshot: cut.text, refs: found.size, truncated: cut.truncated };
     },
+    async ariaSnapshot(tabId, call) {
+      const page = await pageOf(tabId);
+      const formatted = await ariaNodesOf(page, call.limit).catch((error: unknown) => {
+        throw actionFailure(error, 'The aria snapshot', call.signal);
+      });
+      const tab = await info(page);
+      return { tabId: tab.tabId, url: tab.url, title: tab.title, ...formatted };
+    },
+    async upload(tabId, target, files, call = {}) {
+      const page = await pageOf(tabId);
+      const mode = await uploadTo(page, (ref) => tabs.locate(page, ref), target, files, call.timeoutMs ?? actionTimeoutMs, arm).catch((error: unknown) => {
+        throw actionFailure(error, 'The upload', call.signal);
+      });
+      return { tab: await info(page), mode };
+    },
     async act(tabId, action, call = {}) {
       const page = await pageOf(tabId);
       const ref = 'ref' in action ? action.ref : undefined;
       const target = ref === undefined ? undefined : tabs.locate(page, ref);
-      try {
-        await performAction(page, target, action, call.timeoutMs ?? actionTimeoutMs, call.signal);
-      } catch (error) {
+      await performAction(page, target, action, call.timeoutMs ?? actionTimeoutMs, call.signal).catch((error: unknown) => {
         throw actionFailure(error, `${action.kind}${ref ? ` on ${ref}` : ''}`, call.signal);
-      }
+      });
       return info(page);
     },
     async screenshot(tabId, call) {
       const page = await pageOf(tabId);
-      const shot = { type: call.format, timeout: actionTimeoutMs, ...(call.format === 'jpeg' && call.quality !== undefined ? { quality: call.quality } : {}) };
       const element = call.ref === undefined ? undefined : tabs.locate(page, call.ref);
-      try {
-        const data = element ? await element.screenshot(shot) : await page.screenshot({ ...shot, fullPage: call.fullPage ?? false });
-        return { tab: await info(page), data };
-      } catch (error) {
+      const data = await shoot(page, element, call, actionTimeoutMs).catch((error: unknown) => {
         throw actionFailure(error, 'The screenshot', call.signal);
-      }
+      });
+      return { tab: await info(page), data };
     },
     async text(tabId, call) {
       const page = await pageOf(tabId);
-      let text: string;
-      try {
-        const root = call.selector === undefined ? page.locator('body') : page.locator(`css=${call.selector}`).first();
-        text = await root.innerText({ timeout: actionTimeoutMs });
-      } catch (error) {
+      const root = call.selector === undefined ? page.locator('body') : page.locator(`css=${call.selector}`).first();
+      const text = await root.innerText({ timeout: actionTimeoutMs }).catch((error: unknown) => {
         throw actionFailure(error, 'Reading the page text', call.signal);
-      }
+      });
       return { tab: await info(page), ...cutText(text, call.maxChars) };
     },
     async closeTab(tabId) {

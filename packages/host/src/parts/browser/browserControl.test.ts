@@ -72,7 +72,9 @@ describe.runIf(chromium)('the browser-control service over HTTP (real Chromium)'
     expect(await request('POST', '/tabs/open', {})).toMatchObject({ status: 400, body: { error: 'url is required' } });
     expect(await request('POST', '/act', { kind: 'evaluate', fn: '() => 1' })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/not supported/) } });
     expect(await request('POST', '/act', [1, 2])).toMatchObject({ status: 400 });
-    expect(await request('GET', '/snapshot?format=aria')).toMatchObject({ status: 400 });
+    expect(await request('GET', '/snapshot?format=yaml')).toMatchObject({ status: 400 });
+    expect(await request('POST', '/hooks/file-chooser', { element: '#f' })).toMatchObject({ status: 400, body: { error: 'paths are required' } });
+    expect(await request('POST', '/hooks/file-chooser', { paths: ['/x'], ref: 'e1', element: '#f' })).toMatchObject({ status: 400, body: { error: 'ref cannot be combined with inputRef/element' } });
     expect(await request('GET', '/text?maxChars=-1')).toMatchObject({ status: 400 });
     expect(await request('GET', '/nope')).toMatchObject({ status: 404 });
     expect(await request('GET', '/tabs?profile=chrome')).toMatchObject({ status: 404, body: { error: 'profile "chrome" not found' } });
@@ -101,6 +103,10 @@ describe.runIf(chromium)('the browser-control service over HTTP (real Chromium)'
     expect(await raw('POST', { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' }, '{"url":"http://127.0.0.1/"}')).toBe(415);
     expect(await raw('PUT', { authorization: `Bearer ${TOKEN}` })).toBe(405);
     expect(await raw('POST', { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, JSON.stringify({ url: 'x'.repeat(1024 * 1024 + 1) }))).toBe(413);
+    // An upload alone may carry a larger body (its files as base64), up to 24 MiB.
+    const upload = async (bytes: number) => (await fetch(`${listener.url}/hooks/file-chooser`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ paths: ['x'.repeat(bytes)] }) })).status;
+    expect(await upload(2 * 1024 * 1024)).toBe(400);
+    expect(await upload(24 * 1024 * 1024 + 1)).toBe(413);
     expect(await raw('GET', { authorization: `Bearer ${TOKEN}` })).toBe(200);
     expect(existsSync(join(dir, 'profile'))).toBe(true);
   });

@@ -7,6 +7,8 @@ import type { BrowserRouteRequest, BrowserRouteResponse } from './browserRoutes.
 
 /** Largest request body the browser-control service reads. */
 export const BROWSER_CONTROL_MAX_BODY = 1024 * 1024;
+/** Largest body of `POST /hooks/file-chooser`: 16 MiB of files as base64, and room for the rest. */
+export const BROWSER_CONTROL_MAX_UPLOAD_BODY = 24 * 1024 * 1024;
 /** Requests served at once (one browser: more would only queue inside it). */
 const MAX_CONCURRENCY = 8;
 /** Longest a request may take, body and browser work together. */
@@ -63,7 +65,7 @@ function queryOf(url: URL): Record<string, string> {
 /**
  * Starts the browser-control service on 127.0.0.1 (OpenClaw's routes; see `createBrowserRoutes`): loopback
  * peers only, loopback Host names only, no browser-page requests, a bearer token, JSON bodies up to
- * {@link BROWSER_CONTROL_MAX_BODY}.
+ * {@link BROWSER_CONTROL_MAX_BODY} ({@link BROWSER_CONTROL_MAX_UPLOAD_BODY} for an upload).
  */
 export async function startBrowserControlListener(options: BrowserControlListenerOptions): Promise<BrowserControlListener> {
   const token = digest(options.token);
@@ -75,8 +77,10 @@ export async function startBrowserControlListener(options: BrowserControlListene
     admit: (incoming) => admit(incoming, token),
     handle: async (incoming, request) => {
       const signal = signalFromHook(request);
-      const read = await readBody(incoming, BROWSER_CONTROL_MAX_BODY);
-      if (read.kind === 'too-large') return error(413, `the body is over ${BROWSER_CONTROL_MAX_BODY} bytes`, { connection: 'close' });
+      // Only an upload carries files in its body (as base64): it alone may be larger.
+      const limit = incoming.method === 'POST' && new URL(incoming.url ?? '/', 'http://127.0.0.1').pathname === '/hooks/file-chooser' ? BROWSER_CONTROL_MAX_UPLOAD_BODY : BROWSER_CONTROL_MAX_BODY;
+      const read = await readBody(incoming, limit);
+      if (read.kind === 'too-large') return error(413, `the body is over ${limit} bytes`, { connection: 'close' });
       if (read.kind === 'aborted') return undefined;
       let body: unknown;
       if (read.text.trim() !== '') {

@@ -4,7 +4,7 @@ import { defineCapability, type Availability } from '@capnode/capabilities';
 import type { HostContext, HostPart } from '../../context/hostContext.js';
 import { pluginsDataDirectory } from '../../setup/pluginsLoad.js';
 import { startBrowserControlListener, type BrowserControlListener } from './browserListener.js';
-import { createBrowserProxyCommand, type BrowserProxyTarget } from './browserProxy.js';
+import { createBrowserProxyCommand, createBrowserProxyUploadCommand, type BrowserProxyTarget } from './browserProxy.js';
 import { createBrowserRoutes } from './browserRoutes.js';
 
 export interface BrowserControlPart extends HostPart {
@@ -57,9 +57,10 @@ export function createBrowserControlPart(context: HostContext, options: BrowserC
     return { url: started.url, port: started.port, token, mediaDir };
   };
   const availability = async (): Promise<Availability> => (await import('@capnode/capabilities/pack')).probeBrowser();
+  const proxyOptions = { target: start, expectedPort: () => options.port ?? 0, allowProfiles: () => allowProfilesOf(context), availability };
   const proxy = defineCapability({
     category: 'browser',
-    commands: [createBrowserProxyCommand({ target: start, expectedPort: () => options.port ?? 0, allowProfiles: () => allowProfilesOf(context), availability })],
+    commands: [createBrowserProxyCommand(proxyOptions), createBrowserProxyUploadCommand(proxyOptions)],
   });
   // browser.proxy exists while the browser commands it drives do (the pack's browser plugin, loaded later).
   let registered = false;

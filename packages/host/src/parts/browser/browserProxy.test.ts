@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInvoker, createRegistry, defineCapability } from '@capnode/capabilities';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_PROXY_MAX_FILE_BYTES, checkProxyPath, createBrowserProxyCommand, type BrowserProxyTarget } from './browserProxy.js';
+import { BROWSER_PROXY_MAX_FILE_BYTES, checkProxyPath, createBrowserProxyCommand, createBrowserProxyUploadCommand, type BrowserProxyTarget } from './browserProxy.js';
 
 const MiB = 1024 * 1024;
 
@@ -59,9 +59,44 @@ describe('browser.proxy', () => {
     }
     for (const path of ['/tabs?x=1', '/tabs#x', '/ta bs']) expect(await invoke({ path }), path).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
     expect(await invoke({ path: '/tabs', method: 'PUT' })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
-    expect(await invoke({ path: '/tabs', upload: { envelope: 'browser-upload-v1', files: [] } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+    expect(await invoke({ path: '/tabs', upload: { envelope: 'browser-upload-v1', files: [{ name: 'a', contentBase64: 'YQ==' }] } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
     expect(seen).toEqual([]);
     expect(checkProxyPath('snapshot')).toBe('/snapshot');
+  });
+
+  it("forwards OpenClaw's upload envelope as files of the file-chooser body, paths dropped; refuses bad envelopes and oversized files, sending nothing", async () => {
+    answers.set('/hooks/file-chooser', { status: 200, body: { ok: true } });
+    seen.length = 0;
+    const file = (name: string, bytes: number) => ({ name, contentBase64: Buffer.alloc(bytes, 1).toString('base64') });
+    const envelope = (...files: unknown[]) => ({ envelope: 'browser-upload-v1', files });
+    const chooser = { method: 'POST', path: '/hooks/file-chooser', body: { ref: 'e3', paths: ['/gateway/media/a.txt'] } };
+    expect(await invoke({ ...chooser, upload: envelope(file('a.txt', 3)) })).toMatchObject({ ok: true, structured: { result: { ok: true } } });
+    expect(JSON.parse(seen[0]!.body)).toEqual({ ref: 'e3', files: [{ name: 'a.txt', contentBase64: 'AQEB' }] });
+    seen.length = 0;
+    const refusals: [unknown, string][] = [
+      [envelope(file('big.bin', 10 * MiB + 1)), 'payload_too_large'],
+      [envelope(file('a.bin', 9 * MiB), file('b.bin', 8 * MiB)), 'payload_too_large'],
+      [envelope(), 'invalid_arguments'],
+      [{ envelope: 'browser-upload-v2', files: [file('a.txt', 1)] }, 'invalid_arguments'],
+      [envelope({ name: 'a.txt', contentBase64: 'YQ' }), 'invalid_arguments'],
+      [envelope({ name: '', contentBase64: 'YQ==' }), 'invalid_arguments'],
+      [envelope(...Array.from({ length: 257 }, (_, index) => file(`${index}.txt`, 1))), 'invalid_arguments'],
+      ['not an envelope', 'invalid_arguments'],
+    ];
+    for (const [upload, code] of refusals) expect(await invoke({ ...chooser, upload })).toMatchObject({ ok: false, error: { code } });
+    expect(await invoke({ method: 'POST', path: '/act', body: { kind: 'click', ref: 'e1' }, upload: envelope(file('a.txt', 1)) })).toMatchObject({ ok: false, error: { code: 'invalid_arguments', data: { reason: 'upload' } } });
+    expect(await invoke({ method: 'POST', path: '/hooks/file-chooser', body: { paths: ['https://example.com/a.txt'] } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments', data: { reason: 'url_as_path' } } });
+    expect(seen).toEqual([]);
+
+    // browser.proxy.upload.v1, the command OpenClaw's gateway sends uploads with: the same request, an envelope required.
+    const upload = createBrowserProxyUploadCommand({ target: async () => target, expectedPort: () => 18791, allowProfiles: () => [] });
+    const invoker = createInvoker({ registry: createRegistry([defineCapability({ category: 'browser', commands: [upload] })]) });
+    const viaUpload = async (args: Record<string, unknown>) => (await invoker.invoke({ command: 'browser.proxy.upload.v1', args, transport: 'internal' })).result;
+    expect(await viaUpload(chooser)).toMatchObject({ ok: false, error: { code: 'invalid_arguments', data: { reason: 'upload' } } });
+    expect(seen).toEqual([]);
+    const viaEnvelope = await viaUpload({ ...chooser, upload: envelope(file('b.txt', 2)) });
+    expect(viaEnvelope, JSON.stringify(viaEnvelope)).toMatchObject({ ok: true, structured: { result: { ok: true } } });
+    expect(JSON.parse(seen[0]!.body)).toEqual({ ref: 'e3', files: [{ name: 'b.txt', contentBase64: 'AQE=' }] });
   });
 
   it('checks the path the service will see: dot segments, encoded or not, are resolved first', async () => {

@@ -1,6 +1,6 @@
 import { realpath, readFile, stat } from 'node:fs/promises';
 import { extname, sep } from 'node:path';
-import { CapabilityError, defineCommand, type AvailabilityProbe, type CapabilityErrorCode, type CommandDefinition } from '@capnode/capabilities';
+import { CapabilityError, defineCommand, type AvailabilityProbe, type CapabilityErrorCode, type CommandDefinition, type CommandSuccess } from '@capnode/capabilities';
 import { z } from 'zod';
 
 /** Largest file one `browser.proxy` answer carries (OpenClaw's limit). */
@@ -39,8 +39,54 @@ const input = z.object({
   timeoutMs: z.number().int().min(1).max(120_000).optional().describe('Longest wait, in ms (default 60000).'),
   profile: z.string().max(128).optional().describe('Browser profile: capnode (also called openclaw), the only one.'),
   errorEnvelope: z.string().max(32).optional().describe('"browser-v1": a route failure is answered as { error: { status, body } } (OpenClaw gateway).'),
-  upload: z.unknown().optional().describe('Refused: file uploads are not supported.'),
+  upload: z.unknown().optional().describe('OpenClaw\'s upload envelope ({ envelope: "browser-upload-v1", files: [{ name, contentBase64 }] }) for POST /hooks/file-chooser: the files the gateway read for it.'),
 });
+
+/** OpenClaw's envelope of the files a gateway sends with `POST /hooks/file-chooser`. */
+const UPLOAD_ENVELOPE = 'browser-upload-v1';
+const MAX_ENCODED_FILE_CHARS = Math.ceil(BROWSER_PROXY_MAX_FILE_BYTES / 3) * 4;
+
+function uploadRefusal(message: string, reason: string, code: CapabilityErrorCode = 'invalid_arguments', extra: Record<string, unknown> = {}): CapabilityError {
+  return new CapabilityError(code, message, { data: { reason, ...extra } });
+}
+
+/**
+ * The body to send for a file-chooser request: an upload envelope's files checked (OpenClaw's rules: its
+ * envelope name, 1..256 files, each a name and canonical base64, ≤ 10 MiB each, ≤ 16 MiB together) and put
+ * in the body as `files`, any `paths` dropped; or, without one, `paths` that are not URLs. Other requests
+ * may not carry an envelope. Throws before anything is sent.
+ */
+export function uploadBody(method: string, path: string, body: unknown, upload: unknown): unknown {
+  const chooser = method === 'POST' && path === '/hooks/file-chooser';
+  if (upload === undefined) {
+    const paths = chooser && body && typeof body === 'object' ? (body as { paths?: unknown }).paths : undefined;
+    if (Array.isArray(paths) && paths.some((entry) => typeof entry === 'string' && /^[a-z][a-z0-9+.-]+:/i.test(entry.trim()))) {
+      throw uploadRefusal('Upload paths are files on this machine, not URLs.', 'url_as_path');
+    }
+    return body;
+  }
+  if (!chooser) throw uploadRefusal('An upload envelope goes with POST /hooks/file-chooser only.', 'upload');
+  const envelope = upload as { envelope?: unknown; files?: unknown } | null;
+  if (!envelope || typeof envelope !== 'object' || envelope.envelope !== UPLOAD_ENVELOPE || !Array.isArray(envelope.files) || envelope.files.length === 0) {
+    throw uploadRefusal('invalid browser proxy upload envelope', 'invalid_upload');
+  }
+  if (envelope.files.length > BROWSER_PROXY_MAX_FILES) throw uploadRefusal(`browser proxy request exceeds ${BROWSER_PROXY_MAX_FILES} file limit`, 'too_many_files');
+  let total = 0;
+  const files = envelope.files.map((entry: unknown) => {
+    const file = entry as { name?: unknown; contentBase64?: unknown } | null;
+    if (!file || typeof file.name !== 'string' || !file.name.trim() || typeof file.contentBase64 !== 'string') throw uploadRefusal('invalid browser proxy upload file', 'invalid_upload');
+    const encoded = file.contentBase64;
+    const bytes = encoded.length > MAX_ENCODED_FILE_CHARS ? Math.floor((encoded.length * 3) / 4) : Buffer.from(encoded, 'base64').byteLength;
+    if (bytes > BROWSER_PROXY_MAX_FILE_BYTES) throw uploadRefusal('browser proxy file exceeds 10 MiB limit', 'file_too_large', 'payload_too_large', { bytes });
+    total += bytes;
+    if (total > BROWSER_PROXY_MAX_TOTAL_BYTES) throw uploadRefusal('browser proxy files exceed 16 MiB aggregate limit', 'upload_too_large', 'payload_too_large', { bytes: total });
+    if (Buffer.from(encoded, 'base64').toString('base64') !== encoded) throw uploadRefusal('invalid browser proxy upload encoding', 'invalid_upload');
+    return { name: file.name, contentBase64: encoded };
+  });
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
+  delete fields.paths;
+  return { ...fields, files };
+}
 
 /** OpenClaw's opt-in for route failures as a payload instead of an invoke error. */
 const ERROR_ENVELOPE = 'browser-v1';
@@ -148,50 +194,73 @@ export function createBrowserProxyCommand(options: BrowserProxyOptions): Command
   return defineCommand({
     name: 'browser.proxy',
     description:
-      "Forwards one request to capnode's browser-control service (OpenClaw's routes: /, /tabs, /tabs/open, /navigate, /snapshot, /act, /screenshot, /text, DELETE /tabs/:id) and returns its answer with any screenshot files as base64. Each browser action it causes needs the browser consent.",
+      "Forwards one request to capnode's browser-control service (OpenClaw's routes: /, /tabs, /tabs/open, /navigate, /snapshot, /act, /screenshot, /text, /hooks/file-chooser, DELETE /tabs/:id) and returns its answer with any screenshot files as base64. Each browser action it causes needs the browser consent.",
     annotations: { title: 'Browser control request', openWorld: true },
     // The service's GET routes only read (status, tabs, snapshot, text); POST and DELETE act.
     classificationByArgument: { method: { GET: 'read_only', get: 'read_only' } },
     input,
     ...(options.availability ? { availability: options.availability } : {}),
-    async execute(args, ctx) {
-      const path = checkProxyPath(args.path);
-      if (args.upload !== undefined) throw new CapabilityError('invalid_arguments', 'browser.proxy does not accept upload envelopes.', { data: { reason: 'upload' } });
-      const method = (args.method ?? 'GET').toUpperCase();
-      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') throw new CapabilityError('invalid_arguments', 'method is GET, POST or DELETE.');
-      const profile = requestedProfile(args.profile, args.query);
-      checkProfile(profile, options.allowProfiles(), path);
-      const query = new URLSearchParams();
-      if (profile) query.set('profile', profile);
-      for (const [key, value] of Object.entries(args.query ?? {})) if (value !== null && key !== 'profile') query.set(key, String(value));
-      let target: BrowserProxyTarget;
-      try {
-        target = await options.target();
-      } catch {
-        throw unreachable(options.expectedPort());
-      }
-      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(args.timeoutMs ?? 60_000)]);
-      const answer = await send(target, method, path, query, args.body, signal);
-      if (answer.status >= 400) {
-        const message = typeof answer.json.error === 'string' ? answer.json.error : `HTTP ${answer.status}`;
-        if (args.errorEnvelope === ERROR_ENVELOPE) {
-          const failure = { error: { status: answer.status, body: { error: message } } };
-          return { ok: true, content: [{ type: 'text', text: JSON.stringify(failure) }], structured: failure };
-        }
-        const code = typeof answer.json.code === 'string' && CODES.has(answer.json.code) ? (answer.json.code as CapabilityErrorCode) : 'failed';
-        throw new CapabilityError(code, message, { data: { status: answer.status } });
-      }
-      const result = answer.json;
-      if (path === '/profiles' && options.allowProfiles().length > 0 && Array.isArray(result.profiles)) {
-        result.profiles = result.profiles.filter((entry: { name?: unknown }) => typeof entry?.name === 'string' && options.allowProfiles().includes(entry.name));
-      }
-      const paths = answerFilePaths(result);
-      const files = paths.length === 0 ? undefined : await readAnswerFiles(paths, target.mediaDir);
-      const structured = files ? { result, files } : { result };
-      const encoded = Buffer.byteLength(JSON.stringify(structured), 'utf8');
-      if (encoded > BROWSER_PROXY_MAX_ENCODED_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy payload exceeds 24 MiB encoded limit', { data: { bytes: encoded } });
-      const summary = files ? { result, files: files.map((file) => ({ path: file.path, mimeType: file.mimeType, base64Bytes: file.base64.length })) } : { result };
-      return { ok: true, content: [{ type: 'text', text: JSON.stringify(summary) }], structured };
+    execute: (args, ctx) => proxyRequest(options, args, ctx.signal),
+  });
+}
+
+/**
+ * `browser.proxy.upload.v1`: the command OpenClaw's gateway invokes for `browser.request` uploads (a
+ * `POST /hooks/file-chooser` carrying the files it read, in a `browser-upload-v1` envelope), declared so the
+ * gateway sends uploads to this node. Same arguments and answer as `browser.proxy`; an envelope is required.
+ */
+export function createBrowserProxyUploadCommand(options: BrowserProxyOptions): CommandDefinition {
+  return defineCommand({
+    name: 'browser.proxy.upload.v1',
+    description: "OpenClaw's browser upload over browser.proxy: POST /hooks/file-chooser with the gateway's files (a browser-upload-v1 envelope), each ≤ 10 MiB, ≤ 16 MiB together. Needs the browser consent.",
+    annotations: { title: 'Browser upload request', openWorld: true },
+    input,
+    ...(options.availability ? { availability: options.availability } : {}),
+    execute: (args, ctx) => {
+      if (args.upload === undefined) throw new CapabilityError('invalid_arguments', 'browser.proxy.upload.v1 carries an upload envelope.', { data: { reason: 'upload' } });
+      return proxyRequest(options, args, ctx.signal);
     },
   });
 }
+
+/** One `browser.proxy` request: checked (path, method, profile, upload), sent, and its answer and files returned. */
+async function proxyRequest(options: BrowserProxyOptions, args: z.output<typeof input>, callSignal: AbortSignal): Promise<CommandSuccess> {
+  const path = checkProxyPath(args.path);
+  const method = (args.method ?? 'GET').toUpperCase();
+  if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') throw new CapabilityError('invalid_arguments', 'method is GET, POST or DELETE.');
+  const body = uploadBody(method, path, args.body, args.upload);
+  const profile = requestedProfile(args.profile, args.query);
+  checkProfile(profile, options.allowProfiles(), path);
+  const query = new URLSearchParams();
+  if (profile) query.set('profile', profile);
+  for (const [key, value] of Object.entries(args.query ?? {})) if (value !== null && key !== 'profile') query.set(key, String(value));
+  let target: BrowserProxyTarget;
+  try {
+    target = await options.target();
+  } catch {
+    throw unreachable(options.expectedPort());
+  }
+  const signal = AbortSignal.any([callSignal, AbortSignal.timeout(args.timeoutMs ?? 60_000)]);
+  const answer = await send(target, method, path, query, body, signal);
+  if (answer.status >= 400) {
+    const message = typeof answer.json.error === 'string' ? answer.json.error : `HTTP ${answer.status}`;
+    if (args.errorEnvelope === ERROR_ENVELOPE) {
+      const failure = { error: { status: answer.status, body: { error: message } } };
+      return { ok: true, content: [{ type: 'text', text: JSON.stringify(failure) }], structured: failure };
+    }
+    const code = typeof answer.json.code === 'string' && CODES.has(answer.json.code) ? (answer.json.code as CapabilityErrorCode) : 'failed';
+    throw new CapabilityError(code, message, { data: { status: answer.status } });
+  }
+  const result = answer.json;
+  if (path === '/profiles' && options.allowProfiles().length > 0 && Array.isArray(result.profiles)) {
+    result.profiles = result.profiles.filter((entry: { name?: unknown }) => typeof entry?.name === 'string' && options.allowProfiles().includes(entry.name));
+  }
+  const paths = answerFilePaths(result);
+  const files = paths.length === 0 ? undefined : await readAnswerFiles(paths, target.mediaDir);
+  const structured = files ? { result, files } : { result };
+  const encoded = Buffer.byteLength(JSON.stringify(structured), 'utf8');
+  if (encoded > BROWSER_PROXY_MAX_ENCODED_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy payload exceeds 24 MiB encoded limit', { data: { bytes: encoded } });
+  const summary = files ? { result, files: files.map((file) => ({ path: file.path, mimeType: file.mimeType, base64Bytes: file.base64.length })) } : { result };
+  return { ok: true, content: [{ type: 'text', text: JSON.stringify(summary) }], structured };
+}
+

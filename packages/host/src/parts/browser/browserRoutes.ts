@@ -95,10 +95,40 @@ function actionOf(body: Record<string, unknown>): Record<string, unknown> {
   }
 }
 
+/** A string array, or undefined; anything else in it is refused. */
+function strings(value: unknown, name: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string')) throw new RouteError(400, `${name} must be an array of strings`);
+  return value;
+}
+
+/**
+ * The `browser.upload` arguments of OpenClaw's file-chooser hook body: `paths` (files on this machine),
+ * `ref` (click, answer the chooser), `inputRef` or `element` (a CSS selector: set on the input), `targetId`,
+ * `timeoutMs`; and capnode's `files` (`{ name, contentBase64 }`, the bytes of a gateway's upload envelope).
+ */
+function uploadArgs(fields: Record<string, unknown>): Record<string, unknown> {
+  const paths = strings(fields.paths, 'paths');
+  const files = fields.files;
+  if (files !== undefined && (!Array.isArray(files) || files.length === 0)) throw new RouteError(400, 'files must be a non-empty array');
+  if (!paths?.length && files === undefined) throw new RouteError(400, 'paths are required');
+  if (paths?.length && files !== undefined) throw new RouteError(400, 'paths and files cannot be combined');
+  const ref = str(fields.ref);
+  if (ref && (str(fields.inputRef) || str(fields.element))) throw new RouteError(400, 'ref cannot be combined with inputRef/element');
+  return defined({
+    tabId: str(fields.targetId),
+    ref,
+    inputRef: str(fields.inputRef),
+    selector: str(fields.element),
+    timeoutMs: int(fields.timeoutMs, 'timeoutMs'),
+    ...(paths?.length ? { paths } : { files: (files as unknown[]).map((file) => ({ name: (file as Record<string, unknown>)?.name, base64: (file as Record<string, unknown>)?.contentBase64 })) }),
+  });
+}
+
 /**
  * The browser-control routes, in OpenClaw's shapes: `GET /`, `GET /profiles`, `POST /start`, `POST /stop`,
  * `GET /tabs`, `POST /tabs/open`, `DELETE /tabs/:targetId`, `POST /navigate`, `GET /snapshot`, `POST /act`,
- * `POST /screenshot`, `GET /text`. Each runs `browser.*` commands through the pipeline, so consent holds.
+ * `POST /screenshot`, `GET /text`, `POST /hooks/file-chooser`. Each runs `browser.*` commands through the pipeline, so consent holds.
  */
 export function createBrowserRoutes(options: BrowserRoutesOptions): (request: BrowserRouteRequest) => Promise<BrowserRouteResponse> {
   const run = async (command: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> => {
@@ -185,9 +215,18 @@ function createRouteTable(run: Run, mediaDir: string): Record<string, (request: 
       return { ok: true, targetId: tab.tabId, url: tab.url };
     },
     'GET /snapshot': async ({ query, signal }) => {
-      if (query.format !== undefined && query.format !== 'ai') throw new RouteError(400, 'format must be "ai"');
+      if (query.format !== undefined && query.format !== 'ai' && query.format !== 'aria') throw new RouteError(400, 'format must be "ai" or "aria"');
+      if (query.format === 'aria') {
+        const aria = await run('browser.snapshot', defined({ tabId: str(query.targetId), format: 'aria', limit: int(query.limit, 'limit') }), signal);
+        return { ok: true, format: 'aria', targetId: aria.tabId, url: aria.url, nodes: aria.nodes, ...(aria.truncated === true ? { truncated: true } : {}) };
+      }
       const snap = await run('browser.snapshot', defined({ tabId: str(query.targetId), maxChars: int(query.maxChars, 'maxChars') }), signal);
       return { ok: true, format: 'ai', targetId: snap.tabId, url: snap.url, snapshot: snap.snapshot, truncated: snap.truncated, stats: { refs: snap.refs } };
+    },
+    'POST /hooks/file-chooser': async ({ body, signal }) => {
+      const fields = fieldsOf(body);
+      await run('browser.upload', uploadArgs(fields), signal);
+      return { ok: true };
     },
     'POST /act': async ({ body, signal }) => {
       const fields = fieldsOf(body);

@@ -27,7 +27,7 @@ export function createPluginsPart(context: HostContext, options: PluginsPartOpti
     home: context.paths.home,
     pluginSettings: () => settings.get().pluginSettings,
     log: context.logging.log,
-    builtins: options.builtinPlugins === false ? [] : (options.builtinPlugins ?? import('@capnode/capabilities/pack').then((pack) => pack.createBuiltinPlugins(ports.gatewayCanvasUrl ? { gatewayCanvasUrl: ports.gatewayCanvasUrl } : {}))),
+    builtins: options.builtinPlugins === false ? [] : (options.builtinPlugins ?? import('@capnode/capabilities/pack').then((pack) => pack.createBuiltinPlugins({ filesSettings: () => settings.get().pluginSettings.files ?? {}, ...(ports.gatewayCanvasUrl ? { gatewayCanvasUrl: ports.gatewayCanvasUrl } : {}) }))),
     sources: options.plugins === false ? [] : settings.get().plugins,
     ...(options.devPlugins === undefined ? {} : { devPlugins: options.devPlugins }),
     ...(options.pluginLoadTimeoutMs === undefined ? {} : { loadTimeoutMs: options.pluginLoadTimeoutMs }),
