@@ -36,6 +36,21 @@ describe('acceptableSkills', () => {
   });
 });
 
+type FakeConnection = Awaited<ReturnType<Awaited<ReturnType<typeof startFakeGateway>>['connection']>>;
+
+/** Sends `mcp.tools.call.v1` invokes to the gateway node over `connection` and reads their results. */
+function mcpCalls(connection: FakeConnection, nodeId: string) {
+  return {
+    invoke: (id: string, params: unknown) =>
+      connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId, command: 'mcp.tools.call.v1', params, idempotencyKey: id } }),
+    answer: async (id: string) => {
+      const frame = await connection.next((candidate) => candidate.method === 'node.invoke.result' && candidate.params.id === id);
+      connection.respond(frame.id, { ok: true });
+      return frame.params;
+    },
+  };
+}
+
 function publications(initial: readonly GatewayNodeMcpTool[], skills: readonly GatewayNodeSkill[] = []) {
   let tools = initial;
   const listeners = new Set<() => void>();
@@ -91,12 +106,7 @@ describe('gateway node publications', () => {
     expect(skills.params).toEqual({ skills: [skill] });
     connection.respond(skills.id, { nodeId: identity.deviceId, skills: [] });
 
-    const invoke = (id: string, params: unknown) => connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command: 'mcp.tools.call.v1', params, idempotencyKey: id } });
-    const answer = async (id: string) => {
-      const frame = await connection.next((candidate) => candidate.method === 'node.invoke.result' && candidate.params.id === id);
-      connection.respond(frame.id, { ok: true });
-      return frame.params;
-    };
+    const { invoke, answer } = mcpCalls(connection, identity.deviceId);
     invoke('a', { server: 'srv', tool: 'echo', arguments: { message: 'hi' } });
     expect(await answer('a')).toEqual({ id: 'a', nodeId: identity.deviceId, ok: true, payload: { content: [{ type: 'text', text: JSON.stringify({ echoed: 'hi' }, null, 2) }], structuredContent: { echoed: 'hi' } } });
     expect(calls.at(-1)).toMatchObject({ command: 'srv__echo', transport: 'gateway', args: { message: 'hi' } });
@@ -173,12 +183,7 @@ describe('mcp.tools.call.v1 params that only look like a published tool', () => 
     const skills = await connection.next((frame) => frame.method === 'node.skills.update');
     connection.respond(skills.id, { nodeId: identity.deviceId, skills: [] });
 
-    const invoke = (id: string, params: unknown) => connection.send({ type: 'event', event: 'node.invoke.request', payload: { id, nodeId: identity.deviceId, command: 'mcp.tools.call.v1', params, idempotencyKey: id } });
-    const answer = async (id: string) => {
-      const frame = await connection.next((candidate) => candidate.method === 'node.invoke.result' && candidate.params.id === id);
-      connection.respond(frame.id, { ok: true });
-      return frame.params;
-    };
+    const { invoke, answer } = mcpCalls(connection, identity.deviceId);
     const notPublished = { ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining('not published') } };
     // The published (server, tool) pair reaches it; the sanitised spelling and the published name do not.
     invoke('ok', { server: 'srv', tool: 'a.b', arguments: { x: 1 } });
