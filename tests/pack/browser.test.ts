@@ -2,19 +2,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createBrowserCapability, findChromiumExecutable, probeBrowser } from '@capnode/capabilities/pack';
 import { describe, expect, it } from 'vitest';
-import { startPackHost } from '../support/packHost.js';
+import { startPackHost, type RawToolResult } from '../support/packHost.js';
 import { FORM_PAGE, refFor, servePages } from '../support/pages.js';
 import { startTestHost, tempDir } from '../support/testHost.js';
 
 const chromium = findChromiumExecutable();
 const consent = { consent: { browser: 'allow' } };
-
-interface RawResult {
-  isError?: boolean;
-  content?: { type: string; text?: string; data?: string; mimeType?: string }[];
-  structuredContent?: Record<string, unknown>;
-  _meta?: Record<string, unknown>;
-}
 
 describe.runIf(chromium)('the dedicated browser over MCP HTTP (SDK v2 client, real Chromium)', { timeout: 90_000 }, () => {
   it('snapshots a local page, types into its field and clicks its button by ref, then reads the result', async () => {
@@ -44,7 +37,7 @@ describe.runIf(chromium)('the dedicated browser over MCP HTTP (SDK v2 client, re
     // The page text is cut at maxChars: an exact prefix, marked.
     expect((await host.call('browser.text', { maxChars: 4 })).structured).toMatchObject({ text: 'Sign', truncated: true });
 
-    const shot = (await host.client.callTool({ name: 'browser.screenshot', arguments: { ref: button } })) as RawResult;
+    const shot = (await host.client.callTool({ name: 'browser.screenshot', arguments: { ref: button } })) as RawToolResult;
     const image = shot.content?.find((part) => part.type === 'image');
     expect(image?.mimeType).toBe('image/png');
     expect(Buffer.from(image!.data!, 'base64').subarray(1, 4).toString()).toBe('PNG');
@@ -64,7 +57,7 @@ describe.runIf(chromium)('the dedicated browser over MCP HTTP (SDK v2 client, re
     await using browser = createBrowserCapability({ profileDir: profile.path, headless: true });
     await using host = await startPackHost([browser], { settings: consent });
     const failure = async (name: string, args: Record<string, unknown>) => {
-      const result = (await host.client.callTool({ name, arguments: args })) as RawResult;
+      const result = (await host.client.callTool({ name, arguments: args })) as RawToolResult;
       expect(result.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
       return { code: (result._meta?.['capnode/failure'] as { code?: string } | undefined)?.code, text: result.content?.map((part) => part.text).join('') ?? '' };
     };
@@ -118,7 +111,7 @@ describe('browser consent', () => {
     using profile = tempDir('capnode-browser-');
     await using browser = createBrowserCapability({ profileDir: profile.path, headless: true, executablePath: chromium ?? '/nonexistent' });
     await using host = await startTestHost({ host: { capabilities: [browser] } });
-    const result = (await host.client.callTool({ name: 'browser.open', arguments: { url: 'http://127.0.0.1:9/' } })) as RawResult;
+    const result = (await host.client.callTool({ name: 'browser.open', arguments: { url: 'http://127.0.0.1:9/' } })) as RawToolResult;
     expect(result.isError).toBe(true);
     expect(result._meta?.['capnode/failure']).toMatchObject({ code: 'consent_required' });
     expect(browser.commands.filter((command) => command.consent !== 'browser').map((command) => command.name)).toEqual(['browser.status']);
@@ -130,7 +123,7 @@ describe('browser consent', () => {
     await using browser = createBrowserCapability({ profileDir: profile.path, headless: true, executablePath: chromium ?? '/nonexistent' });
     await using host = await startTestHost({ settings: { consent: { browser: 'ask' } }, host: { capabilities: [browser] } });
     host.answerWith('deny');
-    const result = (await host.client.callTool({ name: 'browser.navigate', arguments: { url: 'https://example.com/private' } })) as RawResult;
+    const result = (await host.client.callTool({ name: 'browser.navigate', arguments: { url: 'https://example.com/private' } })) as RawToolResult;
     expect(result._meta?.['capnode/failure']).toMatchObject({ code: 'denied' });
     expect(host.asked).toHaveLength(1);
     expect(host.asked[0]!.command).toBe('browser.navigate');

@@ -3,18 +3,11 @@ import { join } from 'node:path';
 import { createBrowserCapability, findChromiumExecutable } from '@capnode/capabilities/pack';
 import { gatewayNodeDeclaration } from '@capnode/gateway-bridge';
 import { describe, expect, it } from 'vitest';
-import { startPackHost } from '../support/packHost.js';
+import { startPackHost, type RawToolResult } from '../support/packHost.js';
 import { FORM_PAGE, refFor, servePages } from '../support/pages.js';
 import { startTestHost, tempDir } from '../support/testHost.js';
 
 const chromium = findChromiumExecutable();
-
-interface RawResult {
-  isError?: boolean;
-  content?: { type: string; text?: string }[];
-  structuredContent?: Record<string, any>;
-  _meta?: Record<string, unknown>;
-}
 
 describe.runIf(chromium)('browser.proxy through the host (browser-control service on loopback, real Chromium)', { timeout: 120_000 }, () => {
   it('drives the browser with OpenClaw requests, returns a screenshot as a file envelope, and is declared to a gateway with cap browser', async () => {
@@ -22,7 +15,7 @@ describe.runIf(chromium)('browser.proxy through the host (browser-control servic
     await using pages = await servePages({ '/form': FORM_PAGE });
     await using browser = createBrowserCapability({ profileDir: profile.path, headless: true });
     await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow' } } });
-    const proxy = async (args: Record<string, unknown>) => (await host.client.callTool({ name: 'browser.proxy', arguments: args })) as RawResult;
+    const proxy = async (args: Record<string, unknown>) => (await host.client.callTool({ name: 'browser.proxy', arguments: args })) as RawToolResult;
 
     const declaration = gatewayNodeDeclaration(host.host.registry);
     expect(declaration.commands).toContain('browser.proxy');
@@ -54,7 +47,7 @@ describe.runIf(chromium)('browser.proxy through the host (browser-control servic
     using profile = tempDir('capnode-browser-');
     await using browser = createBrowserCapability({ profileDir: profile.path, headless: true });
     await using host = await startTestHost({ host: { capabilities: [browser] } });
-    const result = (await host.client.callTool({ name: 'browser.proxy', arguments: { method: 'POST', path: '/tabs/open', body: { url: 'http://127.0.0.1:9/' } } })) as RawResult;
+    const result = (await host.client.callTool({ name: 'browser.proxy', arguments: { method: 'POST', path: '/tabs/open', body: { url: 'http://127.0.0.1:9/' } } })) as RawToolResult;
     expect(result.isError).toBe(true);
     expect(result._meta?.['capnode/failure']).toMatchObject({ code: 'consent_required' });
     expect((await host.call('browser.status', {})).structured).toMatchObject({ running: false });

@@ -2,7 +2,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createBrowserCapability, findChromiumExecutable } from '@capnode/capabilities/pack';
 import { describe, expect, it } from 'vitest';
-import { startPackHost } from '../support/packHost.js';
+import { startPackHost, type RawToolResult } from '../support/packHost.js';
 import { refFor, servePages } from '../support/pages.js';
 import { tempDir } from '../support/testHost.js';
 
@@ -25,13 +25,6 @@ document.getElementById('f').addEventListener('change', async (event) => {
 </script>
 </body></html>`;
 
-interface RawResult {
-  isError?: boolean;
-  content?: { type: string; text?: string }[];
-  structuredContent?: Record<string, any>;
-  _meta?: Record<string, any>;
-}
-
 describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)', { timeout: 120_000 }, () => {
   it('uploads files from the files roots by selector, through a chooser a ref opens, and through an armed chooser; refuses bad inputs, sending nothing', async () => {
     using work = tempDir('capnode-upload-');
@@ -51,7 +44,7 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
     await using pages = await servePages({ '/upload': UPLOAD_PAGE });
     await using browser = createBrowserCapability({ profileDir: join(work.path, 'profile'), headless: true, actionTimeoutMs: 10_000, files: () => ({ roots: [root], configDir: config }) });
     await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow' } } });
-    const call = async (name: string, args: Record<string, unknown>) => (await host.client.callTool({ name, arguments: args })) as RawResult;
+    const call = async (name: string, args: Record<string, unknown>) => (await host.client.callTool({ name, arguments: args })) as RawToolResult;
     const out = async () => (await call('browser.text', { selector: '#out' })).structuredContent!.text as string;
 
     const tabId = (await call('browser.open', { url: pages.url('/upload') })).structuredContent!.tabId as string;
@@ -119,7 +112,7 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
     await using pages = await servePages({ '/upload': UPLOAD_PAGE });
     await using browser = createBrowserCapability({ profileDir: join(work.path, 'profile'), headless: true, actionTimeoutMs: 10_000, files: () => ({ roots: [root] }) });
     await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow' } } });
-    const proxy = async (args: Record<string, unknown>) => (await host.client.callTool({ name: 'browser.proxy', arguments: args })) as RawResult;
+    const proxy = async (args: Record<string, unknown>) => (await host.client.callTool({ name: 'browser.proxy', arguments: args })) as RawToolResult;
     const out = async () => (await proxy({ path: '/text', query: { selector: '#out' } })).structuredContent!.result.text as string;
 
     const targetId = (await proxy({ method: 'POST', path: '/tabs/open', body: { url: pages.url('/upload') } })).structuredContent!.result.targetId as string;

@@ -19,3 +19,11 @@ export function startPackHost(capabilities: readonly Capability[], options: Test
     host: { ...options.host, capabilities: [...(options.host?.capabilities ?? []), ...capabilities] },
   });
 }
+
+/** A `tools/call` result as the SDK client returns it, read loosely by tests. */
+export interface RawToolResult {
+  isError?: boolean;
+  content?: { type: string; text?: string; data?: string; mimeType?: string }[];
+  structuredContent?: Record<string, any>;
+  _meta?: Record<string, any>;
+}
