@@ -2,27 +2,19 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliPath, repoRoot, runCli, slowPoll, tempHome } from '../cli/helpers.js';
+import { capnodeStdioTransport } from '../support/stdioClient.js';
 import { eventually } from '../support/poll.js';
 
 // The SDK client is a devDependency of the CLI package; tests/ has no node_modules of its own.
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
-const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
 
 interface Listed {
   approvals: { id: string; argsHash?: string }[];
 }
 
 function spawnTransport(home: string) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cliPath, 'mcp'],
-    env: { ...(process.env as Record<string, string>), CAPNODE_HOME: home, PATH: '/nonexistent-no-notify-send' },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return { transport, stderr: () => stderr };
+  return capnodeStdioTransport(cliPath, home, { PATH: '/nonexistent-no-notify-send' });
 }
 
 describe('approvals over stdio (capnode mcp, real SDK v2 client)', () => {

@@ -5,12 +5,12 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { capnodeStdioTransport } from '../support/stdioClient.js';
 import { eventually } from '../support/poll.js';
 import { cliPath, repoRoot, runCli, slowPoll, startServe, tempHome } from './helpers.js';
 
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
-const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
 
 interface ImportStatus {
   readonly mcpClient: { readonly servers: ReadonlyArray<{ server: string; state: string; errorCode?: string }> };
@@ -61,9 +61,7 @@ describe('a host refuses a capnode mcp of its own config directory (capnode/host
   it('no HTTP host up: the wrapped capnode mcp runs a host of its own, and the stdio host that imports it still refuses it', async () => {
     using dir = tempHome();
     importWrapped(dir.home, false);
-    const transport = new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp'], env: { ...(process.env as Record<string, string>), CAPNODE_HOME: dir.home }, stderr: 'pipe' });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const { transport, stderr } = capnodeStdioTransport(cliPath, dir.home);
     const client = new Client({ name: 'capnode-self-import-test', version: '1.0.0' });
     await client.connect(transport);
     try {
@@ -72,7 +70,7 @@ describe('a host refuses a capnode mcp of its own config directory (capnode/host
         const json = result.structuredContent as unknown as ImportStatus;
         return json.mcpClient.servers[0]?.state === 'failed' ? json : undefined;
       }, slowPoll('the wrapped import to fail'));
-      expect(status.mcpClient.servers.map((server) => [server.server, server.errorCode]), stderr).toEqual([['wrapped', 'self_host']]);
+      expect(status.mcpClient.servers.map((server) => [server.server, server.errorCode]), stderr()).toEqual([['wrapped', 'self_host']]);
     } finally {
       await client.close();
     }
