@@ -43,7 +43,7 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
     writeFileSync(join(root, 'nine2.bin'), Buffer.alloc(9 * MiB));
     await using pages = await servePages({ '/upload': UPLOAD_PAGE });
     await using browser = createBrowserCapability({ profileDir: join(work.path, 'profile'), headless: true, actionTimeoutMs: 10_000, files: () => ({ roots: [root], configDir: config }) });
-    await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow' } } });
+    await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow', files: 'allow' } } });
     const call = async (name: string, args: Record<string, unknown>) => (await host.client.callTool({ name, arguments: args })) as RawToolResult;
     const out = async () => (await call('browser.text', { selector: '#out' })).structuredContent!.text as string;
 
@@ -111,7 +111,7 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
     writeFileSync(join(root, 'local.txt'), 'local');
     await using pages = await servePages({ '/upload': UPLOAD_PAGE });
     await using browser = createBrowserCapability({ profileDir: join(work.path, 'profile'), headless: true, actionTimeoutMs: 10_000, files: () => ({ roots: [root] }) });
-    await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow' } } });
+    await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow', files: 'allow' } } });
     const proxy = async (args: Record<string, unknown>) => (await host.client.callTool({ name: 'browser.proxy', arguments: args })) as RawToolResult;
     const out = async () => (await proxy({ path: '/text', query: { selector: '#out' } })).structuredContent!.result.text as string;
 
@@ -145,5 +145,29 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
     expect(aria.structuredContent!.result).toMatchObject({ ok: true, format: 'aria', targetId, url: pages.url('/upload') });
     expect(aria.structuredContent!.result.nodes).toContainEqual(expect.objectContaining({ role: 'button', name: 'Choose files' }));
     expect(aria.structuredContent!.result).not.toHaveProperty('snapshot');
+  });
+
+  it('an upload by paths reads files off this machine, so it needs the files consent too; inline files do not', async () => {
+    using work = tempDir('capnode-upload-');
+    writeFileSync(join(work.path, 'a.txt'), 'alpha');
+    await using pages = await servePages({ '/upload': UPLOAD_PAGE });
+    await using browser = createBrowserCapability({ profileDir: join(work.path, 'profile'), headless: true, actionTimeoutMs: 10_000, files: () => ({ roots: [work.path] }) });
+    await using host = await startPackHost([browser], { settings: { consent: { browser: 'allow' } } });
+    const call = async (name: string, args: Record<string, unknown>) => (await host.client.callTool({ name, arguments: args })) as RawToolResult;
+    const out = async () => (await call('browser.text', { selector: '#out' })).structuredContent!.text as string;
+    const tabId = (await call('browser.open', { url: pages.url('/upload') })).structuredContent!.tabId as string;
+
+    const refused = await call('browser.upload', { tabId, selector: '#f', paths: [join(work.path, 'a.txt')] });
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.['capnode/failure']).toMatchObject({ code: 'consent_required' });
+    expect(refused.content?.[0]?.text).toMatch(/files access is off/);
+    const proxied = await call('browser.proxy', { method: 'POST', path: '/hooks/file-chooser', body: { element: '#f', targetId: tabId, paths: [join(work.path, 'a.txt')] } });
+    expect(proxied.isError).toBe(true);
+    expect(proxied.content?.[0]?.text).toMatch(/files access is off/);
+    expect(await out()).toBe('none');
+
+    const inline = await call('browser.upload', { tabId, selector: '#f', files: [{ name: 'b.txt', base64: Buffer.from('beta').toString('base64') }] });
+    expect(inline.isError ?? false).toBe(false);
+    expect(await out()).toBe('b.txt:beta');
   });
 });

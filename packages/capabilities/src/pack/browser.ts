@@ -167,6 +167,8 @@ function uploadCommand(engineOf: EngineOf, files: () => FilesOptions): CommandDe
       "Uploads files to a page: sets them on an <input type=file> (inputRef or selector), or clicks ref and answers the file chooser it opens, or (neither) arms the next file chooser. Paths must be inside the files roots; each file ≤ 10 MiB, all ≤ 16 MiB.",
     annotations: { title: 'Upload files to a page', destructive: true, openWorld: true },
     consent: 'browser',
+    // Reading files off this machine is what fs.read does: paths need the files consent too.
+    consentFor: (args) => (args.paths === undefined ? [] : ['files']),
     input: uploadInput,
     execute: async (args, ctx) => {
       // Every file is read and checked before the browser is touched: a refusal sends nothing.
