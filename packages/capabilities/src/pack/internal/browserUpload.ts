@@ -3,10 +3,10 @@
  * or given inline as base64 (the bytes a gateway's upload envelope carries). Bounded as OpenClaw bounds
  * its browser uploads: each file ≤ 10 MiB, all ≤ 16 MiB, at most 256 files.
  */
-import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { CapabilityError } from '../../errors.js';
 import type { PathGuard } from './fsGuard.js';
+import { openCheckedForRead, readPrefix } from './fsIo.js';
 
 /** Largest file one upload sets (OpenClaw's browser-proxy file limit). */
 export const MAX_BROWSER_UPLOAD_FILE_BYTES = 10 * 1024 * 1024;
@@ -24,7 +24,7 @@ export interface UploadPayload {
   readonly buffer: Buffer;
 }
 
-function refusal(code: 'invalid_arguments' | 'payload_too_large', reason: string, message: string, extra: Record<string, unknown> = {}): CapabilityError {
+function refusal(code: 'invalid_arguments' | 'payload_too_large' | 'denied', reason: string, message: string, extra: Record<string, unknown> = {}): CapabilityError {
   return new CapabilityError(code, message, { data: { reason, ...extra } });
 }
 
@@ -61,25 +61,21 @@ export async function readUploadPaths(guard: PathGuard, paths: readonly string[]
     if (!found.stats?.isFile()) throw refusal('invalid_arguments', 'not_a_file', `${input} is not a regular file.`, { path: input });
     total += found.stats.size;
     checkSizes(found.stats.size, total, input);
-    resolved.push({ input, real: found.path });
+    resolved.push({ input, real: found.path, checked: found.stats });
   }
   const payloads: UploadPayload[] = [];
   total = 0;
-  for (const { input, real } of resolved) {
+  for (const { input, real, checked } of resolved) {
     signal?.throwIfAborted();
-    const handle = await open(real, 'r');
+    // Opened as checked (no symlink swapped in, no FIFO); read at most one byte past the limit, so a
+    // file that grew since the check fails, never a partial one.
+    const { handle, stats } = await openCheckedForRead(real, checked);
     try {
-      // Read at most one byte past the limit: a file that grew since the check fails, never a partial one.
-      const buffer = Buffer.alloc(MAX_BROWSER_UPLOAD_FILE_BYTES + 1);
-      let length = 0;
-      while (length < buffer.length) {
-        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-        if (bytesRead === 0) break;
-        length += bytesRead;
-      }
-      total += length;
-      checkSizes(length, total, input);
-      payloads.push({ name: basename(real), mimeType: mimeOf(real), buffer: Buffer.from(buffer.subarray(0, length)) });
+      const buffer = await readPrefix(handle, Math.min(stats.size, MAX_BROWSER_UPLOAD_FILE_BYTES) + 1);
+      total += buffer.length;
+      checkSizes(buffer.length, total, input);
+      if (buffer.length > stats.size) throw refusal('denied', 'changed', `${input} changed while it was being read; try again.`, { path: input });
+      payloads.push({ name: basename(real), mimeType: mimeOf(real), buffer });
     } finally {
       await handle.close();
     }
