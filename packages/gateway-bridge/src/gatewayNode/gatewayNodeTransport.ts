@@ -116,8 +116,7 @@ export function createGatewayNodeTransport(options: GatewayNodeTransportOptions)
         return;
       }
       case 'node.pair.resolved':
-        pairing.resolved(event.payload);
-        surfacesAfterApproval();
+        if (pairing.resolved(event.payload)) surfacesAfterApproval();
         return;
       default:
         return;

@@ -112,6 +112,30 @@ describe('plugin surface URLs of a gateway node', () => {
     expect(requests).toHaveLength(2);
   });
 
+  it('after a failed refresh near expiry, calls use the current URL for a while instead of asking on every call', async () => {
+    let clock = 1_000_000;
+    let asked = 0;
+    const hello = { type: 'hello-ok', protocol: 4, server: { version: 'x', connId: 'c1' }, auth: { role: 'node', scopes: [] }, policy: { maxPayload: 1, tickIntervalMs: 1 }, pluginSurfaceUrls: { canvas: `${CAP}a` } } as HelloOk;
+    const client = {
+      hello: () => hello,
+      request: async () => {
+        asked += 1;
+        throw new Error('unknown method');
+      },
+    } as unknown as GatewayClient;
+    const surfaces = createPluginSurfaces({ client: () => client, log: () => undefined, now: () => clock });
+    surfaces.connected(hello);
+    clock += PLUGIN_SURFACE_DEFAULT_TTL_MS - PLUGIN_SURFACE_REFRESH_MARGIN_MS + 1;
+    for (let i = 0; i < 5; i++) expect(await surfaces.fresh('canvas')).toBe(`${CAP}a`);
+    expect(asked).toBe(1);
+    clock += 15_001;
+    await surfaces.fresh('canvas');
+    expect(asked).toBe(2);
+    // A forced refresh (the page answered 401) still asks at once.
+    await surfaces.fresh('canvas', { force: true });
+    expect(asked).toBe(3);
+  });
+
   it('a caller that aborts stops waiting; the refresh goes on for the others', async () => {
     await using gateway = await startFakeGateway((connection) => void connection.handshake({ pluginSurfaceUrls: { canvas: `${CAP}x` } }));
     await using node = testNode(gateway.url);
@@ -142,6 +166,19 @@ describe('plugin surface URLs of a gateway node', () => {
     expect(gateway.connections).toHaveLength(2);
     // With the URL in hand, a later approval does not reconnect.
     (await gateway.connection(1)).send({ type: 'event', event: 'node.pair.resolved', payload: { requestId: 'r2', nodeId: node.nodeId, decision: 'approved' } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(gateway.connections).toHaveLength(2);
+  });
+
+  it("another node's approval never reconnects, even while this approved node still has no canvas URL", async () => {
+    await using gateway = await startFakeGateway((connection) => void connection.handshake());
+    await using node = testNode(gateway.url, ['canvas']);
+    await node.ready({ timeoutMs: 10_000 });
+    (await gateway.connection(0)).send({ type: 'event', event: 'node.pair.resolved', payload: { requestId: 'r1', nodeId: node.nodeId, decision: 'approved' } });
+    const second = await gateway.connection(1);
+    await eventually(() => (node.status().connection.state === 'connected' ? true : undefined), { what: 'the reconnect', timeoutMs: 10_000 });
+    // This gateway never issues canvas; approvals of other nodes must not make this one reconnect again.
+    for (const requestId of ['x1', 'x2']) second.send({ type: 'event', event: 'node.pair.resolved', payload: { requestId, nodeId: 'someone-else', decision: 'approved' } });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(gateway.connections).toHaveLength(2);
   });

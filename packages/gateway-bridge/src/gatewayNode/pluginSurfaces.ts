@@ -25,6 +25,8 @@ export const HOSTED_SURFACE_CAPS: readonly string[] = ['canvas'];
 
 /** Deadline of one refresh request (OpenClaw's own nodes wait 8 s). */
 const REFRESH_TIMEOUT_MS = 8_000;
+/** After a failed refresh, calls use the current URL this long before an unforced refresh is tried again. */
+const REFRESH_RETRY_MS = 15_000;
 
 /** `node.pluginSurface.refresh` answer: `{ surface, pluginSurfaceUrls: { [surface]: url }, expiresAtMs? }`. */
 const refreshResultSchema = z.looseObject({
@@ -37,6 +39,8 @@ interface SurfaceEntry {
   readonly url: string;
   /** Local clock; when the URL's capability may have lapsed. */
   readonly expiresAt: number;
+  /** Local clock; after a failed refresh, no unforced one is tried before this. */
+  readonly retryAt?: number;
 }
 
 export interface PluginSurfaceOptions {
@@ -85,6 +89,13 @@ export function createPluginSurfaces(context: {
     return hello !== undefined && hello.server.connId === connId ? entries : undefined;
   };
 
+  /** Keeps the current URL and holds unforced refreshes back for a while, so a failing gateway is not asked on every call. */
+  const keepCurrent = (surface: string, owner: string | undefined): string | undefined => {
+    const current = connId === owner ? live()?.get(surface) : undefined;
+    if (current !== undefined) entries.set(surface, { ...current, retryAt: now() + REFRESH_RETRY_MS });
+    return live()?.get(surface)?.url;
+  };
+
   const refresh = async (surface: string): Promise<string | undefined> => {
     const owner = connId;
     const observed = live()?.get(surface);
@@ -94,7 +105,7 @@ export function createPluginSurfaces(context: {
       const url = parsed.success ? parsed.data.pluginSurfaceUrls[surface] : undefined;
       if (url === undefined || !URL.canParse(url)) {
         context.log('warning', `the gateway's ${PLUGIN_SURFACE_REFRESH_METHOD} answer for ${surface} carries no URL; keeping the current one`);
-        return observed?.url;
+        return keepCurrent(surface, owner);
       }
       if (connId !== owner) return live()?.get(surface)?.url;
       const issued = now();
@@ -105,7 +116,7 @@ export function createPluginSurfaces(context: {
       return url;
     } catch (error) {
       context.log('warning', `could not refresh the gateway's ${surface} surface URL: ${(error as Error).message}`);
-      return live()?.get(surface)?.url;
+      return keepCurrent(surface, owner);
     }
   };
 
@@ -134,10 +145,14 @@ export function createPluginSurfaces(context: {
       const current = live()?.get(surface);
       // The gateway refreshes only surfaces it issued to this connection.
       if (current === undefined) return undefined;
-      if (!options.force && current.expiresAt - now() > PLUGIN_SURFACE_REFRESH_MARGIN_MS) return current.url;
+      if (!options.force && (current.expiresAt - now() > PLUGIN_SURFACE_REFRESH_MARGIN_MS || (current.retryAt ?? 0) > now())) return current.url;
       let pending = inflight.get(surface);
       if (pending === undefined) {
-        pending = refresh(surface).finally(() => inflight.delete(surface));
+        const started: Promise<string | undefined> = refresh(surface).finally(() => {
+          // A reconnect may have started another refresh under this key meanwhile: leave that one.
+          if (inflight.get(surface) === started) inflight.delete(surface);
+        });
+        pending = started;
         inflight.set(surface, pending);
       }
       // Shared by every caller: one caller giving up stops waiting, not the request.

@@ -24,8 +24,8 @@ export interface PairingTracker {
   reset(): void;
   /** An invoke arrived: only an approved node receives them. */
   invoked(): void;
-  /** A `node.pair.resolved` event. */
-  resolved(payload: unknown): void;
+  /** A `node.pair.resolved` event; true when it approved this node's commands. */
+  resolved(payload: unknown): boolean;
   /** A status of the connection (a device pairing request id shows there). */
   connectionStatus(status: GatewayClientStatus): void;
   /** A handshake succeeded: look up whether the commands wait for approval. */
@@ -85,10 +85,12 @@ export function createPairingTracker(options: PairingTrackerOptions): PairingTra
     },
     resolved(payload) {
       const parsed = nodePairResolvedSchema.safeParse(payload);
-      if (!parsed.success || parsed.data.nodeId !== nodeId) return;
-      set(parsed.data.decision === 'approved' ? { state: 'approved' } : { state: 'rejected', requestId: parsed.data.requestId });
-      log(parsed.data.decision === 'approved' ? 'info' : 'warning', `the gateway ${parsed.data.decision} this node's commands (request ${parsed.data.requestId})`);
+      if (!parsed.success || parsed.data.nodeId !== nodeId) return false;
+      const approved = parsed.data.decision === 'approved';
+      set(approved ? { state: 'approved' } : { state: 'rejected', requestId: parsed.data.requestId });
+      log(approved ? 'info' : 'warning', `the gateway ${parsed.data.decision} this node's commands (request ${parsed.data.requestId})`);
       options.changed();
+      return approved;
     },
     connectionStatus(status) {
       if (!status.pairingRequestId || status.pairingRequestId === lastDeviceRequestId) return;
