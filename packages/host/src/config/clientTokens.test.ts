@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -104,7 +104,8 @@ describe('last use', () => {
     using home = tempHome();
     vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     vi.setSystemTime(new Date('2026-03-04T05:06:07.891Z'));
-    const record = createTokenUsageRecorder(home.paths, (message) => expect.fail(message));
+    const recorder = createTokenUsageRecorder(home.paths, (message) => expect.fail(message));
+    const record = (name: string) => recorder.record(name);
     const usage = () => {
       try {
         return (JSON.parse(readFileSync(join(home.paths.home, 'mcp-tokens-used.json'), 'utf8')) as Record<string, string>).a;
@@ -121,5 +122,23 @@ describe('last use', () => {
     expect(usage()).toBe('2026-03-04T05:06:07.891Z');
     await vi.advanceTimersByTimeAsync(60_000);
     await vi.waitFor(() => expect(usage()).toBe('2026-03-04T05:06:45.456Z'));
+  });
+
+  test('close writes a use still waiting for its minute, and nothing is written after it', async () => {
+    using home = tempHome();
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    vi.setSystemTime(new Date('2026-03-04T05:06:07.891Z'));
+    const recorder = createTokenUsageRecorder(home.paths, (message) => expect.fail(message));
+    const usagePath = join(home.paths.home, 'mcp-tokens-used.json');
+    recorder.record('a');
+    await vi.waitFor(() => expect(existsSync(usagePath)).toBe(true));
+    vi.setSystemTime(new Date('2026-03-04T05:06:30.123Z'));
+    recorder.record('a');
+    await recorder.close();
+    expect(JSON.parse(readFileSync(usagePath, 'utf8'))).toEqual({ a: '2026-03-04T05:06:30.123Z' });
+    rmSync(home.paths.home, { recursive: true, force: true });
+    recorder.record('a');
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(existsSync(home.paths.home)).toBe(false);
   });
 });

@@ -255,17 +255,26 @@ export async function revokeClientToken(paths: HostPaths, name: string): Promise
 /** The usage file is written at most once per this interval per token (the time it holds is exact). */
 const USAGE_WRITE_INTERVAL_MS = 60_000;
 
+/** Records when each named token was last used; see {@link createTokenUsageRecorder}. */
+export interface TokenUsageRecorder {
+  /** A request authenticated with token `name`: cheap (a map update), never throws. */
+  record(name: string): void;
+  /** Writes the uses still waiting for their minute, then ignores further ones. */
+  close(): Promise<void>;
+}
+
 /**
- * A recorder of token use for the running host: cheap per request (a map update), never throws. It
- * keeps the exact time (ISO 8601, to the millisecond) of each token's last request and writes the
- * usage file (0600, atomic) at most once a minute per token: a use within a minute of the last write
- * is written when that minute is over (a timer that does not hold the process open).
+ * A recorder of token use for the running host. It keeps the exact time (ISO 8601, to the millisecond)
+ * of each token's last request and writes the usage file (0600, atomic) at most once a minute per
+ * token: a use within a minute of the last write is written when that minute is over (a timer that
+ * does not hold the process open) or when the recorder closes, whichever comes first.
  */
-export function createTokenUsageRecorder(paths: HostPaths, onError: (message: string) => void): (name: string) => void {
+export function createTokenUsageRecorder(paths: HostPaths, onError: (message: string) => void): TokenUsageRecorder {
   const written = new Map<string, number>();
   const latest = new Map<string, number>();
   const timers = new Map<string, ReturnType<typeof setTimeout>>();
   let writing: Promise<void> = Promise.resolve();
+  let closed = false;
   const write = (name: string) => {
     const time = latest.get(name);
     if (time === undefined) return;
@@ -278,20 +287,33 @@ export function createTokenUsageRecorder(paths: HostPaths, onError: (message: st
       }
     });
   };
-  return (name) => {
-    const now = Date.now();
-    latest.set(name, now);
-    if (timers.has(name)) return;
-    const wait = (written.get(name) ?? -Infinity) + USAGE_WRITE_INTERVAL_MS - now;
-    if (wait <= 0) {
-      write(name);
-      return;
-    }
-    const timer = setTimeout(() => {
-      timers.delete(name);
-      write(name);
-    }, wait);
-    timer.unref?.();
-    timers.set(name, timer);
+  return {
+    record(name) {
+      if (closed) return;
+      const now = Date.now();
+      latest.set(name, now);
+      if (timers.has(name)) return;
+      const wait = (written.get(name) ?? -Infinity) + USAGE_WRITE_INTERVAL_MS - now;
+      if (wait <= 0) {
+        write(name);
+        return;
+      }
+      const timer = setTimeout(() => {
+        timers.delete(name);
+        write(name);
+      }, wait);
+      timer.unref?.();
+      timers.set(name, timer);
+    },
+    async close() {
+      if (closed) return writing;
+      closed = true;
+      for (const [name, timer] of timers) {
+        clearTimeout(timer);
+        write(name);
+      }
+      timers.clear();
+      await writing;
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { rotateToken as rotateTokenFile } from '@capnode/mcp-server/node';
-import { readAcceptedTokens } from '../config/clientTokens.js';
+import { createTokenUsageRecorder, readAcceptedTokens } from '../config/clientTokens.js';
 import { createAsyncStack } from '@capnode/toolkit';
 import { createRuntimeFiles } from '../config/runtimeFiles.js';
 import { loadSettings } from '../config/settings.js';
@@ -79,7 +79,10 @@ function buildParts(options: HostOptions, context: HostContext, stack: ReturnTyp
   // A settings.json still in an older form (`node`, now `gateway`) is rewritten once, under the settings lock; loading it warned.
   background.run(settings.migrate());
   const dashboard = stack.use(createDashboardPart(context, controls));
-  const listen = createListen(context, createAdminPart(context, controls));
+  // Closed after the listeners (the stack unwinds in reverse): the uses still waiting for their minute are written.
+  const tokenUse = createTokenUsageRecorder(context.paths, (message) => log('warning', message));
+  stack.defer(() => tokenUse.close());
+  const listen = createListen(context, createAdminPart(context, controls), tokenUse);
   const runtime = createRuntimeFiles({ instance: context.instance, started: context.started, version, dashboardUrl: () => dashboard.status().url, log });
   const http = stack.use(
     createHttpMode({

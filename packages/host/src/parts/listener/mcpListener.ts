@@ -2,7 +2,7 @@ import { isInsecureTokenFileError, loadOrCreateToken, startHttpServer, type McpH
 import { HOST_MARKER_CAPABILITY } from '@capnode/mcp-client';
 import { HostError, isHostError } from '../../errors.js';
 import type { HostPaths } from '../../config/paths.js';
-import { createTokenUsageRecorder, readAcceptedTokens, type AcceptedToken } from '../../config/clientTokens.js';
+import { readAcceptedTokens, type AcceptedToken, type TokenUsageRecorder } from '../../config/clientTokens.js';
 import type { HostContext } from '../../context/hostContext.js';
 import type { McpListenerState } from '../../status/hostStatus.js';
 
@@ -14,9 +14,9 @@ const UNAUTHORIZED_TEXT =
   'Unauthorized: send capnode\'s current MCP token as `Authorization: Bearer <token>`. Print it with `capnode token show`, or rewrite your client\'s config with `capnode config <client> --write`.';
 
 /** The one way this host opens an HTTP listener (the MCP listener and the admin-only ones alike), serving the admin routes of `adminHandler`. */
-export function createListen(context: HostContext, adminHandler: (request: Request) => Promise<Response>): ListenFn {
+export function createListen(context: HostContext, adminHandler: (request: Request) => Promise<Response>, tokenUse: TokenUsageRecorder): ListenFn {
   const serverInfo = { name: 'capnode', version: context.version };
-  const recordUse = createTokenUsageRecorder(context.paths, (message) => context.logging.log('warning', message));
+  const recordUse = (name: string) => tokenUse.record(name);
   return (port, address, token, adminToken) =>
     startHttpServer({
       // Named client tokens: record when each was last used (`capnode token list`).
