@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createPrivateFileExclusiveSync, writePrivateFileAtomicSync } from '@capnode/toolkit/node';
 import { HostError } from '../errors.js';
 import { readConfigFile } from '../files/secureFile.js';
 
@@ -26,24 +26,20 @@ export function configDirHostId(home: string, warn: (message: string) => void): 
   const path = join(home, HOST_ID_FILE);
   const existing = readHostId(path, warn);
   if (existing !== undefined && HOST_ID.test(existing)) return existing;
-  const id = randomBytes(16).toString('hex');
-  const staged = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const id = `${randomBytes(16).toString('hex')}\n`;
   try {
-    writeFileSync(staged, `${id}\n`, { mode: 0o600, flag: 'wx' });
-    if (existing !== undefined) {
+    if (existing === undefined) {
+      // Of hosts starting at once exactly one creates the file; every one returns what it holds.
+      createPrivateFileExclusiveSync(path, id);
+    } else {
       warn(`${path} did not hold a host id; it was replaced`);
-      rmSync(path, { force: true });
+      // Replaced in one rename, never removed first: a host racing this one reads a whole id.
+      writePrivateFileAtomicSync(path, id);
     }
-    // link() fails when the file exists: of two hosts starting at once, one id wins and both read it.
-    linkSync(staged, path);
-    return id;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      const winner = readHostId(path, warn);
-      if (winner !== undefined && HOST_ID.test(winner)) return winner;
-    }
     throw new HostError('io', `cannot write the host id file ${path}: ${(error as Error).message}`, { cause: error });
-  } finally {
-    rmSync(staged, { force: true });
   }
+  const current = readHostId(path, warn);
+  if (current === undefined || !HOST_ID.test(current)) throw new HostError('io', `the host id file ${path} does not hold a host id after writing it`);
+  return current;
 }
