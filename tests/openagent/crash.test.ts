@@ -86,13 +86,17 @@ describe('OpenAgent channel: a host killed with -9 during a mutating call', () =
       const hello = await bridge.hello(1);
       const started = join(home, 'started.txt');
       const done = join(home, 'done.txt');
-      const args = { command: ['sh', '-c', `echo run >> '${started}'; sleep 4; echo line >> '${done}'`] };
+      const pidFile = join(home, 'command.pid');
+      // The command outlives any scheduling delay of a loaded machine between its start and the kill.
+      const args = { command: ['sh', '-c', `echo $$ > '${pidFile}'; echo run >> '${started}'; sleep 30; echo line >> '${done}'`] };
       const call = await bridge.call('system.run', args, { deadline_ms: 60_000, arguments_sha256: openAgentArgumentsSha256(args) });
       await eventually(() => existsSync(started), { what: 'the command to start', timeoutMs: 20_000 });
       killTree(first);
       await eventually(() => !isAlive(first.pid!), { what: 'the host to die' });
-      await new Promise((resolve) => setTimeout(resolve, 5000));
-      expect(existsSync(done)).toBe(false); // its child died with it
+      // Its child died with it.
+      const commandPid = Number(readFileSync(pidFile, 'utf8'));
+      await eventually(() => !isAlive(commandPid), { what: 'the command to die with the host', timeoutMs: 10_000 });
+      expect(existsSync(done)).toBe(false);
 
       const second = serveDetached(home);
       children.push(second);
