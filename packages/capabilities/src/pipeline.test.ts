@@ -272,6 +272,32 @@ describe('createInvoker', () => {
     expect(onInternalError.mock.calls[0]?.[1]).toMatchObject({ command: 'bug.throw' });
   });
 
+  it('takes a thenable output as a promise, and goes on after a hook that waits', async () => {
+    const order: string[] = [];
+    const registry = createRegistry([
+      defineCapability({
+        category: 'then',
+        commands: [
+          defineCommand({
+            name: 'then.able',
+            description: '',
+            execute: () => {
+              order.push('execute');
+              return { then: (resolve: (value: string) => void) => resolve('from a thenable') } as unknown as Promise<string>;
+            },
+          }),
+        ],
+      }),
+    ]);
+    const hooks = [
+      { name: 'waits', beforeInvoke: async () => void order.push('waits') },
+      { name: 'at once', beforeInvoke: () => void order.push('at once') },
+    ];
+    const outcome = await createInvoker({ registry, hooks }).invoke(request('then.able'));
+    expect(outcome.result).toEqual(text('from a thenable'));
+    expect(order).toEqual(['waits', 'at once', 'execute']);
+  });
+
   it('hides a hook exception too, and reports afterInvoke exceptions without changing the outcome', async () => {
     const { registry } = setup();
     const onInternalError = vi.fn();

@@ -1,7 +1,7 @@
 import { armDeadline, isPlainObject, type AbortSignalLike } from '@capnode/toolkit';
 import { z } from 'zod';
 import type { CommandContext, Elicitor, InvocationRequest, LogLevel, ProgressUpdate } from './contract.js';
-import { fail, toCommandResult, type CommandResult } from './content.js';
+import { fail, toCommandResult, type CommandOutput, type CommandResult } from './content.js';
 import { CapabilityError, isCapabilityError } from './errors.js';
 import type { RegisteredCommand, Registry } from './registry.js';
 import { NO_PROGRESS } from './internal/noProgress.js';
@@ -121,6 +121,17 @@ class CallAbortState {
   /** Rejects the call's race against the command once it is aborted. */
   onAbort: ((error: CapabilityError) => void) | undefined = undefined;
   #controller: AbortController | undefined = undefined;
+  readonly #name: string;
+  readonly #timeoutMs: number;
+  /** The deadline's end: the caller's signal (its reason) or the timer (a `TimeoutError` naming the command). */
+  readonly onDeadline = (reason: unknown, timedOut: boolean): void => {
+    this.abort(timedOut ? new DOMException(`${this.#name} timed out after ${this.#timeoutMs} ms.`, 'TimeoutError') : reason);
+  };
+
+  constructor(name: string, timeoutMs: number) {
+    this.#name = name;
+    this.#timeoutMs = timeoutMs;
+  }
 
   abort(reason: unknown): void {
     if (this.aborted) return;
@@ -149,6 +160,10 @@ function untilAborted<T>(state: CallAbortState, work: PromiseLike<T>): Promise<T
     else state.onAbort = reject;
     work.then(resolve, reject);
   });
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 // The lazy `signal` getters live on these classes' prototypes: an object literal with a getter gets a
@@ -205,6 +220,119 @@ class LiveContext implements CommandContext {
   }
 }
 
+/** What every call of one invoker shares. */
+interface PipelineShared {
+  readonly hooks: readonly InvocationHook[];
+  readonly onInternalError: InvokerOptions['onInternalError'];
+}
+
+function outcomeOf(result: CommandResult, started: number, command?: string): InvocationOutcome {
+  const durationMs = performance.now() - started;
+  return command === undefined ? { result, durationMs } : { result, durationMs, command };
+}
+
+/**
+ * One validated call from its `beforeInvoke` hooks to its outcome. The work stays synchronous while
+ * every hook decides at once and the command returns a value (no promise and no turn of the event
+ * loop until then); it goes on asynchronously from the first hook or command that returns a promise.
+ */
+class PipelineCall {
+  readonly invocation: LiveInvocation;
+  readonly #shared: PipelineShared;
+  readonly #state: CallAbortState;
+  readonly #deadline: { clear(): void };
+  readonly #started: number;
+  readonly #timeoutMs: number;
+  readonly #onLog: InvokeOptions['onLog'];
+  readonly #callerSignal: AbortSignalLike | undefined;
+  /** Progress and log lines after the outcome would reach the caller after its response; they are dropped. */
+  settled = false;
+
+  constructor(shared: PipelineShared, request: InvocationRequest, command: RegisteredCommand, args: unknown, invokeOptions: InvokeOptions, started: number, timeoutMs: number) {
+    this.#shared = shared;
+    this.#started = started;
+    this.#timeoutMs = timeoutMs;
+    this.#onLog = invokeOptions.onLog;
+    const signal = invokeOptions.signal;
+    this.#callerSignal = signal;
+    const state = new CallAbortState(command.name, timeoutMs);
+    this.#state = state;
+    this.#deadline = armDeadline(signal === undefined ? { timeoutMs, unref: true, sharedTimer: true } : { timeoutMs, unref: true, sharedTimer: true, signal }, state.onDeadline);
+    const { onProgress } = invokeOptions;
+    const progress = onProgress ? (update: ProgressUpdate) => void (this.settled || onProgress(update)) : undefined;
+    this.invocation = new LiveInvocation(request, command, args, state, progress, invokeOptions.elicit, invokeOptions.elicitOnRetry);
+  }
+
+  /** Runs the hooks from `index` on, then the command. */
+  run(index = 0): InvocationOutcome | Promise<InvocationOutcome> {
+    const hooks = this.#shared.hooks;
+    try {
+      for (let at = index; at < hooks.length; at += 1) {
+        if (this.#state.aborted) break;
+        // A hook that decided at once returns nothing: no promise, no turn of the event loop.
+        const pending = hooks[at]!.beforeInvoke?.(this.invocation);
+        if (pending !== undefined) return this.#afterHook(pending, at + 1);
+      }
+      return this.#execute();
+    } catch (error) {
+      return this.#failed(error);
+    }
+  }
+
+  async #afterHook(pending: PromiseLike<void>, next: number): Promise<InvocationOutcome> {
+    try {
+      await untilAborted(this.#state, pending);
+    } catch (error) {
+      return this.#failed(error);
+    }
+    return await this.run(next);
+  }
+
+  #execute(): InvocationOutcome | Promise<InvocationOutcome> {
+    // Never start the command once the call is over, whichever way it ended.
+    if (this.#state.aborted) return this.#finish(this.#abortedResult());
+    const { request, command, args } = this.invocation;
+    const onLog = this.#onLog;
+    const context = new LiveContext(request, this.#state, this.invocation.progress ?? NO_PROGRESS, onLog ? (level, message) => void (this.settled || onLog(level, message)) : NOOP);
+    try {
+      const output = command.definition.execute(args, context);
+      if (isPromiseLike(output)) return this.#awaitOutput(output);
+      return this.#finish(this.#state.aborted ? this.#abortedResult() : toCommandResult(output));
+    } catch (error) {
+      return this.#failed(error);
+    }
+  }
+
+  async #awaitOutput(output: PromiseLike<CommandOutput>): Promise<InvocationOutcome> {
+    try {
+      const value = await untilAborted(this.#state, output);
+      return this.#finish(this.#state.aborted ? this.#abortedResult() : toCommandResult(value));
+    } catch (error) {
+      return this.#failed(error);
+    }
+  }
+
+  #failed(error: unknown): InvocationOutcome {
+    const name = this.invocation.command.name;
+    if (this.#state.aborted) return this.#finish(this.#abortedResult());
+    if (isCapabilityError(error)) return this.#finish(fail(error.code, error.message, error.data));
+    this.#shared.onInternalError?.(error, this.invocation.request);
+    return this.#finish(fail('internal', `${name} failed with an internal error.`));
+  }
+
+  #abortedResult(): CommandResult {
+    const name = this.invocation.command.name;
+    return this.#callerSignal?.aborted ? fail('cancelled', `${name} was cancelled.`) : fail('timeout', `${name} timed out after ${this.#timeoutMs} ms.`);
+  }
+
+  #finish(result: CommandResult): InvocationOutcome {
+    this.settled = true;
+    this.#state.onAbort = undefined;
+    this.#deadline.clear();
+    return outcomeOf(result, this.#started, this.invocation.command.name);
+  }
+}
+
 /**
  * Creates the invocation pipeline: resolve → validate → `beforeInvoke` hooks → execute under a
  * deadline and signal → `afterInvoke` hooks. Failures come back as typed results.
@@ -213,80 +341,38 @@ export function createInvoker(options: InvokerOptions): Invoker {
   const { registry } = options;
   const hooks: readonly InvocationHook[] = Object.freeze([...(options.hooks ?? [])]);
   const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const shared: PipelineShared = { hooks, onInternalError: options.onInternalError };
 
-  async function run(request: InvocationRequest, invokeOptions: InvokeOptions, started: number): Promise<[Invocation | undefined, InvocationOutcome]> {
-    const done = (result: CommandResult, command?: string): InvocationOutcome => ({
-      result,
-      durationMs: performance.now() - started,
-      ...(command === undefined ? {} : { command }),
-    });
+  /** The call ready to run, or the outcome of a request that never reaches the hooks. */
+  function prepare(request: InvocationRequest, invokeOptions: InvokeOptions, started: number): PipelineCall | InvocationOutcome {
     const command = registry.resolve(request.command);
-    if (!command) return [undefined, done(fail('unknown_command', `Unknown tool: ${request.command}`))];
-
+    if (!command) return outcomeOf(fail('unknown_command', `Unknown tool: ${request.command}`), started);
     const raw = request.args ?? {};
-    if (!isPlainObject(raw)) return [undefined, done(fail('invalid_arguments', 'Arguments must be a JSON object.'), command.name)];
+    if (!isPlainObject(raw)) return outcomeOf(fail('invalid_arguments', 'Arguments must be a JSON object.'), started, command.name);
     let args: unknown = raw;
     const schema = command.definition.input;
     if (schema) {
       const parsed = schema.safeParse(raw);
-      if (!parsed.success) return [undefined, done(fail('invalid_arguments', `Invalid arguments for ${command.name}: ${summarizeIssues(parsed.error)}`), command.name)];
+      if (!parsed.success) return outcomeOf(fail('invalid_arguments', `Invalid arguments for ${command.name}: ${summarizeIssues(parsed.error)}`), started, command.name);
       args = parsed.data;
     }
-
-    const timeoutMs = clampTimeout(request.timeoutMs ?? defaultTimeoutMs);
-    const state = new CallAbortState();
-    const timeoutReason = () => new DOMException(`${command.name} timed out after ${timeoutMs} ms.`, 'TimeoutError');
-    const { signal } = invokeOptions;
-    const deadline = armDeadline(signal === undefined ? { timeoutMs, unref: true, timeoutReason } : { timeoutMs, unref: true, timeoutReason, signal }, (reason) => state.abort(reason));
-    // Progress and log lines after the outcome would reach the caller after its response; drop them.
-    let settled = false;
-    const { onProgress, onLog, elicit, elicitOnRetry } = invokeOptions;
-    const progress = onProgress ? (update: ProgressUpdate) => void (settled || onProgress(update)) : undefined;
-    const invocation: Invocation = new LiveInvocation(request, command, args, state, progress, elicit, elicitOnRetry);
-
-    const abortedResult = (): CommandResult =>
-      invokeOptions.signal?.aborted
-        ? fail('cancelled', `${command.name} was cancelled.`)
-        : fail('timeout', `${command.name} timed out after ${timeoutMs} ms.`);
-
-    try {
-      for (const hook of hooks) {
-        if (state.aborted) break;
-        // A hook that decided at once returns nothing: no promise, no turn of the event loop.
-        const pending = hook.beforeInvoke?.(invocation);
-        if (pending !== undefined) await untilAborted(state, pending);
-      }
-      // Never start the command once the call is over, whichever way it ended.
-      if (state.aborted) return [invocation, done(abortedResult(), command.name)];
-      const context: CommandContext = new LiveContext(
-        request,
-        state,
-        progress ?? NO_PROGRESS,
-        onLog ? (level, message) => void (settled || onLog(level, message)) : NOOP,
-      );
-      const output = await untilAborted(
-        state,
-        Promise.resolve().then(() => command.definition.execute(args, context)),
-      );
-      if (state.aborted) return [invocation, done(abortedResult(), command.name)];
-      return [invocation, done(toCommandResult(output), command.name)];
-    } catch (error) {
-      if (state.aborted) return [invocation, done(abortedResult(), command.name)];
-      if (isCapabilityError(error)) return [invocation, done(fail(error.code, error.message, error.data), command.name)];
-      options.onInternalError?.(error, request);
-      return [invocation, done(fail('internal', `${command.name} failed with an internal error.`), command.name)];
-    } finally {
-      settled = true;
-      state.onAbort = undefined;
-      deadline.clear();
-    }
+    return new PipelineCall(shared, request, command, args, invokeOptions, started, clampTimeout(request.timeoutMs ?? defaultTimeoutMs));
   }
 
   return {
     registry,
     async invoke(request, invokeOptions = {}) {
       const started = performance.now();
-      const [invocation, outcome] = await run(request, invokeOptions, started);
+      const call = prepare(request, invokeOptions, started);
+      let invocation: Invocation | undefined;
+      let outcome: InvocationOutcome;
+      if (call instanceof PipelineCall) {
+        invocation = call.invocation;
+        const ran = call.run();
+        outcome = ran instanceof Promise ? await ran : ran;
+      } else {
+        outcome = call;
+      }
       for (const hook of hooks) {
         try {
           hook.afterInvoke?.(invocation, request, outcome);

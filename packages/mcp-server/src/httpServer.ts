@@ -6,7 +6,7 @@ import { STDIO_RELAY_HEADER } from '@capnode/protocol';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { browserHeader, canonicalPath, createBearerCheck, createBearerTable } from './internal/gates.js';
 import { tagRequestClient } from './internal/requestClient.js';
-import { createMcpCore, type McpCore } from './internal/mcpCore.js';
+import { createMcpCore, type McpCore, type PostInbound } from './internal/mcpCore.js';
 import { BAD_TARGET, BODY_UNREADABLE, PARSE_ERROR, REQUEST_TIMEOUT, UNSUPPORTED_MEDIA_TYPE, internalError, payloadTooLarge, type Reply } from './internal/jsonRpcReplies.js';
 import { createRouteListener } from './internal/routes.js';
 import { HttpSessions } from './internal/httpSessions.js';
@@ -167,6 +167,35 @@ function requestView(incoming: IncomingMessage, origin: string): Request {
   return view as unknown as Request;
 }
 
+/** A parsed POST read off Node's request (a class: no closures per request). */
+class NodePost implements PostInbound {
+  readonly body: unknown;
+  readonly rawBody: string;
+  readonly toolNames: ToolNameStyle | undefined;
+  readonly lifetime: KernelRequest;
+  readonly #incoming: IncomingMessage;
+  readonly #origin: string;
+
+  constructor(incoming: IncomingMessage, request: KernelRequest, origin: string, body: unknown, rawBody: string, toolNames: ToolNameStyle | undefined) {
+    this.body = body;
+    this.rawBody = rawBody;
+    this.toolNames = toolNames;
+    this.lifetime = request;
+    this.#incoming = incoming;
+    this.#origin = origin;
+  }
+
+  header(name: string): string | undefined {
+    return headerText(this.#incoming.headers[name]);
+  }
+
+  webRequest(withSignal: boolean): Request {
+    const incoming = this.#incoming;
+    if (!withSignal) return requestView(incoming, this.#origin);
+    return new Request(this.#origin + (incoming.url ?? '/'), { method: 'POST', headers: webHeaders(incoming), signal: signalFromHook(this.lifetime) });
+  }
+}
+
 function webHeaders(incoming: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
@@ -272,17 +301,8 @@ export async function startHttpServer(options: HttpServerOptions & { readonly si
         return sessions.initialize(requestView(incoming, origin), body, request, toolNames, relayed ? 'mcp-stdio' : 'mcp-http');
       }
     }
-    return core.servePost({
-      body,
-      rawBody: read.text,
-      toolNames,
-      lifetime: request,
-      header: (name) => headerText(headers[name]),
-      webRequest: (withSignal) => {
-        if (!withSignal) return requestView(incoming, origin);
-        return new Request(origin + (incoming.url ?? '/'), { method: 'POST', headers: webHeaders(incoming), signal: signalFromHook(request) });
-      },
-    });
+    // `return await`: an async function returning a promise as is waits two more turns to adopt it.
+    return await core.servePost(new NodePost(incoming, request, origin, body, read.text, toolNames));
   };
 
   const routes = createRouteListener({

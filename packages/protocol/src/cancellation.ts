@@ -1,3 +1,4 @@
+import { createCompletionRing } from './internal/completionRing.js';
 import { createExpiringMap } from './internal/expiringMap.js';
 import type { RequestIdKey } from './requestId.js';
 import { SlotMap } from '@capnode/toolkit';
@@ -10,7 +11,7 @@ export interface CancellationTrackerOptions {
   maxTombstones?: number;
   /** How long a completed id stays protected from late cancellations. Default 5000. */
   recentCompletionTtlMs?: number;
-  /** At most this many recent completions are remembered. Default 1024. */
+  /** At most this many recent completions are remembered (the oldest goes first). Default 1024. */
   maxRecentCompletions?: number;
   /** Monotonic clock in milliseconds; tests inject a fake one. Default `performance.now()`. */
   now?: () => number;
@@ -181,7 +182,7 @@ export function createCancellationTracker(options: CancellationTrackerOptions = 
     capacity: capacity('maxTombstones', options.maxTombstones ?? 1024),
     now,
   });
-  const recentCompletions = createExpiringMap<true>({
+  const recentCompletions = createCompletionRing({
     ttl: duration('recentCompletionTtlMs', options.recentCompletionTtlMs ?? 5000),
     capacity: capacity('maxRecentCompletions', options.maxRecentCompletions ?? 1024),
     now,
@@ -202,7 +203,7 @@ export function createCancellationTracker(options: CancellationTrackerOptions = 
       activeCount -= 1;
       if (current.size === 1) active.set(key, current.values().next().value as Registration);
     }
-    recentCompletions.set(key, true);
+    recentCompletions.record(key);
   };
 
   return {
@@ -228,7 +229,7 @@ export function createCancellationTracker(options: CancellationTrackerOptions = 
         current.abort(reason);
         return 'cancelled';
       }
-      if (recentCompletions.get(key) !== undefined) return 'ignored';
+      if (recentCompletions.has(key)) return 'ignored';
       tombstones.add(key, { reason });
       tombstonesMayExist = true;
       return 'pending';

@@ -1,3 +1,5 @@
+import { armListedTimer, clearListedTimer, type ListedTimer, type TimerList } from './timerLists.js';
+
 /**
  * The part of an `AbortSignal` a deadline reads. Any `AbortSignal` fits; an owner that tracks
  * cancellation itself can pass its own object instead of creating a signal per call.
@@ -19,6 +21,13 @@ export interface DeadlineOptions {
   readonly timeoutReason?: () => unknown;
   /** The timer alone does not keep the process alive (`timer.unref()`), for waits a live connection or socket already holds open. Default false. */
   readonly unref?: boolean;
+  /**
+   * For a deadline armed on every request that nearly always ends before it fires: it is kept in one
+   * list with every other such deadline of its duration, under one timer, instead of owning a timer.
+   * Arming costs a clock read instead of a timer object, but it may fire a millisecond or two after a
+   * plain timer armed at the same moment. Default false.
+   */
+  readonly sharedTimer?: boolean;
 }
 
 /** The handle of {@link armDeadline}: the timer and the listener on the parent signal. */
@@ -42,50 +51,68 @@ function timeoutError(timeoutMs: number): unknown {
   return new DOMException(`The operation timed out after ${timeoutMs} ms.`, 'TimeoutError');
 }
 
-function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
-  (timer as { unref?: () => void }).unref?.();
-}
-
 /**
  * The timer and parent listener of {@link armDeadline}. A class, not an object literal: a literal
  * with a getter gets a hidden class of its own per evaluation, which keeps the closure alive until a
- * full GC (the invoker arms one per call).
+ * full GC (the invoker arms one per call). It is its own timer-list entry (see `timerLists.ts`), so
+ * arming makes no `Timeout` object.
  */
-class ArmedDeadline implements DeadlineTimer {
+function onOwnTimer(deadline: ArmedDeadline): void {
+  deadline.onTimer();
+}
+
+class ArmedDeadline implements DeadlineTimer, ListedTimer {
   timedOut = false;
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  timerDue = -1;
+  timerPrev: ListedTimer | undefined = undefined;
+  timerNext: ListedTimer | undefined = undefined;
+  timerList: TimerList | undefined = undefined;
+  timerFallback: ReturnType<typeof setTimeout> | undefined = undefined;
   readonly #parent: AbortSignalLike | undefined;
   readonly #onEnd: (reason: unknown, timedOut: boolean) => void;
-  readonly #onParentAbort = (): void => {
-    this.clear();
-    this.#onEnd(this.#parent!.reason, false);
-  };
+  readonly #timeoutMs: number;
+  readonly #timeoutReason: (() => unknown) | undefined;
+  #onParentAbort: (() => void) | undefined = undefined;
 
   constructor(options: DeadlineOptions, onEnd: (reason: unknown, timedOut: boolean) => void) {
     const parent = options.signal;
+    const { timeoutMs } = options;
     this.#parent = parent;
     this.#onEnd = onEnd;
+    this.#timeoutMs = timeoutMs ?? 0;
+    this.#timeoutReason = options.timeoutReason;
     if (parent?.aborted) {
       onEnd(parent.reason, false);
       return;
     }
-    const { timeoutMs } = options;
     if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
-    parent?.addEventListener('abort', this.#onParentAbort, { once: true });
+    if (parent !== undefined) {
+      this.#onParentAbort = () => {
+        this.clear();
+        this.#onEnd(parent.reason, false);
+      };
+      parent.addEventListener('abort', this.#onParentAbort, { once: true });
+    }
     if (timeoutMs === undefined) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.timedOut = true;
-      parent?.removeEventListener('abort', this.#onParentAbort);
-      onEnd(options.timeoutReason ? options.timeoutReason() : timeoutError(timeoutMs), true);
-    }, Math.min(timeoutMs, MAX_TIMER_MS));
-    if (options.unref) unrefTimer(this.#timer);
+    const delayMs = Math.min(timeoutMs, MAX_TIMER_MS);
+    if (options.sharedTimer === true) {
+      armListedTimer(this, Math.ceil(delayMs), options.unref === true);
+      return;
+    }
+    this.timerFallback = setTimeout(onOwnTimer, delayMs, this);
+    if (options.unref) (this.timerFallback as { unref?: () => void }).unref?.();
+  }
+
+  onTimer(): void {
+    this.timerFallback = undefined;
+    this.timedOut = true;
+    if (this.#onParentAbort !== undefined) this.#parent?.removeEventListener('abort', this.#onParentAbort);
+    this.#onEnd(this.#timeoutReason ? this.#timeoutReason() : timeoutError(this.#timeoutMs), true);
   }
 
   clear(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#parent?.removeEventListener('abort', this.#onParentAbort);
+    clearListedTimer(this);
+    if (this.#onParentAbort !== undefined) this.#parent?.removeEventListener('abort', this.#onParentAbort);
   }
 
   [Symbol.dispose](): void {

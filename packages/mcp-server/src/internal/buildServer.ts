@@ -6,11 +6,13 @@ import {
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
   ProtocolError,
+  SERVER_INFO_META_KEY,
   ProtocolErrorCode,
   SUPPORTED_PROTOCOL_VERSIONS,
   Server,
   isJSONRPCRequest,
   type BaseContext,
+  type CallToolResult,
   type Implementation,
   type JSONRPCMessage,
   type JSONRPCRequest,
@@ -69,8 +71,12 @@ class CapnodeServer extends Server {
    * whole life, as the SDK's per-request entry does for each of its single-exchange instances; the
    * revision must be among `options.supportedProtocolVersions`.
    */
+  /** The per-request revision the instance is bound to for its whole life, if any. */
+  readonly boundRevision: string | undefined;
+
   constructor(serverInfo: Implementation, options: ServerOptions, boundRevision?: string) {
     super(serverInfo, options);
+    this.boundRevision = boundRevision;
     if (boundRevision !== undefined) this._negotiatedProtocolVersion = boundRevision;
     useSlotMapForAbortControllers(this);
   }
@@ -274,32 +280,75 @@ function liftMeta(params: unknown): LiftedMeta | undefined {
 }
 
 const ENVELOPE_MEMO_SIZE = 32;
+const ENVELOPE_MEMO_DEPTH = 8;
 
 /**
- * The codec's envelope check, remembered per envelope text: a client sends the same envelope with
+ * Whether two parsed JSON values are equal (object key order aside), looking at most `depth` levels
+ * down; deeper values count as unequal. No allocation: this runs on every 2026-07-28 call.
+ */
+function sameJson(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || depth === 0) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index += 1) if (!sameJson(a[index], b[index], depth - 1)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in left) {
+    if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key], depth - 1)) return false;
+    count += 1;
+  }
+  for (const key in right) if (--count < 0 || !Object.hasOwn(left, key)) return false;
+  return count === 0;
+}
+
+/**
+ * The codec's envelope check, remembered per envelope value: a client sends the same envelope with
  * every call, and its schema parse was a measurable share of a 2026-07-28 call. The outcome depends
- * only on the JSON value, which its text names exactly — except that an overflowing number and
- * `null` both print as `null`, so an envelope whose text holds `null` is always checked afresh.
+ * only on the JSON value, so an envelope equal to a remembered one (a private copy, compared
+ * structurally) gets the remembered outcome.
  */
 function createEnvelopeCheck(): (codec: WireCodecSeam, envelope: Record<string, unknown> | undefined) => boolean {
   let memoCodec: WireCodecSeam | undefined;
-  const outcomes = new Map<string, boolean>();
+  let memo: Array<{ readonly envelope: unknown; readonly accepted: boolean }> = [];
   return (codec, envelope) => {
     if (envelope === undefined) return codec.checkInboundEnvelope({}) === undefined;
-    const text = JSON.stringify(envelope);
-    if (text.includes('null')) return codec.checkInboundEnvelope({ envelope }) === undefined;
     if (codec !== memoCodec) {
       memoCodec = codec;
-      outcomes.clear();
+      memo = [];
     }
-    let accepted = outcomes.get(text);
-    if (accepted === undefined) {
-      accepted = codec.checkInboundEnvelope({ envelope }) === undefined;
-      if (outcomes.size >= ENVELOPE_MEMO_SIZE) outcomes.clear();
-      outcomes.set(text, accepted);
-    }
+    for (const entry of memo) if (sameJson(entry.envelope, envelope, ENVELOPE_MEMO_DEPTH)) return entry.accepted;
+    const accepted = codec.checkInboundEnvelope({ envelope }) === undefined;
+    if (memo.length >= ENVELOPE_MEMO_SIZE) memo = [];
+    memo.push({ envelope: structuredClone(envelope), accepted });
     return accepted;
   };
+}
+
+/** The revision whose result encoding {@link stamped2026} repeats. */
+const STAMPED_REVISION = '2026-07-28';
+
+/**
+ * What the 2026-07-28 codec's `encodeResult('tools/call', …)` makes of the two success shapes
+ * `runToolCall` returns — `{ content }` and `{ content, structuredContent }` — built as one literal:
+ * the codec copies the result twice (to add `resultType: 'complete'`, then `_meta` with the server
+ * info), which was the largest share of a 2026-07-28 call. Any other shape, or no server info, is
+ * `undefined` and left to the codec. `sdkSeam.contract.test.ts` holds both to the same bytes.
+ */
+function stamped2026(result: CallToolResult, serverInfo: unknown): Result | undefined {
+  if (serverInfo === undefined) return undefined;
+  let count = 0;
+  for (const key in result) {
+    if (key !== (count === 0 ? 'content' : 'structuredContent')) return undefined;
+    count += 1;
+  }
+  const _meta: Record<string, unknown> = { [SERVER_INFO_META_KEY]: serverInfo };
+  if (count === 1) return { content: result.content, resultType: 'complete', _meta } as Result;
+  return { content: result.content, structuredContent: result.structuredContent, resultType: 'complete', _meta } as Result;
 }
 
 const NOT_DIRECT: DirectToolCall = () => undefined;
@@ -322,33 +371,98 @@ export function directToolCall(wiring: ServerWiring, server: Server): DirectTool
   const seam = directSeamOf(server);
   if (seam === undefined) return NOT_DIRECT;
   const envelopeAccepted = createEnvelopeCheck();
+  const stamps = server instanceof CapnodeServer && server.boundRevision === STAMPED_REVISION;
   return (message, call) => {
     const lifted = liftMeta(message.params);
     if (lifted === undefined) return undefined;
     const codec = seam._wireCodec();
     if (!envelopeAccepted(codec, lifted.envelope)) return undefined;
-    const id = message.id;
-    const mcpReq: Record<string, unknown> = {
-      id,
-      method: message.method,
-      _meta: lifted.meta,
-      requestState: NO_REQUEST_STATE,
-      signal: call.signal,
-      send: rejectServerRequest,
-      notify: (notification: Parameters<Server['notification']>[0]) => server.notification(notification, { relatedRequestId: id }),
-    };
-    if (lifted.envelope !== undefined) mcpReq.envelope = lifted.envelope;
-    const ctx = seam.buildContext({ sessionId: undefined, mcpReq, http: undefined } as unknown as BaseContext);
+    const ctx = new DirectContext(server, seam, message, call.signal, lifted);
     const scope: CallScope = { transport: 'mcp-http', signal: call.signal, canStream: call.canStream, caller: envelopeClientName(lifted.envelope), client: call.client, requestId: call.requestId };
-    return runToolCall(wiring.invoker, message.params, ctx, scope, wiring.onError).then((result) => {
+    return runToolCall(wiring.invoker, message.params, ctx as unknown as ServerContext, scope, wiring.onError).then((result) => {
       try {
-        return codec.encodeResult('tools/call', result as Result, seam._outboundServerInfo());
+        const serverInfo = seam._outboundServerInfo();
+        return (stamps ? stamped2026(result, serverInfo) : undefined) ?? codec.encodeResult('tools/call', result as Result, serverInfo);
       } catch (error) {
         wiring.onError(new Error(`Failed to encode result for tools/call: ${String(error)}`));
         throw error;
       }
     });
   };
+}
+
+/**
+ * The handler context of a direct call, built without the SDK's context assembly (two object copies
+ * and three closures per call). It holds what the SDK's request entry would put there for a
+ * multiplexed `tools/call`; `log`, `elicitInput` and `requestSampling` come from the SDK's own context,
+ * built on first use.
+ */
+class DirectRequestContext {
+  readonly id: JSONRPCRequest['id'];
+  readonly method: string;
+  readonly _meta: unknown;
+  readonly envelope: Record<string, unknown> | undefined;
+  readonly signal: CallScope['signal'];
+  readonly send = rejectServerRequest;
+  readonly requestState = NO_REQUEST_STATE;
+  readonly #server: Server;
+  readonly #seam: DirectSeam;
+  #sdk: ServerContext | undefined = undefined;
+
+  constructor(server: Server, seam: DirectSeam, message: JSONRPCRequest, signal: CallScope['signal'], lifted: LiftedMeta) {
+    this.id = message.id;
+    this.method = message.method;
+    this._meta = lifted.meta;
+    this.envelope = lifted.envelope;
+    this.signal = signal;
+    this.#server = server;
+    this.#seam = seam;
+  }
+
+  notify(notification: Parameters<Server['notification']>[0]): Promise<void> {
+    return this.#server.notification(notification, { relatedRequestId: this.id });
+  }
+
+  log(...args: Parameters<ServerContext['mcpReq']['log']>): ReturnType<ServerContext['mcpReq']['log']> {
+    return this.#sdkContext().mcpReq.log(...args);
+  }
+
+  elicitInput(...args: Parameters<ServerContext['mcpReq']['elicitInput']>): ReturnType<ServerContext['mcpReq']['elicitInput']> {
+    return this.#sdkContext().mcpReq.elicitInput(...args);
+  }
+
+  requestSampling(...args: Parameters<ServerContext['mcpReq']['requestSampling']>): ReturnType<ServerContext['mcpReq']['requestSampling']> {
+    return this.#sdkContext().mcpReq.requestSampling(...args);
+  }
+
+  /** The SDK's own context for this call, as its request entry would build it. */
+  #sdkContext(): ServerContext {
+    if (this.#sdk === undefined) {
+      const mcpReq: Record<string, unknown> = {
+        id: this.id,
+        method: this.method,
+        _meta: this._meta,
+        requestState: NO_REQUEST_STATE,
+        signal: this.signal,
+        send: rejectServerRequest,
+        notify: (notification: Parameters<Server['notification']>[0]) => this.notify(notification),
+      };
+      if (this.envelope !== undefined) mcpReq.envelope = this.envelope;
+      this.#sdk = this.#seam.buildContext({ sessionId: undefined, mcpReq, http: undefined } as unknown as BaseContext);
+    }
+    return this.#sdk;
+  }
+}
+
+/** {@link DirectRequestContext} in the shape of a handler context. */
+class DirectContext {
+  readonly sessionId = undefined;
+  readonly http = undefined;
+  readonly mcpReq: DirectRequestContext;
+
+  constructor(server: Server, seam: DirectSeam, message: JSONRPCRequest, signal: CallScope['signal'], lifted: LiftedMeta) {
+    this.mcpReq = new DirectRequestContext(server, seam, message, signal, lifted);
+  }
 }
 
 function rejectServerRequest(): Promise<never> {

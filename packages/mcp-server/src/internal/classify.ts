@@ -23,8 +23,13 @@ export interface ModernFastRoute {
 /** The per-request revision capnode serves on its long-lived modern server. */
 export const BOUND_MODERN_REVISION = '2026-07-28';
 
+/** A header value without surrounding spaces and tabs (most values have none, and are returned as they are). */
 function headerValue(value: string | undefined): string | undefined {
-  return value?.replace(/^[ \t]+|[ \t]+$/g, '');
+  if (value === undefined || value.length === 0) return value;
+  const first = value.charCodeAt(0);
+  const last = value.charCodeAt(value.length - 1);
+  if (first !== 0x20 && first !== 0x09 && last !== 0x20 && last !== 0x09) return value;
+  return value.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // The loopback peer, listen-host and Host-header checks are the toolkit's (tested there).
-import { browserHeader, canonicalPath, createBearerCheck, createBearerTable, createTokenCompare } from './gates.js';
+import { bearerCredential, browserHeader, canonicalPath, createBearerCheck, createBearerTable, createTokenCompare } from './gates.js';
 
 describe('browser gate', () => {
   it('flags Origin, Referer and fetch-metadata headers a browser sends', () => {
@@ -96,5 +96,20 @@ describe('request target gate', () => {
     '/a\u007f',
   ])('refuses %j', (target) => {
     expect(canonicalPath(target)).toBeUndefined();
+  });
+});
+
+describe('bearerCredential', () => {
+  const pattern = (value: string): string | undefined => {
+    const match = /^\s*(\S+)\s+(\S+)\s*$/.exec(value);
+    return match !== null && match[1]!.toLowerCase() === 'bearer' ? match[2] : undefined;
+  };
+
+  it('reads the credential exactly as the full header pattern does', () => {
+    const spaces = [' ', '\t', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u1680'];
+    const values = ['Bearer abc', 'Bearer ', 'Bearer', 'bearer abc', 'BEARER abc', 'Bearer  abc', 'Bearer abc ', ' Bearer abc', 'Bearer a b', 'Basic abc', 'Bearerabc', 'Bearer tök', 'Bearer ab\u00e9c'];
+    for (const space of spaces) values.push(`Bearer a${space}`, `Bearer${space}abc`, `Bearer a${space}b`, `Bearer ${space}abc`);
+    for (const value of values) expect(bearerCredential(value), JSON.stringify(value)).toBe(pattern(value));
+    expect(bearerCredential(undefined)).toBeUndefined();
   });
 });

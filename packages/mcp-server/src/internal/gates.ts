@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 const BROWSER_HEADERS = ['origin', 'sec-fetch-site', 'referer', 'sec-fetch-dest', 'sec-fetch-user'] as const;
@@ -20,18 +19,54 @@ export function browserHeader(headers: IncomingHttpHeaders): string | undefined 
 }
 
 /**
- * Builds a constant-time comparison against `secret`: the candidate's UTF-8 bytes are written into a
- * buffer of the secret's length made once, so no digest or allocation is made per call. Only whether
- * the lengths differ can be learnt from the time it takes, and the length of a generated token is public.
+ * Whether `candidate` equals `expected`, two strings of the same length, in time that depends only on
+ * that length: every code unit is compared, the differences are OR-ed together and nothing leaves the
+ * loop early. No buffer, digest or native call per request (the native route cost more than the
+ * rest of the gate chain together).
+ */
+function sameLengthEqual(candidate: string, expected: string): boolean {
+  let difference = 0;
+  for (let index = 0; index < expected.length; index += 1) difference |= candidate.charCodeAt(index) ^ expected.charCodeAt(index);
+  return difference === 0;
+}
+
+/**
+ * Builds a constant-time comparison against `secret` ({@link sameLengthEqual}). Only whether the
+ * lengths differ can be learnt from the time it takes, and the length of a generated token is public.
  */
 export function createTokenCompare(secret: string): (candidate: string) => boolean {
-  const expected = Buffer.from(secret, 'utf8');
-  const scratch = Buffer.alloc(expected.length);
-  return (candidate) => {
-    if (Buffer.byteLength(candidate, 'utf8') !== expected.length) return false;
-    scratch.write(candidate, 'utf8');
-    return timingSafeEqual(scratch, expected);
-  };
+  return (candidate) => candidate.length === secret.length && sameLengthEqual(candidate, secret);
+}
+
+const BEARER_HEADER = /^\s*(\S+)\s+(\S+)\s*$/;
+const BEARER_PREFIX = 'Bearer ';
+
+/** Whether `code` may be whitespace to `\s` (a superset: a false positive only takes the slow path). */
+function mayBeSpace(code: number): boolean {
+  return code <= 0x20 || code === 0xa0 || code >= 0x1680;
+}
+
+/**
+ * The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive, one
+ * credential, surrounding whitespace allowed), or `undefined`. The header every client sends
+ * (`Bearer ` then the token) is read with a scan and a slice; any other spelling goes through the
+ * full pattern, so both give the same answer.
+ */
+export function bearerCredential(authorization: string | undefined): string | undefined {
+  if (authorization === undefined) return undefined;
+  if (authorization.length > BEARER_PREFIX.length && authorization.startsWith(BEARER_PREFIX)) {
+    let plain = true;
+    for (let index = BEARER_PREFIX.length; index < authorization.length; index += 1) {
+      if (mayBeSpace(authorization.charCodeAt(index))) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) return authorization.slice(BEARER_PREFIX.length);
+  }
+  const match = BEARER_HEADER.exec(authorization);
+  if (match === null || match[1]?.toLowerCase() !== 'bearer') return undefined;
+  return match[2];
 }
 
 /** One accepted bearer token and the name calls made with it are attributed to. */
@@ -42,35 +77,30 @@ export interface NamedTokenEntry {
 
 /**
  * Builds a bearer lookup over several named tokens: the name of the token the header carries, or
- * `undefined`. The candidate is written once per distinct token length into a buffer made here, then
- * compared in constant time against every token of that length with no early exit, so the time taken
- * says nothing about which token matched (only whether the length is one in use, which is public: every
- * generated token has 43 characters). No digest or allocation is made per call.
+ * `undefined`. The candidate is compared in constant time ({@link sameLengthEqual}) against every
+ * token of its length with no early exit, so the time taken says nothing about which token matched
+ * (only whether the length is one in use, which is public: every generated token has 43 characters).
  */
 export function createBearerTable(tokens: readonly NamedTokenEntry[]): (authorization: string | undefined) => string | undefined {
-  const groups = new Map<number, { scratch: Buffer; entries: Array<{ name: string; expected: Buffer }> }>();
+  const groups = new Map<number, Array<{ name: string; token: string }>>();
   for (const { name, token } of tokens) {
-    const expected = Buffer.from(token, 'utf8');
-    if (expected.length === 0) continue;
-    let group = groups.get(expected.length);
+    if (token.length === 0) continue;
+    let group = groups.get(token.length);
     if (group === undefined) {
-      group = { scratch: Buffer.alloc(expected.length), entries: [] };
-      groups.set(expected.length, group);
+      group = [];
+      groups.set(token.length, group);
     }
-    group.entries.push({ name, expected });
+    group.push({ name, token });
   }
   return (authorization) => {
-    if (authorization === undefined) return undefined;
-    const match = /^\s*(\S+)\s+(\S+)\s*$/.exec(authorization);
-    if (match === null || match[1]?.toLowerCase() !== 'bearer') return undefined;
-    const candidate = match[2] as string;
-    const group = groups.get(Buffer.byteLength(candidate, 'utf8'));
+    const candidate = bearerCredential(authorization);
+    if (candidate === undefined) return undefined;
+    const group = groups.get(candidate.length);
     if (group === undefined) return undefined;
-    group.scratch.write(candidate, 'utf8');
     let found: string | undefined;
-    for (const entry of group.entries) {
+    for (const entry of group) {
       // Every entry is compared; the first match is kept without leaving the loop.
-      if (timingSafeEqual(group.scratch, entry.expected) && found === undefined) found = entry.name;
+      if (sameLengthEqual(candidate, entry.token) && found === undefined) found = entry.name;
     }
     return found;
   };
@@ -83,10 +113,8 @@ export function createBearerTable(tokens: readonly NamedTokenEntry[]): (authoriz
 export function createBearerCheck(token: string): (authorization: string | undefined) => boolean {
   const matches = createTokenCompare(token);
   return (authorization) => {
-    if (authorization === undefined) return false;
-    const match = /^\s*(\S+)\s+(\S+)\s*$/.exec(authorization);
-    if (match === null || match[1]?.toLowerCase() !== 'bearer') return false;
-    return matches(match[2] as string);
+    const candidate = bearerCredential(authorization);
+    return candidate !== undefined && matches(candidate);
   };
 }
 

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Server, type JSONRPCMessage, type JSONRPCRequest, type ServerContext, type Transport } from '@modelcontextprotocol/server';
-import { createInvoker, createRegistry, defineCapability, defineCommand } from '@capnode/capabilities';
+import { createInvoker, createRegistry, defineCapability, defineCommand, json } from '@capnode/capabilities';
 import { z } from 'zod';
 import { SlotMap } from '@capnode/toolkit';
 import { describe, expect, test, vi } from 'vitest';
@@ -77,6 +77,12 @@ const echo = defineCapability({
       input: z.object({ text: z.string() }),
       execute: ({ text }) => (text === 'fail' ? Promise.reject(new Error('boom')) : text),
     }),
+    defineCommand({
+      name: 'contract.json',
+      description: 'Answers structured content.',
+      input: z.object({}),
+      execute: () => json({ answer: 42, nested: { list: [1, 'two'] } }),
+    }),
   ],
 });
 
@@ -116,6 +122,7 @@ const CALLS: ReadonlyArray<readonly [string, unknown]> = [
   ['bad arguments', { name: 'contract.echo', arguments: { text: 5 }, _meta: ENVELOPE }],
   ['an unknown tool', { name: 'contract.none', arguments: {}, _meta: ENVELOPE }],
   ['a failing tool', { name: 'contract.echo', arguments: { text: 'fail' }, _meta: ENVELOPE }],
+  ['structured content', { name: 'contract.json', arguments: {}, _meta: ENVELOPE }],
   ['params that are not an object', [1, 2]],
 ];
 

@@ -128,15 +128,11 @@ export async function runToolCall(
   if (scope.signal.aborted) return toolError(`${name} was cancelled.`, 'cancelled');
   let progressSent = false;
   try {
-    const request: InvocationRequest = {
-      command: name,
-      args: params.arguments,
-      transport: scope.transport,
-      requestId: scope.requestId,
-      ...(scope.caller === undefined ? {} : { caller: scope.caller }),
-      ...(scope.client === undefined ? {} : { client: scope.client }),
-      ...(scope.connection === undefined ? {} : { connection: scope.connection }),
-    };
+    // Assigned, not spread: object spreads were a measurable share of a call.
+    const request: { -readonly [K in keyof InvocationRequest]: InvocationRequest[K] } = { command: name, args: params.arguments, transport: scope.transport, requestId: scope.requestId };
+    if (scope.caller !== undefined) request.caller = scope.caller;
+    if (scope.client !== undefined) request.client = scope.client;
+    if (scope.connection !== undefined) request.connection = scope.connection;
     const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = { signal: scope.signal };
     if (scope.canStream) {
       const progressToken = progressTokenOf(params);

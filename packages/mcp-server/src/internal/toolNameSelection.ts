@@ -11,11 +11,13 @@ export const TOOL_NAMES_HEADER = 'capnode-tool-names';
  * The tool name style an HTTP request selects with `?toolNames=` or the `Capnode-Tool-Names` header:
  * `undefined` when it selects none, a 400 reply naming the accepted values for anything else.
  */
+const NONE_SELECTED = { toolNames: undefined } as const;
+
 export function selectedToolNames(target: string | undefined, header: string | undefined): { readonly toolNames: ToolNameStyle | undefined } | { readonly reply: Reply } {
   const start = target?.indexOf('?') ?? -1;
   const query = target === undefined || start < 0 ? undefined : (new URLSearchParams(target.slice(start + 1)).get(TOOL_NAMES_QUERY) ?? undefined);
   const value = query ?? header?.trim();
-  if (value === undefined) return { toolNames: undefined };
+  if (value === undefined) return NONE_SELECTED;
   if (isToolNameStyle(value)) return { toolNames: value };
   const from = query === undefined ? 'the Capnode-Tool-Names header' : `?${TOOL_NAMES_QUERY}=`;
   return {

@@ -31,6 +31,8 @@ interface Entry<V> {
   readonly key: string;
   readonly value: V;
   readonly writtenAt: number;
+  /** No longer the map's entry for its key (replaced, taken or expired): its queue slot is spent. */
+  dead: boolean;
 }
 
 /** Below this many spent slots the queue is not compacted. */
@@ -38,8 +40,9 @@ const COMPACT_AFTER = 1024;
 
 export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions): ExpiringMap<V> {
   const entries = new Map<string, Entry<V>>();
-  // Every write in write order (which is also expiry order); a slot whose entry is no longer the map's
-  // entry for its key was replaced or removed and is skipped. Evicting from the head of this queue
+  // Every write in write order (which is also expiry order); a slot whose entry is dead (no longer the
+  // map's entry for its key: replaced or removed) is skipped. The flag saves the map lookups that
+  // telling a spent slot from a live one would cost on every write. Evicting from the head of this queue
   // instead of iterating the Map keeps eviction O(1): a Map iterator walks over the holes its
   // deletions leave at the front.
   let queue: Entry<V>[] = [];
@@ -47,11 +50,16 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
 
   const isExpired = (entry: Entry<V>, at: number): boolean => at - entry.writtenAt >= ttl;
 
+  const remove = (entry: Entry<V>): void => {
+    entry.dead = true;
+    entries.delete(entry.key);
+  };
+
   const live = (key: string, at: number): Entry<V> | undefined => {
     const entry = entries.get(key);
     if (entry === undefined) return undefined;
     if (!isExpired(entry, at)) return entry;
-    entries.delete(key);
+    remove(entry);
     return undefined;
   };
 
@@ -59,13 +67,13 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
     const entry = queue[head]!;
     queue[head] = undefined as unknown as Entry<V>;
     head += 1;
-    if (entries.get(entry.key) === entry) entries.delete(entry.key);
+    if (!entry.dead) remove(entry);
   };
 
   // Spent slots are dropped from the front; replaced entries behind a live one are bounded by
   // rebuilding the queue from the map (its order is write order too) once they outnumber the live ones.
   const compact = (): void => {
-    while (head < queue.length && entries.get(queue[head]!.key) !== queue[head]) dropHead();
+    while (head < queue.length && queue[head]!.dead) dropHead();
     if (queue.length - head > 2 * capacity + COMPACT_AFTER) {
       queue = [...entries.values()];
       head = 0;
@@ -80,10 +88,11 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
   };
 
   const write = (key: string, value: V, at: number): void => {
-    entries.delete(key);
+    const earlier = entries.get(key);
+    if (earlier !== undefined) remove(earlier);
     pruneExpired(at);
     while (entries.size >= capacity && head < queue.length) dropHead();
-    const entry: Entry<V> = { key, value, writtenAt: at };
+    const entry: Entry<V> = { key, value, writtenAt: at, dead: false };
     entries.set(key, entry);
     queue.push(entry);
     compact();
@@ -96,7 +105,7 @@ export function createExpiringMap<V>({ ttl, capacity, now }: ExpiringMapOptions)
     take(key) {
       const entry = live(key, now());
       if (entry === undefined) return undefined;
-      entries.delete(key);
+      remove(entry);
       return entry.value;
     },
     add(key, value) {

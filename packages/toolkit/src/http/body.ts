@@ -6,48 +6,72 @@ export type BodyRead = { readonly kind: 'ok'; readonly text: string } | { readon
 const TOO_LARGE: BodyRead = { kind: 'too-large' };
 const ABORTED: BodyRead = { kind: 'aborted' };
 
+const READER = Symbol('capnode.bodyReader');
+
+/** The state of one bounded body read, kept on the request so the listeners can be shared functions. */
+interface BodyReader {
+  readonly maxBytes: number;
+  readonly resolve: (read: BodyRead) => void;
+  chunks: Buffer[];
+  size: number;
+  ended: boolean;
+}
+
+type ReadIncoming = IncomingMessage & { [READER]?: BodyReader | undefined };
+
+function stopReading(incoming: ReadIncoming): void {
+  incoming.off('data', onBodyData);
+  incoming.off('end', onBodyEnd);
+  incoming.off('error', onBodyAbort);
+  incoming.off('close', onBodyAbort);
+  incoming[READER] = undefined;
+}
+
+function onBodyData(this: ReadIncoming, chunk: Buffer): void {
+  const reader = this[READER];
+  if (reader === undefined) return;
+  reader.size += chunk.length;
+  if (reader.size > reader.maxBytes) {
+    stopReading(this);
+    this.pause();
+    reader.resolve(TOO_LARGE);
+    return;
+  }
+  reader.chunks.push(chunk);
+}
+
+function onBodyEnd(this: ReadIncoming): void {
+  const reader = this[READER];
+  if (reader === undefined) return;
+  // After `end` only `close` can follow, so the listeners stay (the request object goes with them).
+  reader.ended = true;
+  const { chunks } = reader;
+  const buffer = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, reader.size);
+  reader.resolve({ kind: 'ok', text: buffer.toString('utf8') });
+}
+
+function onBodyAbort(this: ReadIncoming): void {
+  const reader = this[READER];
+  if (reader === undefined || reader.ended) return;
+  stopReading(this);
+  reader.resolve(ABORTED);
+}
+
 /**
  * Reads a request body as UTF-8, refusing a declared `Content-Length` over `maxBytes` before reading and
  * stopping as soon as more than `maxBytes` arrived. The caller bounds the wait with its own deadline.
+ * The listeners are shared functions that find the read's state on the request (none made per request).
  */
 export function readBody(incoming: IncomingMessage, maxBytes: number): Promise<BodyRead> {
   if (Number(incoming.headers['content-length']) > maxBytes) return Promise.resolve(TOO_LARGE);
   if (incoming.readableEnded) return Promise.resolve({ kind: 'ok', text: '' });
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = (): void => {
-      incoming.off('data', onData);
-      incoming.off('end', onEnd);
-      incoming.off('error', onAbort);
-      incoming.off('close', onAbort);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        cleanup();
-        incoming.pause();
-        resolve(TOO_LARGE);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    // After `end` only `close` can follow, so the listeners stay (the request object goes with them).
-    let ended = false;
-    const onEnd = (): void => {
-      ended = true;
-      const buffer = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-      resolve({ kind: 'ok', text: buffer.toString('utf8') });
-    };
-    const onAbort = (): void => {
-      if (ended) return;
-      cleanup();
-      resolve(ABORTED);
-    };
-    incoming.on('data', onData);
-    incoming.on('end', onEnd);
-    incoming.on('error', onAbort);
-    incoming.on('close', onAbort);
+    const target = incoming as ReadIncoming;
+    target[READER] = { maxBytes, resolve, chunks: [], size: 0, ended: false };
+    target.on('data', onBodyData);
+    target.on('end', onBodyEnd);
+    target.on('error', onBodyAbort);
+    target.on('close', onBodyAbort);
   });
 }
 

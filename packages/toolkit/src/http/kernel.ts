@@ -1,11 +1,13 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SlotMap } from '../slotMap.js';
+import { MAX_TIMER_MS } from '../deadline.js';
 import { AbortLatch } from './abortLatch.js';
 import { Admission } from './admission.js';
 import { textReply, type HttpReply } from './reply.js';
 import { writeAnswer } from './write.js';
 import { isLoopbackAddress } from '../loopback.js';
+import { armListedTimer, clearListedTimer, type ListedTimer, type TimerList } from '../timerLists.js';
 
 /** What a handler answers: a reply or web `Response` the kernel writes, or nothing when it wrote the response itself. */
 export type KernelAnswer = HttpReply | Response | void;
@@ -16,7 +18,6 @@ export type KernelAnswer = HttpReply | Response | void;
  */
 export class KernelRequest extends AbortLatch {
   readonly outgoing: ServerResponse;
-  timer: ReturnType<typeof setTimeout> | undefined;
   /** Set once an answer was written (or the handler took over writing). */
   answered = false;
   /** Whether it still holds a concurrency slot (a long-lived stream gives it back with {@link detach}). */
@@ -37,8 +38,8 @@ export class KernelRequest extends AbortLatch {
 
   /** Ends the deadline and gives the slot back: the request lives on as a stream. */
   detach(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    // The kernel's requests are `AdmittedRequest`s, their own deadline's timer-list entry.
+    clearListedTimer(this as unknown as ListedTimer);
     this.releaseSlot();
   }
 
@@ -53,6 +54,35 @@ export class KernelRequest extends AbortLatch {
     const listeners = this.#finish;
     this.#finish = undefined;
     if (listeners !== undefined) for (const listener of listeners) listener();
+  }
+}
+
+/** A request as the kernel admits it: its own deadline timer entry (see `timerLists.ts`) and close hook. */
+class AdmittedRequest extends KernelRequest implements ListedTimer {
+  timerDue = -1;
+  timerPrev: ListedTimer | undefined = undefined;
+  timerNext: ListedTimer | undefined = undefined;
+  timerList: TimerList | undefined = undefined;
+  timerFallback: ReturnType<typeof setTimeout> | undefined = undefined;
+  readonly #onDeadline: ((request: KernelRequest) => void) | undefined;
+  #onClosed: ((request: AdmittedRequest) => void) | undefined;
+
+  constructor(outgoing: ServerResponse, release: () => void, onClosed: (request: AdmittedRequest) => void, onDeadline: ((request: KernelRequest) => void) | undefined) {
+    super(outgoing, release);
+    this.#onClosed = onClosed;
+    this.#onDeadline = onDeadline;
+  }
+
+  /** The response closed. */
+  closed(): void {
+    const onClosed = this.#onClosed;
+    this.#onClosed = undefined;
+    onClosed?.(this);
+  }
+
+  /** The deadline passed. */
+  onTimer(): void {
+    this.#onDeadline?.(this);
   }
 }
 
@@ -133,6 +163,26 @@ function hasDuplicateHost(incoming: IncomingMessage): boolean {
   return false;
 }
 
+const CLOSE_WATCH = Symbol('capnode.kernelRequest');
+
+interface WatchedResponse extends ServerResponse {
+  [CLOSE_WATCH]?: AdmittedRequest;
+}
+
+function onResponseClose(this: WatchedResponse): void {
+  this[CLOSE_WATCH]?.closed();
+}
+
+/**
+ * Calls the request's `onClosed` once its response closed. One shared listener reads the request off
+ * the response, instead of a `once` wrapper and a closure per request (a response closes once).
+ */
+function watchClose(request: AdmittedRequest): void {
+  const outgoing = request.outgoing as WatchedResponse;
+  outgoing[CLOSE_WATCH] = request;
+  outgoing.on('close', onResponseClose);
+}
+
 function timeoutError(message: string): Error {
   const error = new Error(message);
   error.name = 'TimeoutError';
@@ -146,6 +196,7 @@ export function createHttpKernel<Route>(options: HttpKernelOptions<Route>): Http
   // Not a Set: see SlotMap for why per-request entries stay out of long-lived hash tables.
   const live = new SlotMap<KernelRequest, true>();
   const timeoutMs = options.requestTimeoutMs;
+  const deadlineMs = Math.min(Math.ceil(timeoutMs ?? 0), MAX_TIMER_MS);
   let closing = false;
 
   const answer = (request: KernelRequest, reply: KernelAnswer): void => {
@@ -166,17 +217,18 @@ export function createHttpKernel<Route>(options: HttpKernelOptions<Route>): Http
   };
 
   const release = (): void => admission.release();
+  const onClosed = (request: AdmittedRequest): void => {
+    clearListedTimer(request);
+    live.delete(request);
+    if (!request.outgoing.writableFinished) request.abort(new Error('client disconnected'));
+    request.releaseSlot();
+    request.finished();
+  };
   const serveAdmitted = (incoming: IncomingMessage, outgoing: ServerResponse, route: Route): void => {
-    const request = new KernelRequest(outgoing, release);
+    const request = new AdmittedRequest(outgoing, release, onClosed, timeoutMs === undefined ? undefined : onDeadline);
     live.set(request, true);
-    if (timeoutMs !== undefined) request.timer = setTimeout(onDeadline, timeoutMs, request);
-    outgoing.once('close', () => {
-      clearTimeout(request.timer);
-      live.delete(request);
-      if (!outgoing.writableFinished) request.abort(new Error('client disconnected'));
-      request.releaseSlot();
-      request.finished();
-    });
+    if (timeoutMs !== undefined) armListedTimer(request, deadlineMs, false);
+    watchClose(request);
     let reply: KernelAnswer | Promise<KernelAnswer>;
     try {
       reply = options.handle(incoming, request, route);
