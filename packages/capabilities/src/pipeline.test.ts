@@ -298,6 +298,21 @@ describe('createInvoker', () => {
     expect(order).toEqual(['waits', 'at once', 'execute']);
   });
 
+  it('finishes a failed call even when onInternalError throws', async () => {
+    const registry = createRegistry([
+      defineCapability({
+        category: 'bug',
+        commands: [defineCommand({ name: 'bug.sync', description: '', execute: () => { throw new Error('inner'); } })],
+      }),
+    ]);
+    const onInternalError = vi.fn(() => {
+      throw new Error('reporter');
+    });
+    const outcome = await createInvoker({ registry, onInternalError }).invoke(request('bug.sync'));
+    expect(outcome.result).toEqual(fail('internal', 'bug.sync failed with an internal error.'));
+    expect(onInternalError).toHaveBeenCalledOnce();
+  });
+
   it('hides a hook exception too, and reports afterInvoke exceptions without changing the outcome', async () => {
     const { registry } = setup();
     const onInternalError = vi.fn();

@@ -316,8 +316,13 @@ class PipelineCall {
     const name = this.invocation.command.name;
     if (this.#state.aborted) return this.#finish(this.#abortedResult());
     if (isCapabilityError(error)) return this.#finish(fail(error.code, error.message, error.data));
-    this.#shared.onInternalError?.(error, this.invocation.request);
-    return this.#finish(fail('internal', `${name} failed with an internal error.`));
+    const outcome = this.#finish(fail('internal', `${name} failed with an internal error.`));
+    try {
+      this.#shared.onInternalError?.(error, this.invocation.request);
+    } catch {
+      // A failing reporter must not leave the call unfinished.
+    }
+    return outcome;
   }
 
   #abortedResult(): CommandResult {

@@ -208,6 +208,7 @@ export function delay(ms: number, options: DelayOptions = {}): Promise<void> {
  * const listed = await waitFor((signal) => client.listTools({}, { signal }), { timeoutMs: 10_000, signal });
  */
 export function waitFor<T>(work: Promise<T> | ((signal: AbortSignal) => Promise<T>), options: DeadlineOptions = {}): Promise<T> {
+  if (typeof work !== 'function' && options.timeoutMs === undefined) return untilSignal(work, options.signal);
   const deadline = createDeadline(options);
   const { signal } = deadline;
   if (signal.aborted) {
@@ -233,6 +234,32 @@ export function waitFor<T>(work: Promise<T> | ((signal: AbortSignal) => Promise<
       (error: unknown) => {
         signal.removeEventListener('abort', onAbort);
         deadline.clear();
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * {@link waitFor} of a promise with no timeout: only the caller's signal can end the wait, so it is
+ * watched directly (no controller or timer of its own per wait).
+ */
+function untilSignal<T>(work: Promise<T>, signal: AbortSignalLike | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
         reject(error);
       },
     );

@@ -58,6 +58,24 @@ describe('listed timers', () => {
     expect(count).toBe(3);
   });
 
+  it('keep firing the rest of a list when one callback throws', async () => {
+    const thrown: unknown[] = [];
+    const onError = (error: unknown): void => void thrown.push(error);
+    process.on('uncaughtException', onError);
+    try {
+      const failing = new Entry(() => {
+        throw new Error('boom');
+      });
+      const after = new Entry();
+      armListedTimer(failing, 15, true);
+      armListedTimer(after, 15, true);
+      await fired(failing, after);
+      expect(thrown).toHaveLength(1);
+    } finally {
+      process.off('uncaughtException', onError);
+    }
+  });
+
   it('hold the process open only while a kept-alive list has an entry', async () => {
     const before = refedTimers();
     const entry = new Entry();

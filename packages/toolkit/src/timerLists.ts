@@ -80,13 +80,18 @@ export class TimerList {
   fire(): void {
     this.#timer = undefined;
     const now = performance.now();
-    let entry = this.head;
-    while (entry !== undefined && entry.timerDue <= now) {
-      this.remove(entry);
-      entry.onTimer();
-      entry = this.head;
+    try {
+      let entry = this.head;
+      while (entry !== undefined && entry.timerDue <= now) {
+        this.remove(entry);
+        entry.onTimer();
+        entry = this.head;
+      }
+    } finally {
+      // Also when a callback threw: the entries after it keep their timer.
+      const head = this.head;
+      if (head !== undefined && this.#timer === undefined) this.#arm(head.timerDue - performance.now());
     }
-    if (entry !== undefined && this.#timer === undefined) this.#arm(entry.timerDue - now);
   }
 }
 

@@ -21,17 +21,18 @@ export interface CompletionRing {
 }
 
 export function createCompletionRing({ ttl, capacity, now }: CompletionRingOptions): CompletionRing {
-  const keys: Array<string | undefined> = new Array<string | undefined>(capacity).fill(undefined);
-  const times = new Float64Array(capacity);
-  // The slot the next completion goes to; the entries before it, wrapping, are newest first.
+  // Grown up to `capacity` as completions come, then written round: a large cap costs nothing until used.
+  const keys: string[] = [];
+  const times: number[] = [];
+  // The slot the next completion goes to once full; the entries before it, wrapping, are newest first.
   let next = 0;
-  let count = 0;
 
   /** Calls `visit` on each live entry, newest first, until it returns true. */
   const walk = (visit: (key: string) => boolean): void => {
     const at = now();
+    const count = keys.length;
     for (let seen = 0, slot = next; seen < count; seen += 1) {
-      slot = slot === 0 ? capacity - 1 : slot - 1;
+      slot = slot === 0 ? count - 1 : slot - 1;
       if (at - times[slot]! >= ttl) return;
       if (visit(keys[slot]!)) return;
     }
@@ -39,10 +40,16 @@ export function createCompletionRing({ ttl, capacity, now }: CompletionRingOptio
 
   return {
     record(key) {
+      const at = now();
+      if (keys.length < capacity) {
+        keys.push(key);
+        times.push(at);
+        next = keys.length === capacity ? 0 : keys.length;
+        return;
+      }
       keys[next] = key;
-      times[next] = now();
+      times[next] = at;
       next = next + 1 === capacity ? 0 : next + 1;
-      if (count < capacity) count += 1;
     },
     has(key) {
       let found = false;

@@ -65,8 +65,9 @@ function onBodyAbort(this: ReadIncoming): void {
 export function readBody(incoming: IncomingMessage, maxBytes: number): Promise<BodyRead> {
   if (Number(incoming.headers['content-length']) > maxBytes) return Promise.resolve(TOO_LARGE);
   if (incoming.readableEnded) return Promise.resolve({ kind: 'ok', text: '' });
+  const target = incoming as ReadIncoming;
+  if (target[READER] !== undefined) return Promise.reject(new Error('the request body is already being read'));
   return new Promise((resolve) => {
-    const target = incoming as ReadIncoming;
     target[READER] = { maxBytes, resolve, chunks: [], size: 0, ended: false };
     target.on('data', onBodyData);
     target.on('end', onBodyEnd);

@@ -196,6 +196,7 @@ export function createHttpKernel<Route>(options: HttpKernelOptions<Route>): Http
   // Not a Set: see SlotMap for why per-request entries stay out of long-lived hash tables.
   const live = new SlotMap<KernelRequest, true>();
   const timeoutMs = options.requestTimeoutMs;
+  if (timeoutMs !== undefined && !(timeoutMs >= 0 && Number.isFinite(timeoutMs))) throw new RangeError(`requestTimeoutMs must be a finite number >= 0, got ${String(timeoutMs)}`);
   const deadlineMs = Math.min(Math.ceil(timeoutMs ?? 0), MAX_TIMER_MS);
   let closing = false;
 
