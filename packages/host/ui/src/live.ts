@@ -31,12 +31,22 @@ function parse<T>(data: string): T | undefined {
   }
 }
 
+/**
+ * How many `status` and `approvals` events the stream delivered. A re-read keeps its answer only when no
+ * event came while it was in flight: the GET and the stream are separate connections, and an answer read
+ * before a change (an allowed request its retry just claimed) can arrive after the event that reports it.
+ */
+let statusEvents = 0;
+let approvalsEvents = 0;
+
 /** Re-reads status and approvals now (after an action, or when the stream reconnects). */
 export async function refreshLive(): Promise<void> {
+  const statusSeen = statusEvents;
+  const approvalsSeen = approvalsEvents;
   const [status, approvals] = await Promise.allSettled([api<StatusView>('GET', '/api/status'), api<ApprovalsView>('GET', '/api/approvals')]);
   set({
-    ...(status.status === 'fulfilled' ? { status: status.value } : {}),
-    ...(approvals.status === 'fulfilled' ? { pending: approvals.value.pending, allowed: approvals.value.allowed ?? [] } : {}),
+    ...(status.status === 'fulfilled' && statusEvents === statusSeen ? { status: status.value } : {}),
+    ...(approvals.status === 'fulfilled' && approvalsEvents === approvalsSeen ? { pending: approvals.value.pending, allowed: approvals.value.allowed ?? [] } : {}),
   });
 }
 
@@ -48,10 +58,12 @@ export function startLive(): void {
   source.addEventListener('error', () => set({ connected: false }));
   source.addEventListener('status', (event) => {
     const status = parse<StatusView>((event as MessageEvent<string>).data);
+    statusEvents += 1;
     if (status) set({ status });
   });
   source.addEventListener('approvals', (event) => {
     const approvals = parse<ApprovalsView>((event as MessageEvent<string>).data);
+    approvalsEvents += 1;
     if (approvals) set({ pending: approvals.pending, allowed: approvals.allowed ?? [] });
   });
 }
