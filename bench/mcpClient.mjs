@@ -6,13 +6,15 @@
 // Connect fan-out uses bench/fixtures/mcpStdioLite.sh, a POSIX sh MCP server that starts in about a
 // millisecond: the figure measures the runtime's fan-out (spawn, handshake, listing, catalog), not
 // server start-up cost. Its reference is N bare SDK v2 clients (the SDK's own stdio transport) doing
-// connect + tools/list against the same servers in the same rounds. The same run also reports, for
+// connect + tools/list against the same servers in the same rounds, in several fresh processes (one
+// process's JIT and heap layout shift the ratio for all of its rounds). The same run also reports, for
 // information, (a) the floor: bare spawn of N such processes with one JSON-RPC round trip and no MCP
 // client, and (b) the fan-out with real SDK v2 servers (bench/fixtures/stdioSdk.mjs, one Node process
 // each), which is CPU-bound on a small machine.
 //
 // Environment: BENCH_MCP_SERVERS (default 20), BENCH_MCP_TOOLS (default 1000), BENCH_MCP_CALLS (default 300),
-// BENCH_MCP_ROUNDS (default 5), BENCH_MCP_SDK_SERVERS=0 skips the SDK-server fan-out.
+// BENCH_MCP_ROUNDS (default 5), BENCH_MCP_FANOUT_PROCESSES (default 3), BENCH_MCP_SDK_SERVERS=0 skips the
+// SDK-server fan-out.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -38,7 +40,7 @@ async function bareSpawn(server, count) {
       child.once('error', reject);
       child.stdout.once('data', () => {
         child.stdin.end();
-        child.once('exit', resolve);
+        child.once('close', resolve);
       });
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`);
     });
@@ -91,6 +93,64 @@ function memoryConnector(InMemoryTransport, count) {
   };
 }
 
+/** Per-round connect timings of the floor, the runtime and the bare SDK clients, all in this process. */
+export async function fanOutRounds() {
+  const { parseMcpConfig } = await import(pathToFileURL(dist.index).href);
+  const { createMcpRuntime } = await import(pathToFileURL(dist.node).href);
+  const { Client } = await import('@modelcontextprotocol/client');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+  const serverCount = num('BENCH_MCP_SERVERS', 20);
+  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+  const connectRuntime = async () => {
+    const started = performance.now();
+    const runtime = await createMcpRuntime(configFor(parseMcpConfig, serverCount, liteServer), { agent: 'bench', logger: quiet });
+    const elapsed = performance.now() - started;
+    const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
+    await runtime.close();
+    if (connected !== serverCount) throw new Error(`lite: only ${connected}/${serverCount} servers connected`);
+    return elapsed;
+  };
+  const out = { floorOne: [], floorMany: [], sdkMany: [], runtimeMany: [], overFloor: [], overSdk: [] };
+  const rounds = Math.max(num('BENCH_MCP_ROUNDS', 5) * 2, 11);
+  for (let round = 0; round <= rounds; round += 1) {
+    const measured = {};
+    const steps = [
+      ['floor', () => bareSpawn(liteServer, serverCount)],
+      ['runtime', connectRuntime],
+      ['sdk', () => bareSdk(Client, StdioClientTransport, liteServer, serverCount)],
+    ];
+    for (let i = 0; i < steps.length; i += 1) {
+      const [key, run] = steps[(i + round) % steps.length];
+      measured[key] = await run();
+    }
+    if (round === 0) continue; // warm-up
+    out.floorOne.push(await bareSpawn(liteServer, 1));
+    out.floorMany.push(measured.floor);
+    out.runtimeMany.push(measured.runtime);
+    out.sdkMany.push(measured.sdk);
+    out.overFloor.push(measured.runtime / measured.floor);
+    out.overSdk.push(measured.runtime / measured.sdk);
+  }
+  return out;
+}
+
+/** {@link fanOutRounds} in `BENCH_MCP_FANOUT_PROCESSES` (default 3) fresh processes, one after another, pooled. */
+async function fanOutInProcesses() {
+  const processes = num('BENCH_MCP_FANOUT_PROCESSES', 3);
+  const pooled = { floorOne: [], floorMany: [], sdkMany: [], runtimeMany: [], overFloor: [], overSdk: [], processes: [] };
+  for (let i = 0; i < processes; i += 1) {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_MCP_FANOUT_CHILD: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+    const code = await new Promise((resolve, reject) => child.once('error', reject).once('close', resolve));
+    if (code !== 0) throw new Error(`connect fan-out process ${i + 1} exited with ${code}`);
+    const rounds = JSON.parse(text);
+    for (const key of Object.keys(rounds)) pooled[key].push(...rounds[key]);
+    pooled.processes.push(median(rounds.overSdk));
+  }
+  return pooled;
+}
+
 export async function benchMcpClient({ log = console.log } = {}) {
   if (!existsSync(dist.node)) return { skipped: 'mcp-client: packages/mcp-client/dist missing; run pnpm build first' };
   const { parseMcpConfig } = await import(pathToFileURL(dist.index).href);
@@ -129,48 +189,25 @@ export async function benchMcpClient({ log = console.log } = {}) {
     }
     return { oneMs: median(one), manyMs: median(many), servers: serverCount, ratio: median(ratios) };
   };
-  // The floor and the bare SDK clients run in the same rounds as the runtime, in rotating order, and
-  // the target is the median of per-round ratios: spawn cost drifts with the heap and the machine's
-  // load, so references measured in other rounds would not be the same conditions.
-  const floorOne = [];
-  const floorMany = [];
-  const sdkMany = [];
-  const runtimeMany = [];
-  const overFloor = [];
-  const overSdk = [];
-  const floorRounds = Math.max(rounds * 2, 11);
-  for (let round = 0; round <= floorRounds; round += 1) {
-    const measured = {};
-    const steps = [
-      ['floor', () => bareSpawn(liteServer, serverCount)],
-      ['runtime', () => connectRuntime(serverCount, liteServer, 'lite')],
-      ['sdk', () => bareSdk(Client, StdioClientTransport, liteServer, serverCount)],
-    ];
-    for (let i = 0; i < steps.length; i += 1) {
-      const [key, run] = steps[(i + round) % steps.length];
-      measured[key] = await run();
-    }
-    if (round === 0) continue; // warm-up
-    floorOne.push(await bareSpawn(liteServer, 1));
-    floorMany.push(measured.floor);
-    runtimeMany.push(measured.runtime);
-    sdkMany.push(measured.sdk);
-    overFloor.push(measured.runtime / measured.floor);
-    overSdk.push(measured.runtime / measured.sdk);
-  }
+  // The floor, the runtime and the bare SDK clients run in the same rounds, in rotating order, in
+  // several fresh processes; the target is the median of all per-round ratios. Spawn cost drifts with
+  // the heap and the machine's load, and a process's JIT and heap layout shift the ratio for all its
+  // rounds, so references measured in other rounds or one process would not be the same conditions.
+  const pooled = await fanOutInProcesses();
   results.connect = {
     ...(await fanOut(liteServer, 'lite')),
-    manyMs: median(runtimeMany),
-    overFloor: median(overFloor),
-    overSdk: median(overSdk),
-    floor: { oneMs: median(floorOne), manyMs: median(floorMany), ratio: median(floorMany) / median(floorOne) },
-    sdkFloor: { manyMs: median(sdkMany) },
+    manyMs: median(pooled.runtimeMany),
+    overFloor: median(pooled.overFloor),
+    overSdk: median(pooled.overSdk),
+    processes: pooled.processes,
+    floor: { oneMs: median(pooled.floorOne), manyMs: median(pooled.floorMany), ratio: median(pooled.floorMany) / median(pooled.floorOne) },
+    sdkFloor: { manyMs: median(pooled.sdkMany) },
   };
   log(
-    `connect (sh fixture): 1 server ${results.connect.oneMs.toFixed(1)} ms, ${serverCount} servers ${results.connect.manyMs.toFixed(1)} ms, ratio ${results.connect.ratio.toFixed(2)} (target <= 1.5); ` +
+    `connect (sh fixture): 1 server ${results.connect.oneMs.toFixed(1)} ms, ${serverCount} servers ${results.connect.manyMs.toFixed(1)} ms, ratio ${results.connect.ratio.toFixed(2)} (informational); ` +
       `floor (bare spawn + 1 round trip, no client): ${results.connect.floor.oneMs.toFixed(1)} / ${results.connect.floor.manyMs.toFixed(1)} ms, ratio ${results.connect.floor.ratio.toFixed(2)}; ` +
       `bare SDK v2 clients (connect + tools/list, no runtime): ${results.connect.sdkFloor.manyMs.toFixed(1)} ms for ${serverCount} = ${(results.connect.sdkFloor.manyMs / results.connect.floor.manyMs).toFixed(2)}x the spawn floor; ` +
-      `runtime / SDK clients ${results.connect.overSdk.toFixed(3)} (median of per-round ratios; target <= 1.1), runtime / spawn floor ${results.connect.overFloor.toFixed(3)}`,
+      `runtime / SDK clients ${results.connect.overSdk.toFixed(3)} (median of per-round ratios over ${results.connect.processes.length} processes, whose own medians are ${results.connect.processes.map((r) => r.toFixed(3)).join(', ')}; target <= 1.1), runtime / spawn floor ${results.connect.overFloor.toFixed(3)}`,
   );
   // 2. Catalog build: re-list + validate + name + register 1,000 tools from an in-memory server.
   {
@@ -235,7 +272,9 @@ export async function benchMcpClient({ log = console.log } = {}) {
   return results;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.env.BENCH_MCP_FANOUT_CHILD === '1') {
+  process.stdout.write(JSON.stringify(await fanOutRounds()));
+} else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const results = await benchMcpClient();
   if (results.skipped) console.log(results.skipped);
 }

@@ -49,9 +49,11 @@ function isServerAnswer(error: Error): boolean {
 }
 
 /**
- * Connects `client` over `transport` within `signal`. The SDK bounds only the initialize request by
- * its timeout, not the transport's start (the legacy SSE endpoint wait has no deadline), so the
- * whole handshake is raced against the signal here; the caller closes the transport on failure.
+ * Connects `client` over an HTTP or SSE `transport` within `signal`. The SDK bounds only the
+ * initialize request by its timeout, not the transport's start (the legacy SSE endpoint wait has no
+ * deadline), so the whole handshake is raced against the signal here; the caller closes the
+ * transport on failure. A stdio transport starts at once (the spawn succeeds or fails before
+ * `start()` settles), so its handshake needs only the SDK's own signal and timeout.
  */
 function connectWithin(client: Client, transport: Parameters<Client['connect']>[0], signal: AbortSignal, timeoutMs: number): Promise<void> {
   return waitFor(client.connect(transport, { signal, timeout: timeoutMs }), { signal });
@@ -78,7 +80,7 @@ async function connectStdio(request: ConnectRequest): Promise<McpConnection> {
   });
   const client = request.createClient();
   try {
-    await connectWithin(client, transport, signal, timeoutMs);
+    await client.connect(transport, { signal, timeout: timeoutMs });
   } catch (error) {
     await client.close().catch(() => {});
     await transport.close().catch(() => {});

@@ -1,8 +1,8 @@
-import { createDeadline, waitFor } from '@capnode/toolkit';
+import { waitFor } from '@capnode/toolkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { capText } from '../redact.js';
 import type { Logger } from '../types.js';
-import { listServerTools, type ListedTool } from './toolListing.js';
+import { isListTimeout, listServerTools, type ListedTool } from './toolListing.js';
 
 /** Longest a caller of `tools()` waits for a listing that is under way, counted from its start. */
 export const LIST_WAIT_MS = 1_000;
@@ -135,14 +135,13 @@ export class SessionTools {
       this.#set([], []);
       return;
     }
-    using deadline = createDeadline({ timeoutMs, signal: host.signal });
-    const { tools, warnings, pages, error } = await listServerTools(client, deadline.signal, timeoutMs);
+    const { tools, warnings, pages, error } = await listServerTools(client, host.signal, timeoutMs);
     if (host.signal.aborted || host.client() !== client) return;
     if (error === undefined) {
       this.#set(tools, warnings);
       return;
     }
-    const detail = deadline.timedOut ? `no answer within ${Math.round(timeoutMs / 1000)} s` : capText(host.describe(error), 300);
+    const detail = isListTimeout(error) ? `no answer within ${Math.round(timeoutMs / 1000)} s` : capText(host.describe(error), 300);
     if (pages > 1) {
       warnings.push(`tools/list failed on page ${pages}; kept the first ${tools.length} tools: ${detail}`);
       this.#set(tools, warnings);

@@ -92,6 +92,8 @@ export class ProcessStdioTransport implements Transport {
   readonly #options: StdioTransportOptions;
   #child: ChildProcess | undefined;
   #exited: Promise<void> | undefined;
+  /** Settles on the child's `close`: it exited and every stdio stream of ours has closed. */
+  #ended: Promise<void> | undefined;
   #closing = false;
   #closedNotified = false;
   readonly #stderrTail: string[] = [];
@@ -159,19 +161,23 @@ export class ProcessStdioTransport implements Transport {
         }
         resolve();
       });
-      child.once('close', (code, signal) => {
-        if (this.#stderrPartial) this.#logStderr(this.#stderrPartial);
-        this.#stderrPartial = '';
-        if (!this.#closing) {
-          const tail = this.#stderrTail.length ? `; stderr: ${this.#stderrTail.join(' | ')}` : '';
-          this.onerror?.(new Error(`server process exited (${signal ?? `code ${code}`})${tail}`));
-        }
-        if (child.pid !== undefined) {
-          killGroup(child.pid, 'SIGKILL');
-          liveGroups.delete(child.pid);
-        }
-        this.#notifyClosed();
-      });
+      this.#ended = new Promise((done) =>
+        child.once('close', (code, signal) => {
+          if (this.#stderrPartial) this.#logStderr(this.#stderrPartial);
+          this.#stderrPartial = '';
+          if (!this.#closing) {
+            const tail = this.#stderrTail.length ? `; stderr: ${this.#stderrTail.join(' | ')}` : '';
+            this.onerror?.(new Error(`server process exited (${signal ?? `code ${code}`})${tail}`));
+          }
+          // close() already ended the group once the child had exited.
+          if (child.pid !== undefined && !this.#closing) {
+            killGroup(child.pid, 'SIGKILL');
+            liveGroups.delete(child.pid);
+          }
+          this.#notifyClosed();
+          done();
+        }),
+      );
       // EPIPE on stdin only means the child is gone; its exit is reported with the exit status.
       child.stdin?.on('error', (error: NodeJS.ErrnoException) => {
         if (error.code !== 'EPIPE') this.onerror?.(error);
@@ -237,7 +243,7 @@ export class ProcessStdioTransport implements Transport {
   async close(): Promise<void> {
     const child = this.#child;
     if (this.#closing) {
-      await this.#exited;
+      await (this.#ended ?? this.#exited);
       return;
     }
     this.#closing = true;
@@ -273,6 +279,8 @@ export class ProcessStdioTransport implements Transport {
     child.stderr?.destroy();
     child.stdin?.destroy();
     this.#chunks = [];
+    // Our ends are destroyed, so `close` follows at once: nothing of this child is left when close() resolves.
+    await this.#ended;
     this.#notifyClosed();
   }
 

@@ -1,5 +1,5 @@
 import type { InputJsonSchema } from '@capnode/capabilities';
-import type { Client } from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode, type Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { isPlainObject } from '@capnode/toolkit';
 import { capText } from '../redact.js';
@@ -42,8 +42,14 @@ export interface ToolListing {
   readonly error?: unknown;
 }
 
-/** Lists every page of a server's tools, within `signal` (and the SDK's per-request `timeoutMs`). */
+/**
+ * Lists every page of a server's tools within `timeoutMs` for the whole listing and until `signal`
+ * aborts. The deadline is the SDK's own per-request timer, given what is left of it on each page: no
+ * timer or controller of our own per listing. A page that times out fails with the SDK's
+ * `RequestTimeout` (see {@link isListTimeout}).
+ */
 export async function listServerTools(client: Client, signal: AbortSignal, timeoutMs: number): Promise<ToolListing> {
+  const endsAt = performance.now() + timeoutMs;
   const warnings: string[] = [];
   const tools: ListedTool[] = [];
   const seen = new Set<string>();
@@ -57,7 +63,9 @@ export async function listServerTools(client: Client, signal: AbortSignal, timeo
         warnings.push(`tool listing stopped after ${MAX_LIST_PAGES} pages`);
         break;
       }
-      const page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, listPageSchema, { signal, timeout: timeoutMs });
+      const left = Math.ceil(endsAt - performance.now());
+      if (left <= 0) throw new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs });
+      const page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, listPageSchema, { signal, timeout: left });
       page.tools.forEach((raw, index) => {
         const tool = readTool(raw);
         if (typeof tool === 'string') warnings.push(`tool #${tools.length + index + 1} skipped: ${tool}`);
@@ -79,4 +87,9 @@ export async function listServerTools(client: Client, signal: AbortSignal, timeo
     return { tools, warnings, pages, error };
   }
   return { tools, warnings, pages };
+}
+
+/** True for the failure of a listing that ran out of time (the SDK's request timeout). */
+export function isListTimeout(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
