@@ -1,4 +1,5 @@
 import type { Implementation } from '@modelcontextprotocol/client';
+import { waitFor } from '@capnode/toolkit';
 import type { McpConfig } from './config.js';
 import { McpClientError } from './errors.js';
 import { resolveAgentGrant } from './grants.js';
@@ -13,7 +14,6 @@ import type { ServerRequestHooks } from './internal/serverRequests.js';
 import { createServerToolCommands, PROMPTS_TOOL, RESOURCES_TOOL } from './internal/serverTools.js';
 import { SEARCH_TOOL } from './internal/toolSearch.js';
 import { ToolMap } from './internal/toolMap.js';
-import { raceAbort } from './internal/util.js';
 
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'capnode', version: '0.1.0' };
@@ -208,7 +208,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
     call: (name, args, callOptions) => toolMap.call(name, args, callOptions),
     diagnostics: () => pool.diagnostics(),
     async ready(readyOptions) {
-      await (readyOptions?.signal ? raceAbort(startup, readyOptions.signal) : startup);
+      await (readyOptions?.signal ? waitFor(startup, { signal: readyOptions.signal }) : startup);
     },
     refresh: (refreshOptions) => refreshAll(refreshOptions?.signal),
     async reload(next, reloadOptions) {
@@ -250,7 +250,7 @@ export async function createRuntime(config: McpConfig, options: McpRuntimeOption
   startup = pool.start([...pool.sessions.values()], startupAbort.signal, rebuildSoon).then(rebuild);
   if (options.waitForServers === false) return runtime;
   try {
-    await (options.signal ? raceAbort(startup, options.signal) : startup);
+    await (options.signal ? waitFor(startup, { signal: options.signal }) : startup);
   } catch (error) {
     startupAbort.abort();
     await runtime.close();

@@ -222,22 +222,7 @@ export function waitFor<T>(work: Promise<T> | ((signal: AbortSignal) => Promise<
     deadline.clear();
     return Promise.reject(error);
   }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        deadline.clear();
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        deadline.clear();
-        reject(error);
-      },
-    );
-  });
+  return watch(promise, signal, () => deadline.clear());
 }
 
 /**
@@ -250,16 +235,23 @@ function untilSignal<T>(work: Promise<T>, signal: AbortSignalLike | undefined): 
     work.catch(() => {});
     return Promise.reject(signal.reason);
   }
+  return watch(work, signal, undefined);
+}
+
+/** Settles as `work` does, or rejects with the signal's reason once it aborts; `settled` runs when `work` settles first. */
+function watch<T>(work: Promise<T>, signal: AbortSignalLike, settled: (() => void) | undefined): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(
       (value) => {
         signal.removeEventListener('abort', onAbort);
+        settled?.();
         resolve(value);
       },
       (error: unknown) => {
         signal.removeEventListener('abort', onAbort);
+        settled?.();
         reject(error);
       },
     );

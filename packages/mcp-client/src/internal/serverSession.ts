@@ -5,7 +5,7 @@ import { isMcpClientError, McpClientError, type McpClientErrorCode } from '../er
 import { hostInstanceOf, selfEntryReason, type SelfHostIdentity } from '../selfHost.js';
 import { capText } from '../redact.js';
 import type { Logger, McpConnection, McpConnector, McpRuntimeEvent, ServerDiagnostic, ServerState } from '../types.js';
-import { createDeadline } from '@capnode/toolkit';
+import { createDeadline, waitFor } from '@capnode/toolkit';
 import { limiterFor, type CallLimiter } from './callLimiter.js';
 import { CONTENT_LIMITS, safeJson } from './contentLimits.js';
 import { routeProgress } from './progress.js';
@@ -13,7 +13,7 @@ import { clientCapabilities, installServerRequests, type ServerRequestHooks } fr
 import { CallsInFlight } from './callsInFlight.js';
 import { SessionTools } from './sessionTools.js';
 import type { ListedTool } from './toolListing.js';
-import { errorText, raceAbort } from './util.js';
+import { errorText } from './util.js';
 
 const PAUSE_AFTER_FAILURES = 3;
 const PAUSE_MS = 60_000;
@@ -194,7 +194,7 @@ export class ServerSession {
         this.#connecting = undefined;
       });
     }
-    return signal ? raceAbort(this.#connecting, signal) : this.#connecting;
+    return signal ? waitFor(this.#connecting, { signal }) : this.#connecting;
   }
 
   async #connect(): Promise<McpConnection> {
@@ -228,7 +228,7 @@ export class ServerSession {
       ),
     );
     try {
-      const connection = await raceAbort(attempt, signal);
+      const connection = await waitFor(attempt, { signal });
       // Closed meanwhile: the catch below hands the connection to the pool to close.
       if (this.closed) throw this.#host.closedError();
       const declared = connection.client.getServerCapabilities();
