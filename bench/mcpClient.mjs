@@ -64,6 +64,19 @@ async function bareSdk(Client, StdioClientTransport, server, count) {
   return elapsed;
 }
 
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Milliseconds until a runtime over `count` copies of `server` is created; every one of them must connect. */
+async function connectRuntime({ createMcpRuntime, parseMcpConfig }, count, server, label) {
+  const started = performance.now();
+  const runtime = await createMcpRuntime(configFor(parseMcpConfig, count, server), { agent: 'bench', logger: quiet });
+  const elapsed = performance.now() - started;
+  const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
+  await runtime.close();
+  if (connected !== count) throw new Error(`${label}: only ${connected}/${count} servers connected`);
+  return elapsed;
+}
+
 function configFor(parseMcpConfig, count, server = { command: process.execPath, args: [fixture, 'ok'] }) {
   const servers = Array.from({ length: count }, (_, i) => ({ name: `s${i}`, ...server }));
   return parseMcpConfig({
@@ -100,23 +113,13 @@ export async function fanOutRounds() {
   const { Client } = await import('@modelcontextprotocol/client');
   const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
   const serverCount = num('BENCH_MCP_SERVERS', 20);
-  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-  const connectRuntime = async () => {
-    const started = performance.now();
-    const runtime = await createMcpRuntime(configFor(parseMcpConfig, serverCount, liteServer), { agent: 'bench', logger: quiet });
-    const elapsed = performance.now() - started;
-    const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
-    await runtime.close();
-    if (connected !== serverCount) throw new Error(`lite: only ${connected}/${serverCount} servers connected`);
-    return elapsed;
-  };
   const out = { floorOne: [], floorMany: [], sdkMany: [], runtimeMany: [], overFloor: [], overSdk: [] };
   const rounds = Math.max(num('BENCH_MCP_ROUNDS', 5) * 2, 11);
   for (let round = 0; round <= rounds; round += 1) {
     const measured = {};
     const steps = [
       ['floor', () => bareSpawn(liteServer, serverCount)],
-      ['runtime', connectRuntime],
+      ['runtime', () => connectRuntime({ createMcpRuntime, parseMcpConfig }, serverCount, liteServer, 'lite')],
       ['sdk', () => bareSdk(Client, StdioClientTransport, liteServer, serverCount)],
     ];
     for (let i = 0; i < steps.length; i += 1) {
@@ -161,19 +164,8 @@ export async function benchMcpClient({ log = console.log } = {}) {
   const serverCount = num('BENCH_MCP_SERVERS', 20);
   const toolCount = num('BENCH_MCP_TOOLS', 1000);
   const calls = num('BENCH_MCP_CALLS', 300);
-  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   const results = {};
 
-  /** Milliseconds until a runtime over `count` copies of `server` is created; every one of them must connect. */
-  const connectRuntime = async (count, server, label) => {
-    const started = performance.now();
-    const runtime = await createMcpRuntime(configFor(parseMcpConfig, count, server), { agent: 'bench', logger: quiet });
-    const elapsed = performance.now() - started;
-    const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
-    await runtime.close();
-    if (connected !== count) throw new Error(`${label}: only ${connected}/${count} servers connected`);
-    return elapsed;
-  };
   // 1. Connect fan-out: N stdio servers in parallel vs one, interleaved rounds, median of per-round ratios.
   const fanOut = async (server, label) => {
     const one = [];
@@ -181,7 +173,7 @@ export async function benchMcpClient({ log = console.log } = {}) {
     const ratios = [];
     for (let round = 0; round <= rounds; round += 1) {
       const pair = [];
-      for (const count of round % 2 === 0 ? [1, serverCount] : [serverCount, 1]) pair[count === 1 ? 0 : 1] = await connectRuntime(count, server, label);
+      for (const count of round % 2 === 0 ? [1, serverCount] : [serverCount, 1]) pair[count === 1 ? 0 : 1] = await connectRuntime({ createMcpRuntime, parseMcpConfig }, count, server, label);
       if (round === 0) continue; // warm-up
       one.push(pair[0]);
       many.push(pair[1]);
