@@ -48,6 +48,16 @@ test('tools are listed across pages; a failing page keeps what was listed', asyn
   expect(broken.warnings[0]).toMatch(/failed on page 2; kept the first 4 tools/);
 });
 
+test('the listing deadline bounds the whole listing, not each page: pages that each answer in time still run out', async () => {
+  await using runtime = await createMcpRuntime(grantAll([fixtureServer('slow', 'paged-slow', { connect_timeout_secs: 1 })]), { agent: 'test' });
+  const listed = Object.keys(await runtime.tools()).filter((n) => n.startsWith('slow__'));
+  const slow = runtime.diagnostics()[0]!;
+  expect(slow.state).toBe('connected');
+  expect(slow.warnings[0]).toMatch(/^tools\/list failed on page [2-4]; kept the first (4|8|12) tools: no answer within 1 s$/);
+  expect(listed.length).toBeGreaterThan(0);
+  expect(listed.length).toBeLessThan(15);
+});
+
 test('tools/list_changed invalidates the catalog; the next use re-lists once, even under a notification storm', async () => {
   const logger = memoryLogger();
   await using runtime = await createMcpRuntime(grantAll([fixtureServer('fx')]), { agent: 'test', logger });
