@@ -11,6 +11,29 @@ function nodeScriptTransport(server: string, script: string): ProcessStdioTransp
 }
 
 describe('ProcessStdioTransport', () => {
+  it('close() resolves only after the child has closed, its group ended: its last unterminated stderr line is already logged', async () => {
+    const lines: string[] = [];
+    const transport = new ProcessStdioTransport({
+      server: 'last',
+      command: process.execPath,
+      // A grandchild in the group holds stderr open past the child's exit, so `close` comes only after close() ends the group.
+      args: ['-e', 'require("node:child_process").spawn("sleep", ["30"], { stdio: ["ignore", "ignore", "inherit"] }); process.stderr.write("last words"); process.stdin.resume(); process.stdin.on("end", () => process.exit(0))'],
+      env: {},
+      maxLineBytes: 1_000_000,
+      logger: { ...logger, debug: (line: string) => void lines.push(line) },
+      scrub: (text) => text,
+    });
+    let closed = 0;
+    transport.onclose = () => void (closed += 1);
+    await transport.start();
+    // The partial line is held until a newline or the child's close.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(lines).toEqual([]);
+    await transport.close();
+    expect(lines).toEqual(['[last stderr] last words']);
+    expect(closed).toBe(1);
+  });
+
   it("a write to a server that has closed its stdin fails with the server's exit status, not EPIPE", async () => {
     // Closes stdin, says so, and exits a little later: writes in between get EPIPE.
     const transport = nodeScriptTransport('gone', 'require("node:fs").closeSync(0); console.log("closed"); setTimeout(() => process.exit(3), 300)');
