@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { delay } from '@capnode/toolkit';
 import {
   createApprovalBroker,
   createExecApprovalHook,
@@ -211,14 +212,43 @@ export async function startNodeSession(nodeOptions: Partial<GatewayNodeOptions> 
   return { gateway, fixture, node, operator, [Symbol.asyncDispose]: dispose };
 }
 
-/** The operator side of `node.invoke`; resolves with the response frame fields instead of throwing. */
+/**
+ * The gateway's answer while its pairing store has not yet published a pairing it just approved (its
+ * worker publication lags the approval by a moment). The invoke never reached the gateway node.
+ */
+const PAIRING_NOT_PUBLISHED = /requires a current worker publication/;
+/** How long {@link invokeNode} resends an invoke the gateway refused with {@link PAIRING_NOT_PUBLISHED}. */
+const PAIRING_PUBLISH_WAIT_MS = 15_000;
+
+type InvokeOutcome = { ok: true; payload: any } | { ok: false; code: string | undefined; message: string; details: unknown };
+
+/**
+ * The operator side of `node.invoke`; resolves with the response frame fields instead of throwing.
+ * Right after a pairing approval the gateway may refuse an invoke until its pairing store has caught
+ * up ({@link PAIRING_NOT_PUBLISHED}); that refusal, and only it, is retried for a while.
+ */
 export async function invokeNode(
   operator: GatewayClient,
   nodeId: string,
   command: string,
   params: unknown,
   options: { readonly timeoutMs?: number; readonly idempotencyKey?: string } = {},
-): Promise<{ ok: true; payload: any } | { ok: false; code: string | undefined; message: string; details: unknown }> {
+): Promise<InvokeOutcome> {
+  const until = Date.now() + PAIRING_PUBLISH_WAIT_MS;
+  for (;;) {
+    const outcome = await invokeNodeOnce(operator, nodeId, command, params, options);
+    if (outcome.ok || outcome.code !== 'UNAVAILABLE' || !PAIRING_NOT_PUBLISHED.test(outcome.message) || Date.now() > until) return outcome;
+    await delay(100);
+  }
+}
+
+async function invokeNodeOnce(
+  operator: GatewayClient,
+  nodeId: string,
+  command: string,
+  params: unknown,
+  options: { readonly timeoutMs?: number; readonly idempotencyKey?: string },
+): Promise<InvokeOutcome> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   try {
     const payload = await operator.request(
