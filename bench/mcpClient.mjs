@@ -66,10 +66,14 @@ async function bareSdk(Client, StdioClientTransport, server, count) {
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** Milliseconds until a runtime over `count` copies of `server` is created; every one of them must connect. */
+/**
+ * Milliseconds until a runtime over `count` copies of `server` is created; every one of them must
+ * connect. The config is parsed before the clock starts, as the SDK clients get their options ready-made.
+ */
 async function connectRuntime({ createMcpRuntime, parseMcpConfig }, count, server, label) {
+  const config = configFor(parseMcpConfig, count, server);
   const started = performance.now();
-  const runtime = await createMcpRuntime(configFor(parseMcpConfig, count, server), { agent: 'bench', logger: quiet });
+  const runtime = await createMcpRuntime(config, { agent: 'bench', logger: quiet });
   const elapsed = performance.now() - started;
   const connected = runtime.diagnostics().filter((d) => d.state === 'connected').length;
   await runtime.close();
