@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliPath, repoRoot } from '../cli/helpers.js';
 import { eventually } from '../support/poll.js';
+import { capnodeStdioTransport } from '../support/stdioClient.js';
 import { nextPending, startTestHost, type TestHost } from './helpers.js';
 
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 const { Client, StreamableHTTPClientTransport } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
-const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
 
 type SdkClient = InstanceType<typeof Client>;
 
@@ -18,12 +18,10 @@ async function httpClient(test: TestHost): Promise<{ client: SdkClient; stderr: 
 }
 
 async function relayedClient(test: TestHost): Promise<{ client: SdkClient; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp'], env: { ...(process.env as Record<string, string>), CAPNODE_HOME: test.home }, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const { transport, stderr } = capnodeStdioTransport(cliPath, test.home);
   const client = new Client({ name: 'cancelling-stdio', version: '1.0.0' });
   await client.connect(transport);
-  return { client, stderr: () => stderr };
+  return { client, stderr };
 }
 
 const SLEEP = [process.execPath, '-e', 'setTimeout(() => console.log("done"), 30000)'];

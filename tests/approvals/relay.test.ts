@@ -4,29 +4,22 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliPath, completion, repoRoot } from '../cli/helpers.js';
+import { capnodeStdioTransport } from '../support/stdioClient.js';
 import { nextPending, startTestHost, textOf } from './helpers.js';
 
 // The SDK client is a devDependency of the CLI package; tests/ has no node_modules of its own.
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
-const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
 
 function countingRun(file: string) {
   return { command: [process.execPath, '-e', `require('node:fs').appendFileSync(${JSON.stringify(file)}, 'ran\\n'); console.log(6*7)`] };
 }
 
 async function connectStdio(home: string, name: string) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cliPath, 'mcp'],
-    env: { ...(process.env as Record<string, string>), CAPNODE_HOME: home },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const { transport, stderr } = capnodeStdioTransport(cliPath, home);
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(transport);
-  return Object.assign(client, { stderr: () => stderr, [Symbol.asyncDispose]: () => client.close() });
+  return Object.assign(client, { stderr, [Symbol.asyncDispose]: () => client.close() });
 }
 
 describe('capnode mcp while a host runs', () => {

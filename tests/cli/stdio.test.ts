@@ -4,25 +4,18 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { cliPath, repoRoot, runCli, slowPoll, tempHome } from './helpers.js';
 import { eventually } from '../support/poll.js';
+import { capnodeStdioTransport } from '../support/stdioClient.js';
 
 // The SDK client is a devDependency of the CLI package; tests/ has no node_modules of its own.
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
-const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
 
 describe('capnode mcp (stdio)', () => {
   it('serves the registry to a real SDK client with protocol-only stdout', async () => {
     using dir = tempHome();
     // No hold: this client's first call returns approval_pending at once (the hold is tested in tests/approvals).
     writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ approvals: { holdMs: 0 } }), { mode: 0o600 });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [cliPath, 'mcp'],
-      env: { ...(process.env as Record<string, string>), CAPNODE_HOME: dir.home },
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const { transport, stderr } = capnodeStdioTransport(cliPath, dir.home);
     const client = new Client({ name: 'capnode-cli-test', version: '1.0.0' });
     await client.connect(transport);
     try {
@@ -56,11 +49,11 @@ describe('capnode mcp (stdio)', () => {
       const result = await client.callTool(params);
       expect(result.isError ?? false).toBe(false);
       expect(result.structuredContent).toMatchObject({ stdout: '42\n', exitCode: 0 });
-      expect(stderr).toContain(`capnode approvals allow ${approval.id}`);
+      expect(stderr()).toContain(`capnode approvals allow ${approval.id}`);
     } finally {
       await client.close();
     }
-    expect(stderr).not.toMatch(/unexpected error/i);
+    expect(stderr()).not.toMatch(/unexpected error/i);
     // The run file goes away with the process.
     await eventually(async () => (readdirSync(join(dir.home, 'run')).length === 0 ? true : undefined), slowPoll('the stdio run file to be removed'));
   });

@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { connectHttpClient, startTestHost, type TestHost } from '../support/testHost.js';
 import { everythingServer } from '../support/mcpServers.js';
 import { eventually } from '../support/poll.js';
+import { capnodeStdioTransport } from '../support/stdioClient.js';
 import { cliPath, repoRoot, runCli, slowPoll, startServe, tempHome } from '../cli/helpers.js';
 
 const requireFromCli = createRequire(join(repoRoot, 'apps/cli/package.json'));
 const { Client } = requireFromCli('@modelcontextprotocol/client') as typeof import('@modelcontextprotocol/client');
-const { StdioClientTransport } = requireFromCli('@modelcontextprotocol/client/stdio') as typeof import('@modelcontextprotocol/client/stdio');
 
 const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const imported = { mcpClient: { reexport: true, servers: [everythingServer()] } };
@@ -73,12 +73,7 @@ describe('tool names for every harness', () => {
   it('capnode mcp --tool-names underscore (stdio, real SDK v2 client): the whole tools/list fits the pattern', async () => {
     using dir = tempHome();
     writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ approvals: { holdMs: 0 }, ...imported }), { mode: 0o600 });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [cliPath, 'mcp', '--tool-names', 'underscore'],
-      env: { ...(process.env as Record<string, string>), CAPNODE_HOME: dir.home },
-      stderr: 'pipe',
-    });
+    const { transport } = capnodeStdioTransport(cliPath, dir.home, {}, ['--tool-names', 'underscore']);
     const client = new Client({ name: 'openai-stdio', version: '1.0.0' });
     await client.connect(transport);
     try {
@@ -101,12 +96,10 @@ describe('tool names for every harness', () => {
     writeFileSync(join(dir.home, 'settings.json'), JSON.stringify({ mcp: { toolNames: 'underscore' }, approvals: { holdMs: 0 }, dashboard: { enabled: false } }), { mode: 0o600 });
     await using serve = await startServe(dir.home);
     const connect = async (args: string[]) => {
-      const transport = new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp', ...args], env: { ...(process.env as Record<string, string>), CAPNODE_HOME: dir.home }, stderr: 'pipe' });
-      let stderr = '';
-      transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const { transport, stderr } = capnodeStdioTransport(cliPath, dir.home, {}, args);
       const client = new Client({ name: 'relayed', version: '1.0.0' });
       await client.connect(transport);
-      return { client, stderr: () => stderr };
+      return { client, stderr };
     };
     const underscore = await connect([]);
     const dotted = await connect(['--tool-names', 'dotted']);
