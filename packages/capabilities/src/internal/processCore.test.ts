@@ -76,7 +76,7 @@ describe.skipIf(!posix)('runChild', () => {
   });
 
   it('on timeout sends the group SIGTERM, then SIGKILL after the grace when the program ignores it', async () => {
-    const graceMs = 400;
+    const graceMs = 1_500; // Long enough for a loaded machine to schedule the trap before SIGKILL.
     // The trap survives SIGTERM (it prints "term"); `sleep` is in the same group and dies of it.
     const run = await sh("trap 'echo term' TERM; echo ready; while :; do sleep 1; done", { timeoutMs: 1_000, killGraceMs: graceMs });
     expect(run.timedOut).toBe(true);
