@@ -26,6 +26,7 @@ describe('@capnode/toolkit root entry', () => {
       'isLoopbackHostHeader',
       'isPlainObject',
       'isTimeoutError',
+      'mimeTypeOfName',
       'waitFor',
     ]));
 });

@@ -5,6 +5,7 @@ export { defineErrorClass, defineBrandedErrorClass, errorBrandOf, hasErrorBrand 
 export { isLoopbackAddress, isLoopbackHost, isLoopbackHostHeader } from './loopback.js';
 export type { LogLevel } from './values.js';
 export { exceedsJsonDepth, isPlainObject } from './values.js';
+export { mimeTypeOfName } from './mime.js';
 export { SlotMap } from './slotMap.js';
 export type { AsyncStack } from './asyncStack.js';
 export { createAsyncStack } from './asyncStack.js';

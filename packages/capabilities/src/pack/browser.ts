@@ -10,7 +10,7 @@ import type { BrowserEngine } from './internal/browserEngine.js';
 import { findChromiumExecutable } from './internal/chromiumPath.js';
 import { guardOf, withErrnoFailures, type FilesOptions } from './internal/filesConfig.js';
 import { decodeUploadFiles, MAX_BROWSER_UPLOAD_BASE64_CHARS, MAX_BROWSER_UPLOAD_FILES, readUploadPaths } from './internal/browserUpload.js';
-import { filesSettingsSchema } from './files.js';
+import { filesOptionsFromSettings } from './files.js';
 import { imageResult, toBoundedBase64 } from './internal/media.js';
 
 /** Options of {@link createBrowserCapability}. */
@@ -303,12 +303,7 @@ export function createBrowserPlugin(filesSettings?: () => Readonly<Record<string
     const parsed = browserSettingsSchema.safeParse(context.settings);
     if (!parsed.success) context.log('warning', `pluginSettings.browser ignored: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const settings: z.output<typeof browserSettingsSchema> = parsed.success ? parsed.data : {};
-    const files = (): FilesOptions => {
-      const roots = filesSettingsSchema.safeParse(filesSettings?.() ?? {});
-      // Files settings that cannot be read grant nothing, as for fs.*.
-      const list = roots.success ? roots.data.roots : [];
-      return { ...(list === undefined ? {} : { roots: list }), configDir: context.configDir };
-    };
+    const files = (): FilesOptions => filesOptionsFromSettings(filesSettings?.() ?? {}, context.configDir, (message) => context.log('warning', message));
     const capability = createBrowserCapability({
       profileDir: join(context.dataDir, 'profile'),
       files,

@@ -180,13 +180,21 @@ function decodeBase64(value: string): Buffer {
   return Buffer.from(value, 'base64');
 }
 
-/** The files options a plugin context gives: roots from its settings, the host's config directory kept out. */
-export function filesOptionsOf(context: PluginContext): FilesOptions {
-  const parsed = filesSettingsSchema.safeParse(context.settings);
-  if (!parsed.success) context.log('warning', 'files: `roots` in the plugin settings is not a list of paths; no path is reachable until it is fixed.');
-  // Settings that cannot be read grant nothing rather than the default.
+/**
+ * The files options the files plugin's settings (`pluginSettings.files`) give: their roots, capnode's
+ * config directory kept out. Settings that cannot be read grant nothing rather than the default, and
+ * `warn` is told so. `fs.*` and `browser.upload` read their roots through it.
+ */
+export function filesOptionsFromSettings(settings: unknown, configDir: string, warn: (message: string) => void): FilesOptions {
+  const parsed = filesSettingsSchema.safeParse(settings);
+  if (!parsed.success) warn('files: `roots` in the plugin settings is not a list of paths; no path is reachable until it is fixed.');
   const roots = parsed.success ? parsed.data.roots : [];
-  return { ...(roots === undefined ? {} : { roots }), configDir: context.configDir };
+  return { ...(roots === undefined ? {} : { roots }), configDir };
+}
+
+/** The files options a plugin context gives (see {@link filesOptionsFromSettings}). */
+export function filesOptionsOf(context: PluginContext): FilesOptions {
+  return filesOptionsFromSettings(context.settings, context.configDir, (message) => context.log('warning', message));
 }
 
 /** The files plugin of the pack: `fs.*` and `editor.*` (settings `pluginSettings.files.roots`). */

@@ -4,6 +4,7 @@
  * its browser uploads: each file ≤ 10 MiB, all ≤ 16 MiB, at most 256 files.
  */
 import { basename } from 'node:path';
+import { mimeTypeOfName } from '@capnode/toolkit';
 import { CapabilityError } from '../../errors.js';
 import type { PathGuard } from './fsGuard.js';
 import { openCheckedForRead, readPrefix } from './fsIo.js';
@@ -38,13 +39,6 @@ function checkSizes(bytes: number, total: number, name: string): void {
   if (total > MAX_BROWSER_UPLOAD_TOTAL_BYTES) throw refusal('payload_too_large', 'upload_too_large', `The files together are larger than ${MAX_BROWSER_UPLOAD_TOTAL_BYTES} bytes (16 MiB), the most one upload may carry.`, { bytes: total });
 }
 
-/** A MIME type from the name, for the page's `File.type`; unknown names are octet-stream. */
-function mimeOf(name: string): string {
-  const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
-  const known: Record<string, string> = { txt: 'text/plain', csv: 'text/csv', json: 'application/json', pdf: 'application/pdf', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', html: 'text/html', md: 'text/markdown', zip: 'application/zip' };
-  return (ext && known[ext]) ?? 'application/octet-stream';
-}
-
 /**
  * Reads `paths` for an upload: every path resolved and checked by `guard` (inside a files root, out of
  * capnode's config directory, a symlink leaving a root refused), a regular file, within the size limits,
@@ -75,7 +69,7 @@ export async function readUploadPaths(guard: PathGuard, paths: readonly string[]
       total += buffer.length;
       checkSizes(buffer.length, total, input);
       if (buffer.length > stats.size) throw refusal('denied', 'changed', `${input} changed while it was being read; try again.`, { path: input });
-      payloads.push({ name: basename(real), mimeType: mimeOf(real), buffer });
+      payloads.push({ name: basename(real), mimeType: mimeTypeOfName(real), buffer });
     } finally {
       await handle.close();
     }
@@ -102,6 +96,6 @@ export function decodeUploadFiles(files: readonly { readonly name: string; reado
     if (buffer.toString('base64') !== file.base64) throw refusal('invalid_arguments', 'invalid_base64', `The content of ${name} is not canonical base64.`);
     total += buffer.byteLength;
     checkSizes(buffer.byteLength, total, name);
-    return { name, mimeType: file.mimeType ?? mimeOf(name), buffer };
+    return { name, mimeType: file.mimeType ?? mimeTypeOfName(name), buffer };
   });
 }

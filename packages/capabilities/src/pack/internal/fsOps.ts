@@ -1,7 +1,8 @@
 import type { Stats } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises';
-import { basename, dirname, extname, relative, sep } from 'node:path';
+import { basename, dirname, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { mimeTypeOfName } from '@capnode/toolkit';
 import type { CommandSuccess, Content } from '../../content.js';
 import { CapabilityError } from '../../errors.js';
 import { kindOf, pathRefusal, type PathGuard, type ResolvedPath } from './fsGuard.js';
@@ -9,18 +10,6 @@ import { openCheckedForRead, readPrefix, writeFileAtomic } from './fsIo.js';
 import { looksLikeText, readLineRange, utf8Boundary } from './fsRead.js';
 import { createGlobMatcher } from './glob.js';
 import { MAX_WRITE_BYTES } from './filesLimits.js';
-
-const MIME_BY_EXTENSION: Readonly<Record<string, string>> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.pdf': 'application/pdf',
-  '.zip': 'application/zip',
-  '.gz': 'application/gzip',
-  '.wasm': 'application/wasm',
-};
 
 function result(structured: Record<string, unknown>, content?: Content[]): CommandSuccess {
   return { ok: true, content: content ?? [{ type: 'text', text: JSON.stringify(structured) }], structured };
@@ -66,7 +55,7 @@ export async function readPath(target: ResolvedPath, options: ReadOptions, signa
       const value = kept.subarray(0, bytes).toString('utf8');
       return result({ path: target.path, encoding: 'utf8', size: stats.size, bytes, truncated, text: value }, [{ type: 'text', text: value }]);
     }
-    const mimeType = MIME_BY_EXTENSION[extname(target.path).toLowerCase()] ?? 'application/octet-stream';
+    const mimeType = mimeTypeOfName(target.path);
     const base64 = kept.toString('base64');
     const fields = { path: target.path, encoding: 'base64', mimeType, size: stats.size, bytes: kept.length, truncated, base64 };
     const content: Content[] = [

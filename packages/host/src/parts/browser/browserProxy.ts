@@ -1,16 +1,18 @@
 import { realpath, readFile, stat } from 'node:fs/promises';
-import { extname, sep } from 'node:path';
+import { sep } from 'node:path';
 import { CapabilityError, defineCommand, type AvailabilityProbe, type CapabilityErrorCode, type CommandDefinition, type CommandSuccess } from '@capnode/capabilities';
+import { MAX_BROWSER_UPLOAD_FILE_BYTES, MAX_BROWSER_UPLOAD_FILES, MAX_BROWSER_UPLOAD_TOTAL_BYTES } from '@capnode/capabilities/pack';
+import { createDeadline, mimeTypeOfName } from '@capnode/toolkit';
 import { z } from 'zod';
 
-/** Largest file one `browser.proxy` answer carries (OpenClaw's limit). */
-export const BROWSER_PROXY_MAX_FILE_BYTES = 10 * 1024 * 1024;
-/** Largest sum of the files of one answer, raw. */
-export const BROWSER_PROXY_MAX_TOTAL_BYTES = 16 * 1024 * 1024;
+/** Largest file one `browser.proxy` answer or upload carries: OpenClaw's browser-proxy limit, which `browser.upload` holds too. */
+export const BROWSER_PROXY_MAX_FILE_BYTES = MAX_BROWSER_UPLOAD_FILE_BYTES;
+/** Largest sum of the files of one answer or upload, raw. */
+export const BROWSER_PROXY_MAX_TOTAL_BYTES = MAX_BROWSER_UPLOAD_TOTAL_BYTES;
 /** Largest answer, files as base64 included, serialized (below the gateway's 25 MiB frame). */
 export const BROWSER_PROXY_MAX_ENCODED_BYTES = 24 * 1024 * 1024;
-/** Most files one answer carries. */
-const BROWSER_PROXY_MAX_FILES = 256;
+/** Most files one answer or upload carries. */
+const BROWSER_PROXY_MAX_FILES = MAX_BROWSER_UPLOAD_FILES;
 
 /** Where `browser.proxy` sends: the running browser-control service, or why there is none. */
 export interface BrowserProxyTarget {
@@ -76,11 +78,13 @@ export function uploadBody(method: string, path: string, body: unknown, upload: 
     const file = entry as { name?: unknown; contentBase64?: unknown } | null;
     if (!file || typeof file.name !== 'string' || !file.name.trim() || typeof file.contentBase64 !== 'string') throw uploadRefusal('invalid browser proxy upload file', 'invalid_upload');
     const encoded = file.contentBase64;
-    const bytes = encoded.length > MAX_ENCODED_FILE_CHARS ? Math.floor((encoded.length * 3) / 4) : Buffer.from(encoded, 'base64').byteLength;
-    if (bytes > BROWSER_PROXY_MAX_FILE_BYTES) throw uploadRefusal('browser proxy file exceeds 10 MiB limit', 'file_too_large', 'payload_too_large', { bytes });
+    // Longer than the encoding of the largest file allowed: refused by its length, never decoded.
+    const decoded = encoded.length > MAX_ENCODED_FILE_CHARS ? undefined : Buffer.from(encoded, 'base64');
+    const bytes = decoded === undefined ? Math.floor((encoded.length * 3) / 4) : decoded.byteLength;
+    if (decoded === undefined || bytes > BROWSER_PROXY_MAX_FILE_BYTES) throw uploadRefusal('browser proxy file exceeds 10 MiB limit', 'file_too_large', 'payload_too_large', { bytes });
     total += bytes;
     if (total > BROWSER_PROXY_MAX_TOTAL_BYTES) throw uploadRefusal('browser proxy files exceed 16 MiB aggregate limit', 'upload_too_large', 'payload_too_large', { bytes: total });
-    if (Buffer.from(encoded, 'base64').toString('base64') !== encoded) throw uploadRefusal('invalid browser proxy upload encoding', 'invalid_upload');
+    if (decoded.toString('base64') !== encoded) throw uploadRefusal('invalid browser proxy upload encoding', 'invalid_upload');
     return { name: file.name, contentBase64: encoded };
   });
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
@@ -91,7 +95,6 @@ export function uploadBody(method: string, path: string, body: unknown, upload: 
 /** OpenClaw's opt-in for route failures as a payload instead of an invoke error. */
 const ERROR_ENVELOPE = 'browser-v1';
 
-const MIME: Readonly<Record<string, string>> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.pdf': 'application/pdf', '.webm': 'video/webm', '.txt': 'text/plain', '.json': 'application/json' };
 const CODES = new Set<string>(['invalid_arguments', 'denied', 'approval_timeout', 'timeout', 'cancelled', 'unsupported', 'unavailable', 'consent_required', 'payload_too_large', 'busy', 'failed']);
 
 /** The control path of a request, or why it is refused: a path only, never a URL, no query or fragment of its own. */
@@ -136,7 +139,7 @@ export async function readAnswerFiles(paths: readonly string[], mediaDir: string
     total += info.size;
     if (info.size > BROWSER_PROXY_MAX_FILE_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy file exceeds 10 MiB limit', { data: { path, bytes: info.size } });
     if (total > BROWSER_PROXY_MAX_TOTAL_BYTES) throw new CapabilityError('payload_too_large', 'browser proxy files exceed 16 MiB aggregate limit', { data: { bytes: total } });
-    files.push({ path, base64: (await readFile(real)).toString('base64'), mimeType: MIME[extname(real).toLowerCase()] ?? 'application/octet-stream' });
+    files.push({ path, base64: (await readFile(real)).toString('base64'), mimeType: mimeTypeOfName(real) });
   }
   return files;
 }
@@ -240,8 +243,8 @@ async function proxyRequest(options: BrowserProxyOptions, args: z.output<typeof 
   } catch {
     throw unreachable(options.expectedPort());
   }
-  const signal = AbortSignal.any([callSignal, AbortSignal.timeout(args.timeoutMs ?? 60_000)]);
-  const answer = await send(target, method, path, query, body, signal);
+  using deadline = createDeadline({ timeoutMs: args.timeoutMs ?? 60_000, signal: callSignal });
+  const answer = await send(target, method, path, query, body, deadline.signal);
   if (answer.status >= 400) {
     const message = typeof answer.json.error === 'string' ? answer.json.error : `HTTP ${answer.status}`;
     if (args.errorEnvelope === ERROR_ENVELOPE) {
