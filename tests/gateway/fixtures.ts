@@ -214,7 +214,9 @@ export async function startNodeSession(nodeOptions: Partial<GatewayNodeOptions> 
 
 /**
  * The gateway's answer while its pairing store has not yet published a pairing it just approved (its
- * worker publication lags the approval by a moment). The invoke never reached the gateway node.
+ * worker publication lags the approval by a moment). Usually the invoke has not reached the gateway node;
+ * the gateway may also say so after dispatching it, so a resend reuses the idempotency key and the gateway
+ * node's invoke ledger answers it with the first result instead of running the command again.
  */
 const PAIRING_NOT_PUBLISHED = /requires a current worker publication/;
 /** How long {@link invokeNode} resends an invoke the gateway refused with {@link PAIRING_NOT_PUBLISHED}. */
@@ -225,7 +227,7 @@ type InvokeOutcome = { ok: true; payload: any } | { ok: false; code: string | un
 /**
  * The operator side of `node.invoke`; resolves with the response frame fields instead of throwing.
  * Right after a pairing approval the gateway may refuse an invoke until its pairing store has caught
- * up ({@link PAIRING_NOT_PUBLISHED}); that refusal, and only it, is retried for a while.
+ * up ({@link PAIRING_NOT_PUBLISHED}); that refusal, and only it, is resent (same idempotency key) for a while.
  */
 export async function invokeNode(
   operator: GatewayClient,
@@ -235,8 +237,9 @@ export async function invokeNode(
   options: { readonly timeoutMs?: number; readonly idempotencyKey?: string } = {},
 ): Promise<InvokeOutcome> {
   const until = Date.now() + PAIRING_PUBLISH_WAIT_MS;
+  const once = { ...options, idempotencyKey: options.idempotencyKey ?? randomUUID() };
   for (;;) {
-    const outcome = await invokeNodeOnce(operator, nodeId, command, params, options);
+    const outcome = await invokeNodeOnce(operator, nodeId, command, params, once);
     if (outcome.ok || outcome.code !== 'UNAVAILABLE' || !PAIRING_NOT_PUBLISHED.test(outcome.message) || Date.now() > until) return outcome;
     await delay(100);
   }

@@ -303,7 +303,17 @@ export function createBrowserPlugin(filesSettings?: () => Readonly<Record<string
     const parsed = browserSettingsSchema.safeParse(context.settings);
     if (!parsed.success) context.log('warning', `pluginSettings.browser ignored: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const settings: z.output<typeof browserSettingsSchema> = parsed.success ? parsed.data : {};
-    const files = (): FilesOptions => filesOptionsFromSettings(filesSettings?.() ?? {}, context.configDir, (message) => context.log('warning', message));
+    // Read at each upload; invalid settings are logged once per value, not on every call.
+    let warnedFor: string | undefined;
+    const files = (): FilesOptions => {
+      const current = filesSettings?.() ?? {};
+      return filesOptionsFromSettings(current, context.configDir, (message) => {
+        const key = JSON.stringify(current);
+        if (key === warnedFor) return;
+        warnedFor = key;
+        context.log('warning', message);
+      });
+    };
     const capability = createBrowserCapability({
       profileDir: join(context.dataDir, 'profile'),
       files,

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInvoker, createRegistry, defineCapability } from '@capnode/capabilities';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_PROXY_MAX_FILE_BYTES, checkProxyPath, createBrowserProxyCommand, createBrowserProxyUploadCommand, type BrowserProxyTarget } from './browserProxy.js';
+import { MAX_BROWSER_UPLOAD_FILE_BYTES, MAX_BROWSER_UPLOAD_FILES, MAX_BROWSER_UPLOAD_TOTAL_BYTES } from '@capnode/capabilities/pack';
+import { BROWSER_PROXY_MAX_FILE_BYTES, BROWSER_PROXY_MAX_FILES, BROWSER_PROXY_MAX_TOTAL_BYTES, checkProxyPath, createBrowserProxyCommand, createBrowserProxyUploadCommand, type BrowserProxyTarget } from './browserProxy.js';
 
 const MiB = 1024 * 1024;
 
@@ -198,5 +199,11 @@ describe('browser.proxy', () => {
       answers.set('/screenshot', { status: 200, body: { ok: true, path } });
       expect(await invoke({ path: '/screenshot', method: 'POST' }), path).toMatchObject({ ok: false, error: { code: 'failed', message: expect.stringMatching(/^browser proxy file read failed/) } });
     }
+  });
+});
+
+describe('browser.proxy limits', () => {
+  it('are the limits browser.upload holds (OpenClaw\'s browser-proxy limits), so an upload is refused the same on either path', () => {
+    expect([BROWSER_PROXY_MAX_FILE_BYTES, BROWSER_PROXY_MAX_TOTAL_BYTES, BROWSER_PROXY_MAX_FILES]).toEqual([MAX_BROWSER_UPLOAD_FILE_BYTES, MAX_BROWSER_UPLOAD_TOTAL_BYTES, MAX_BROWSER_UPLOAD_FILES]);
   });
 });

@@ -1,18 +1,21 @@
 import { realpath, readFile, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { CapabilityError, defineCommand, type AvailabilityProbe, type CapabilityErrorCode, type CommandDefinition, type CommandSuccess } from '@capnode/capabilities';
-import { MAX_BROWSER_UPLOAD_FILE_BYTES, MAX_BROWSER_UPLOAD_FILES, MAX_BROWSER_UPLOAD_TOTAL_BYTES } from '@capnode/capabilities/pack';
 import { createDeadline, mimeTypeOfName } from '@capnode/toolkit';
 import { z } from 'zod';
 
-/** Largest file one `browser.proxy` answer or upload carries: OpenClaw's browser-proxy limit, which `browser.upload` holds too. */
-export const BROWSER_PROXY_MAX_FILE_BYTES = MAX_BROWSER_UPLOAD_FILE_BYTES;
+/**
+ * Largest file one `browser.proxy` answer or upload carries: OpenClaw's browser-proxy limit, which
+ * `browser.upload` holds too (a test keeps the two equal; the pack is not imported here, so the host
+ * loads it only when it starts the browser).
+ */
+export const BROWSER_PROXY_MAX_FILE_BYTES = 10 * 1024 * 1024;
 /** Largest sum of the files of one answer or upload, raw. */
-export const BROWSER_PROXY_MAX_TOTAL_BYTES = MAX_BROWSER_UPLOAD_TOTAL_BYTES;
+export const BROWSER_PROXY_MAX_TOTAL_BYTES = 16 * 1024 * 1024;
 /** Largest answer, files as base64 included, serialized (below the gateway's 25 MiB frame). */
 export const BROWSER_PROXY_MAX_ENCODED_BYTES = 24 * 1024 * 1024;
 /** Most files one answer or upload carries. */
-const BROWSER_PROXY_MAX_FILES = MAX_BROWSER_UPLOAD_FILES;
+export const BROWSER_PROXY_MAX_FILES = 256;
 
 /** Where `browser.proxy` sends: the running browser-control service, or why there is none. */
 export interface BrowserProxyTarget {
@@ -171,13 +174,14 @@ async function send(target: BrowserProxyTarget, method: string, path: string, qu
   const headers: Record<string, string> = { authorization: `Bearer ${target.token}` };
   if (method === 'POST') headers['content-type'] = 'application/json';
   let response: Response;
+  let text: string;
   try {
     response = await fetch(url, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}), signal, redirect: 'error' });
-  } catch (error) {
+    text = await response.text();
+  } catch {
     if (signal.aborted) throw new CapabilityError('timeout', `browser proxy request ${method} ${path} timed out or was cancelled.`);
     throw unreachable(target.port);
   }
-  const text = await response.text();
   try {
     const json = JSON.parse(text) as unknown;
     return { status: response.status, json: json && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : { value: json } };
