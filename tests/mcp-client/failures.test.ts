@@ -14,9 +14,9 @@ describe('isolation at startup', () => {
       fixtureServer('silent', 'never-answer', { connect_timeout_secs: 2 }),
       { name: 'missing', command: '/nonexistent/capnode-test-binary' },
     ]);
-    const started = Date.now();
+    const started = performance.now();
     await using runtime = await createMcpRuntime(config, { agent: 'test', logger });
-    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(performance.now() - started).toBeLessThan(15_000);
 
     const tools = await runtime.tools();
     expect(Object.keys(tools).every((name) => name.startsWith('good__'))).toBe(true);
@@ -157,9 +157,9 @@ describe('stdio framing', () => {
   test('a line longer than max_response_bytes is discarded, its call fails at once, the session survives', async () => {
     const config = grantAll([fixtureServer('fx', 'ok', { max_response_bytes: 100_000, tool_timeout_secs: 60 })]);
     await using runtime = await createMcpRuntime(config, { agent: 'test' });
-    const started = Date.now();
+    const started = performance.now();
     const result = await runtime.call('fx__huge', { bytes: 500_000 });
-    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(performance.now() - started).toBeLessThan(20_000);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/exceeded max_response_bytes \(100000 bytes\)/);
     expect(textOf(await runtime.call('fx__huge', { bytes: 50_000 }))).toHaveLength(50_000);

@@ -224,10 +224,10 @@ describe('Streamable HTTP sessions (initialize era)', () => {
     const stream = await openStream(url, '/', { 'mcp-session-id': id });
     const legacy = await openStream(url, '/sse', {});
     expect(ctx.server.sessions).toBe(2);
-    const started = Date.now();
+    const started = performance.now();
     await ctx.server.close();
     await Promise.all([stream.ended, legacy.ended]);
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(3000);
     expect(ctx.server.sessions).toBe(0);
   });
 });

@@ -105,9 +105,9 @@ describe.runIf(process.platform === 'linux' && hasNotificationServer)('a notific
       await eventually(() => waiting() === 0, { what: 'notify-send ended', ...slow });
       const second = test.call('system.run', { command: [process.execPath, '-e', '2'] });
       await eventually(() => waiting() > 0, { what: 'notify-send for the second request', ...slow });
-      const started = Date.now();
+      const started = performance.now();
       await tray.close();
-      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(performance.now() - started).toBeLessThan(10_000);
       await eventually(() => waiting() === 0, { what: 'notify-send ended on close', ...slow });
       // Closing the tray closed its in-process host, which denied what was still pending.
       expect((await second).isError).toBe(true);
