@@ -213,12 +213,13 @@ export async function startNodeSession(nodeOptions: Partial<GatewayNodeOptions> 
 }
 
 /**
- * The gateway's answer while its pairing store has not yet published a pairing it just approved (its
- * worker publication lags the approval by a moment). Usually the invoke has not reached the gateway node;
- * the gateway may also say so after dispatching it, so a resend reuses the idempotency key and the gateway
- * node's invoke ledger answers it with the first result instead of running the command again.
+ * The gateway's answers while its pairing store has not yet published a pairing it just approved (its
+ * worker publication lags the approval by a moment): "Device pairing authority requires a current worker
+ * publication" and "node pairing state unavailable before dispatch". Usually the invoke has not reached
+ * the gateway node; the first may also come after dispatch, so a resend reuses the idempotency key and the
+ * gateway node's invoke ledger answers it with the first result instead of running the command again.
  */
-const PAIRING_NOT_PUBLISHED = /requires a current worker publication/;
+const PAIRING_NOT_PUBLISHED = /requires a current worker publication|pairing state unavailable before dispatch/;
 /** How long {@link invokeNode} resends an invoke the gateway refused with {@link PAIRING_NOT_PUBLISHED}. */
 const PAIRING_PUBLISH_WAIT_MS = 15_000;
 
