@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,12 +20,19 @@ describe('browser.proxy', () => {
   let server: Server;
   let target: BrowserProxyTarget;
   let allowProfiles: string[] = [];
+  const stalled: ServerResponse[] = [];
   beforeAll(async () => {
     server = createServer((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         seen.push({ method: request.method ?? '', url: request.url ?? '', auth: request.headers.authorization, body });
+        if (new URL(request.url ?? '/', 'http://x').pathname === '/stall') {
+          // Headers and half a body, then nothing: the deadline must cover reading the answer too.
+          response.writeHead(200, { 'content-type': 'application/json' }).write('{"partial":');
+          stalled.push(response);
+          return;
+        }
         const answer = answers.get(new URL(request.url ?? '/', 'http://x').pathname) ?? { status: 404, body: { error: 'not found' } };
         response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
       });
@@ -51,6 +58,12 @@ describe('browser.proxy', () => {
     const result = await invoke({ method: 'post', path: 'tabs/open', query: { a: 1, b: true, c: null }, body: { url: 'http://127.0.0.1/' }, profile: 'capnode' });
     expect(result).toMatchObject({ ok: true, structured: { result: { targetId: 't1' } } });
     expect(seen).toEqual([{ method: 'POST', url: '/tabs/open?profile=capnode&a=1&b=true', auth: 'Bearer secret-token', body: '{"url":"http://127.0.0.1/"}' }]);
+  });
+
+  it('times out on an answer whose body stalls after its headers, as a timeout error', async () => {
+    const result = await invoke({ path: '/stall', timeoutMs: 300 });
+    expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
+    for (const response of stalled.splice(0)) response.end('0}');
   });
 
   it('refuses a URL as path (any spelling) with isError and sends nothing', async () => {
