@@ -3,6 +3,7 @@ import { CapabilityError } from '../../errors.js';
 import { pathRefusal, type PathGuard } from './fsGuard.js';
 import { checkPattern, isLiteralPattern, runSearch } from './fsSearch.js';
 import { createGlobMatcher } from './glob.js';
+import type { SearchQuery } from './fsSearchWorker.js';
 
 /** Longest line shown in a match or its context, in characters. */
 export const MAX_MATCH_LINE_CHARS = 500;
@@ -11,17 +12,8 @@ export const MAX_SEARCH_FILE_BYTES = 16 * 1024 * 1024;
 /** Most files one search opens. */
 export const MAX_SEARCH_FILES = 1_000_000;
 
-export interface SearchArgs {
-  readonly pattern: string;
+export interface SearchArgs extends SearchQuery {
   readonly path: string;
-  readonly literal: boolean;
-  readonly ignoreCase: boolean;
-  readonly include: readonly string[];
-  readonly exclude: readonly string[];
-  readonly hidden: boolean;
-  readonly gitignore: boolean;
-  readonly maxMatches: number;
-  readonly contextLines: number;
   readonly timeoutMs: number;
 }
 
@@ -35,16 +27,9 @@ export async function searchPath(guard: PathGuard, args: SearchArgs, signal: Abo
   }
   const report = await runSearch(
     {
+      ...querySlice(args),
       dir: target.path,
-      pattern: args.pattern,
       literal: args.literal || isLiteralPattern(args.pattern),
-      ignoreCase: args.ignoreCase,
-      include: args.include,
-      exclude: args.exclude,
-      hidden: args.hidden,
-      gitignore: args.gitignore,
-      maxMatches: args.maxMatches,
-      contextLines: args.contextLines,
       maxFileBytes: MAX_SEARCH_FILE_BYTES,
       maxLineChars: MAX_MATCH_LINE_CHARS,
       maxFiles: MAX_SEARCH_FILES,
@@ -57,4 +42,9 @@ export async function searchPath(guard: PathGuard, args: SearchArgs, signal: Abo
   const lines = report.matches.map((match) => `${match.path}:${match.line}:${match.column}: ${match.text}`);
   const text = `${lines.join('\n')}${lines.length > 0 ? '\n' : ''}${report.matches.length} match${report.matches.length === 1 ? '' : 'es'} in ${report.filesSearched} files searched${report.truncated ? ' (truncated: more matches exist)' : ''}`;
   return { ok: true, content: [{ type: 'text', text }], structured };
+}
+
+/** The query's own fields, without the path and deadline that stay on this side of the worker. */
+function querySlice({ pattern, literal, ignoreCase, include, exclude, hidden, gitignore, maxMatches, contextLines }: SearchArgs): SearchQuery {
+  return { pattern, literal, ignoreCase, include, exclude, hidden, gitignore, maxMatches, contextLines };
 }

@@ -1,7 +1,5 @@
-/** What a search worker is asked to do (one message per search). */
-export interface SearchJob {
-  /** Real path of the directory searched. */
-  readonly dir: string;
+/** What the caller of `fs.search` chooses, as checked arguments; the worker gets it unchanged. */
+export interface SearchQuery {
   readonly pattern: string;
   /** Search for `pattern` as bytes (no regular expression). */
   readonly literal: boolean;
@@ -12,6 +10,12 @@ export interface SearchJob {
   readonly gitignore: boolean;
   readonly maxMatches: number;
   readonly contextLines: number;
+}
+
+/** What a search worker is asked to do (one message per search). */
+export interface SearchJob extends SearchQuery {
+  /** Real path of the directory searched. */
+  readonly dir: string;
   readonly maxFileBytes: number;
   readonly maxLineChars: number;
   readonly maxFiles: number;
