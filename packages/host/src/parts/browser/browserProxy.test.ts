@@ -33,6 +33,11 @@ describe('browser.proxy', () => {
           stalled.push(response);
           return;
         }
+        if (new URL(request.url ?? '/', 'http://x').pathname === '/cut') {
+          // Headers and half a body, then the connection drops.
+          response.writeHead(200, { 'content-type': 'application/json' }).write('{"partial":', () => response.destroy());
+          return;
+        }
         const answer = answers.get(new URL(request.url ?? '/', 'http://x').pathname) ?? { status: 404, body: { error: 'not found' } };
         response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
       });
@@ -64,6 +69,11 @@ describe('browser.proxy', () => {
     const result = await invoke({ path: '/stall', timeoutMs: 300 });
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
     for (const response of stalled.splice(0)) response.end('0}');
+  });
+
+  it('fails, without claiming the service is unreachable, when an answer breaks off after its headers', async () => {
+    const result = await invoke({ path: '/cut', timeoutMs: 5_000 });
+    expect(result).toMatchObject({ ok: false, error: { code: 'failed', message: expect.stringContaining('broke off its answer to GET /cut (HTTP 200)') } });
   });
 
   it('refuses a URL as path (any spelling) with isError and sends nothing', async () => {

@@ -173,14 +173,20 @@ async function send(target: BrowserProxyTarget, method: string, path: string, qu
   const url = `${target.url}${path}${query.size > 0 ? `?${query}` : ''}`;
   const headers: Record<string, string> = { authorization: `Bearer ${target.token}` };
   if (method === 'POST') headers['content-type'] = 'application/json';
+  const timedOut = () => new CapabilityError('timeout', `browser proxy request ${method} ${path} timed out or was cancelled.`);
   let response: Response;
   let text: string;
   try {
     response = await fetch(url, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}), signal, redirect: 'error' });
+  } catch {
+    if (signal.aborted) throw timedOut();
+    throw unreachable(target.port);
+  }
+  try {
     text = await response.text();
   } catch {
-    if (signal.aborted) throw new CapabilityError('timeout', `browser proxy request ${method} ${path} timed out or was cancelled.`);
-    throw unreachable(target.port);
+    if (signal.aborted) throw timedOut();
+    throw new CapabilityError('failed', `Browser control host broke off its answer to ${method} ${path} (HTTP ${response.status}).`);
   }
   try {
     const json = JSON.parse(text) as unknown;
