@@ -74,11 +74,13 @@ function bgrxRows(image: X11Image, out: Buffer, rowStart: (y: number) => number)
 
 /**
  * PNG scanlines (filter byte 0, then RGB) straight from a ZPixmap image, in one pass: the fast
- * path of a full-size PNG screenshot. Other layouts go through {@link x11ImageToRgb}.
+ * path of a full-size PNG screenshot. Other layouts go through {@link x11ImageToRgb}. They are
+ * written into `into` when it is large enough (the result is then a view of it).
  */
-export function x11ImageToScanlines(image: X11Image): Buffer {
+export function x11ImageToScanlines(image: X11Image, into?: Buffer): Buffer {
   const rowBytes = image.width * 3 + 1;
-  const out = Buffer.allocUnsafe(rowBytes * image.height);
+  const bytes = rowBytes * image.height;
+  const out = into !== undefined && into.length >= bytes ? into.subarray(0, bytes) : Buffer.allocUnsafe(bytes);
   if (isBgrx(image)) {
     for (let y = 0; y < image.height; y++) out[y * rowBytes] = 0;
     bgrxRows(image, out, (y) => y * rowBytes + 1);

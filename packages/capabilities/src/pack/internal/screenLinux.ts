@@ -5,6 +5,7 @@ import { pulseServerReachable, withSizeLimit, type MediaBackendContext } from '.
 import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb, x11ImageToScanlines } from './pixels.js';
 import { encodePng, encodePngScanlinesSync, type RgbImage } from './png.js';
 import { PULSE_AUDIO_INPUT, x11grabRecordArgs, type ScreenInfo } from './screenArgs.js';
+import { SpareBuffer } from './spareBuffer.js';
 import { connectX11, type X11Client } from './x11.js';
 import type { CapturedImage, RecordRequest, SnapshotRequest } from './screenTypes.js';
 
@@ -97,6 +98,15 @@ export async function encodeJpegWithFfmpeg(image: RgbImage, quality: number, ctx
   return result.stdout;
 }
 
+/** GetImage replies and PNG scanlines of successive screenshots reuse one buffer each (see SpareBuffer). */
+const spareReplies = new SpareBuffer(IDLE_CLOSE_MS);
+const spareScanlines = new SpareBuffer(IDLE_CLOSE_MS);
+
+/** Bytes of a GetImage reply of `rect` at 32 bits per pixel, the largest pixel size a ZPixmap has. */
+function getImageReplyBytes(rect: { width: number; height: number }): number {
+  return 32 + rect.width * rect.height * 4;
+}
+
 /**
  * A full-size PNG of `rect` by the shortest path: one GetImage, one pass from pixels to PNG
  * scanlines, one synchronous deflate at zlib level 1 (a few ms for a 1080p screen). Splitting the
@@ -104,8 +114,14 @@ export async function encodeJpegWithFfmpeg(image: RgbImage, quality: number, ctx
  * the scheduler when the machine is busy.
  */
 export async function fullSizePng(client: X11Client, rect: ScreenInfo, signal?: AbortSignal): Promise<Buffer> {
-  const image = await client.getImage(rect, { signal });
-  return encodePngScanlinesSync(rect.width, rect.height, x11ImageToScanlines(image));
+  const reply = spareReplies.take(getImageReplyBytes(rect));
+  const image = await client.getImage(rect, { signal, into: reply });
+  const scanlines = spareScanlines.take(rect.height * (rect.width * 3 + 1));
+  const png = encodePngScanlinesSync(rect.width, rect.height, x11ImageToScanlines(image, scanlines));
+  // Both are read only by the synchronous conversion and deflate above.
+  spareScanlines.give(scanlines);
+  spareReplies.give(reply);
+  return png;
 }
 
 /**
@@ -120,7 +136,9 @@ export async function snapshotX11(display: string, request: SnapshotRequest, ctx
     // The common case: a full-size PNG, straight from the pixels to scanlines.
     return { data: await fullSizePng(client, screen, ctx.signal), width: screen.width, height: screen.height, source: screen };
   }
-  let rgb: RgbImage = x11ImageToRgb(await client.getImage(screen, { signal: ctx.signal }));
+  const reply = spareReplies.take(getImageReplyBytes(screen));
+  let rgb: RgbImage = x11ImageToRgb(await client.getImage(screen, { signal: ctx.signal, into: reply }));
+  spareReplies.give(reply);
   if (request.includePointer) {
     const cursor = await client.getCursor({ signal: ctx.signal }).catch(() => undefined);
     if (cursor) drawCursor(rgb, cursor, screen.x, screen.y);

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { hostname, homedir } from 'node:os';
-import net from 'node:net';
 import { join } from 'node:path';
 import { CapabilityError } from '../../errors.js';
 import { openX11Wire, type X11Wire } from './x11Wire.js';
@@ -165,6 +164,8 @@ export interface X11Cursor {
 /** Per-request options: aborting fails the request `cancelled` and closes the connection. */
 export interface X11RequestOptions {
   readonly signal?: AbortSignal | undefined;
+  /** A buffer the reply is written into when it fits; the answer then aliases it. */
+  readonly into?: Buffer | undefined;
 }
 
 /** A connection to an X server speaking just what screenshots need. */
@@ -403,7 +404,7 @@ function createClient(wire: X11Wire, setup: X11Setup, screen: X11Screen): X11Cli
       await wire.request(getInputFocusRequest(), 'GetInputFocus', options?.signal);
     },
     async getImage(rect, options) {
-      return imageFromReply(await wire.request(getImageRequest(screen.root, rect), 'GetImage', options?.signal), rect, setup, screen);
+      return imageFromReply(await wire.request(getImageRequest(screen.root, rect), 'GetImage', options?.signal, options?.into), rect, setup, screen);
     },
     async getMonitors(options) {
       const major = await extension('RANDR');
@@ -441,8 +442,7 @@ export async function connectX11(options: ConnectX11Options): Promise<X11Client>
   const address = parseDisplay(options.display);
   if (!address) throw new CapabilityError('unavailable', `unavailable here: DISPLAY "${options.display}" is not an X11 display name.`);
   const cookie = await readCookie(address, options.xauthority ?? process.env.XAUTHORITY);
-  const socket = address.kind === 'unix' ? net.connect(address.path) : net.connect(address.port, address.host);
-  const wire = openX11Wire(socket, options.display, options.timeoutMs ?? 10_000);
+  const wire = openX11Wire(address.kind === 'unix' ? { path: address.path } : { port: address.port, host: address.host }, options.display, options.timeoutMs ?? 10_000);
   try {
     const { setup, screen } = acceptSetup(await wire.setup(setupRequest(cookie), options.signal), address, options.display);
     return createClient(wire, setup, screen);

@@ -10,8 +10,11 @@ import { armDeadline } from '@capnode/toolkit';
 export interface X11Wire {
   /** Sends the setup request and resolves with the whole setup reply (header included). */
   setup(request: Buffer, signal: AbortSignal | undefined): Promise<Buffer>;
-  /** Sends a request that has a reply and resolves with the reply (32-byte header included). */
-  request(bytes: Buffer, what: string, signal?: AbortSignal): Promise<Buffer>;
+  /**
+   * Sends a request that has a reply and resolves with the reply (32-byte header included). The reply
+   * is written into `into` when it fits, and then aliases it.
+   */
+  request(bytes: Buffer, what: string, signal?: AbortSignal, into?: Buffer): Promise<Buffer>;
   /** Sends a request that has no reply; an error it causes is dropped (follow with a request to learn of it). */
   send(bytes: Buffer): void;
   readonly broken: boolean;
@@ -24,6 +27,8 @@ export interface X11Wire {
 interface PendingReply {
   readonly resolve: (reply: Buffer) => void;
   readonly reject: (error: Error) => void;
+  /** Where the reply is written when it fits. */
+  readonly into?: Buffer | undefined;
 }
 
 const X11_ERROR_NAMES: Record<number, string> = { 1: 'BadRequest', 2: 'BadValue', 3: 'BadWindow', 8: 'BadMatch', 9: 'BadDrawable', 11: 'BadAlloc', 16: 'BadLength', 17: 'BadImplementation' };
@@ -42,18 +47,77 @@ function x11Error(packet: Buffer): CapabilityError {
   return error;
 }
 
-/** Opens the socket of an X display and frames what it sends. */
-export function openX11Wire(socket: net.Socket, display: string, timeoutMs: number): X11Wire {
+/** Bytes read off the socket at a time into one buffer kept for the connection (no allocation per read). */
+const READ_BUFFER_BYTES = 256 * 1024;
+
+/**
+ * Cuts the byte stream into packets (the setup reply first, then replies, errors and events), copying
+ * each byte once into its packet: a chunk may be reused by the caller once `push` returns, and a
+ * large reply (an 8 MB GetImage) is one allocation, not its chunks plus their concatenation.
+ */
+export class PacketFramer {
+  readonly #header = Buffer.alloc(32);
+  #headerFilled = 0;
+  #packet: Buffer | undefined = undefined;
+  #filled = 0;
+  #setupDone = false;
+  readonly #deliver: (packet: Buffer) => void;
+  /** Where a packet after the setup reply goes, given its 32-byte header and its whole length. */
+  readonly #allocate: (header: Buffer, bytes: number) => Buffer;
+
+  constructor(deliver: (packet: Buffer) => void, allocate: (header: Buffer, bytes: number) => Buffer) {
+    this.#deliver = deliver;
+    this.#allocate = allocate;
+  }
+
+  /** Takes the next bytes of the stream; always true (a socket's `onread` would pause on false). */
+  push(chunk: Buffer): true {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.#packet === undefined) {
+        const headerBytes = this.#setupDone ? 32 : 8;
+        const take = Math.min(headerBytes - this.#headerFilled, chunk.length - at);
+        chunk.copy(this.#header, this.#headerFilled, at, at + take);
+        this.#headerFilled += take;
+        at += take;
+        if (this.#headerFilled < headerBytes) return true;
+        const header = this.#header.subarray(0, headerBytes);
+        const bytes = packetLength(header, this.#setupDone);
+        const packet = this.#setupDone ? this.#allocate(header, bytes) : Buffer.allocUnsafe(bytes);
+        this.#header.copy(packet, 0, 0, headerBytes);
+        this.#packet = packet;
+        this.#filled = headerBytes;
+        this.#headerFilled = 0;
+      }
+      const packet = this.#packet;
+      const take = Math.min(packet.length - this.#filled, chunk.length - at);
+      chunk.copy(packet, this.#filled, at, at + take);
+      this.#filled += take;
+      at += take;
+      if (this.#filled < packet.length) return true;
+      this.#packet = undefined;
+      this.#setupDone = true;
+      this.#deliver(packet);
+    }
+    return true;
+  }
+}
+
+/** Connects to the display; what arrives goes to `framer` through one read buffer kept for the connection. */
+function connectSocket(address: net.NetConnectOpts, framer: PacketFramer): net.Socket {
+  const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  const socket = net.connect({ ...address, onread: { buffer, callback: (bytes: number) => framer.push(buffer.subarray(0, bytes)) } });
   socket.setNoDelay(true);
-  let buffer: Buffer = Buffer.alloc(0);
+  return socket;
+}
+
+/** Opens the socket of an X display and frames what it sends. */
+export function openX11Wire(address: net.NetConnectOpts, display: string, timeoutMs: number): X11Wire {
   let setupWaiter: PendingReply | undefined;
   let setupDone = false;
   let sequence = 0;
   let brokenBy: Error | undefined;
   const pending = new Map<number, PendingReply>();
-  const chunks: Buffer[] = [];
-  let chunkBytes = 0;
-  let need = 8;
 
   const failAll = (error: Error) => {
     brokenBy ??= error;
@@ -77,23 +141,12 @@ export function openX11Wire(socket: net.Socket, display: string, timeoutMs: numb
     if (kind === 1) waiter.resolve(packet);
     else waiter.reject(x11Error(packet));
   };
-  socket.on('data', (chunk: Buffer) => {
-    // Large replies (an 8 MB GetImage) arrive in many chunks: gather them and concatenate once.
-    chunks.push(chunk);
-    chunkBytes += chunk.length;
-    if (buffer.length + chunkBytes < need) return;
-    buffer = buffer.length === 0 && chunks.length === 1 ? chunks[0]! : Buffer.concat([buffer, ...chunks]);
-    chunks.length = 0;
-    chunkBytes = 0;
-    for (;;) {
-      const total = packetLength(buffer, setupDone);
-      if (buffer.length < total) break;
-      const packet = buffer.length === total ? buffer : buffer.subarray(0, total);
-      buffer = buffer.length === total ? Buffer.alloc(0) : buffer.subarray(total);
-      deliver(packet);
-    }
-    need = packetLength(buffer, setupDone);
+  // A reply goes into the buffer its request brought when it fits (repeated screenshots reuse one).
+  const framer = new PacketFramer(deliver, (header, bytes) => {
+    const into = header.readUInt8(0) === 1 ? pending.get(header.readUInt16LE(2))?.into : undefined;
+    return into !== undefined && into.length >= bytes ? into.subarray(0, bytes) : Buffer.allocUnsafe(bytes);
   });
+  const socket = connectSocket(address, framer);
   socket.on('error', (error) => failAll(new CapabilityError('unavailable', `unavailable here: cannot reach the X display ${display}: ${error.message}`, { cause: error })));
   socket.on('close', () => failAll(new CapabilityError('failed', `The X display ${display} closed the connection.`)));
 
@@ -133,12 +186,12 @@ export function openX11Wire(socket: net.Socket, display: string, timeoutMs: numb
         signal,
       );
     },
-    request(bytes, what, signal) {
+    request(bytes, what, signal, into) {
       if (brokenBy) return Promise.reject(brokenBy);
       sequence = (sequence + 1) & 0xffff;
       const seq = sequence;
       socket.write(bytes);
-      return bounded(new Promise<Buffer>((resolve, reject) => pending.set(seq, { resolve, reject })), what, signal);
+      return bounded(new Promise<Buffer>((resolve, reject) => pending.set(seq, { resolve, reject, into })), what, signal);
     },
     send(bytes) {
       if (brokenBy) throw brokenBy;

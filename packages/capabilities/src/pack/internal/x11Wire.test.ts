@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { PacketFramer } from './x11Wire.js';
+
+/** A setup reply (8-byte header, `words` more words), then replies/events as the server sends them. */
+function setupReply(words: number): Buffer {
+  const packet = Buffer.alloc(8 + words * 4, 0x5a);
+  packet.writeUInt8(1, 0);
+  packet.writeUInt16LE(words, 6);
+  return packet;
+}
+
+function reply(sequence: number, extraWords: number, fill: number): Buffer {
+  const packet = Buffer.alloc(32 + extraWords * 4, fill);
+  packet.writeUInt8(1, 0);
+  packet.writeUInt16LE(sequence, 2);
+  packet.writeUInt32LE(extraWords, 4);
+  return packet;
+}
+
+function event(fill: number): Buffer {
+  const packet = Buffer.alloc(32, fill);
+  packet.writeUInt8(12, 0);
+  packet.writeUInt16LE(7, 2);
+  return packet;
+}
+
+describe('PacketFramer', () => {
+  const stream = Buffer.concat([setupReply(3), reply(1, 0, 0x11), event(0x22), reply(2, 1000, 0x33), reply(3, 2, 0x44)]);
+  const expected = [setupReply(3), reply(1, 0, 0x11), event(0x22), reply(2, 1000, 0x33), reply(3, 2, 0x44)];
+
+  it('cuts the stream into packets however it is split, from one byte at a time to all at once', () => {
+    for (const size of [1, 2, 7, 8, 31, 32, 33, 100, 4096, stream.length]) {
+      const packets: Buffer[] = [];
+      const framer = new PacketFramer((packet) => packets.push(packet), (_header, bytes) => Buffer.alloc(bytes));
+      // One read buffer, overwritten by every read, as the socket's `onread` does.
+      const readBuffer = Buffer.alloc(size);
+      for (let at = 0; at < stream.length; at += size) {
+        const bytes = stream.copy(readBuffer, 0, at, Math.min(at + size, stream.length));
+        framer.push(readBuffer.subarray(0, bytes));
+        readBuffer.fill(0xff);
+      }
+      expect(packets, `chunks of ${size}`).toEqual(expected);
+    }
+  });
+
+  it('writes a reply where allocate says (a buffer its request brought), and the setup reply elsewhere', () => {
+    const into = Buffer.alloc(8000);
+    const headers: number[] = [];
+    const packets: Buffer[] = [];
+    const framer = new PacketFramer(
+      (packet) => packets.push(packet),
+      (header, bytes) => {
+        headers.push(header.readUInt16LE(2));
+        return header.readUInt16LE(2) === 2 ? into.subarray(0, bytes) : Buffer.alloc(bytes);
+      },
+    );
+    framer.push(stream);
+    expect(headers).toEqual([1, 7, 2, 3]);
+    expect(packets[3]!.buffer).toBe(into.buffer);
+    expect(packets[3]).toEqual(reply(2, 1000, 0x33));
+  });
+});
