@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PacketFramer } from './x11Wire.js';
+import { PacketFramer, openX11Wire } from './x11Wire.js';
 
 /** A setup reply (8-byte header, `words` more words), then replies/events as the server sends them. */
 function setupReply(words: number): Buffer {
@@ -58,5 +62,34 @@ describe('PacketFramer', () => {
     expect(headers).toEqual([1, 7, 2, 3]);
     expect(packets[3]!.buffer).toBe(into.buffer);
     expect(packets[3]).toEqual(reply(2, 1000, 0x33));
+  });
+});
+
+describe('openX11Wire', () => {
+  it('refuses a reply that names more bytes than it takes without allocating them, and fails only that connection', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capnode-x11wire-'));
+    const path = join(dir, 'X0');
+    // A stand-in server: an empty setup reply, then a reply header that claims about 16 GiB.
+    const server = createServer((socket) => {
+      socket.once('data', () => {
+        socket.write(setupReply(0));
+        socket.once('data', () => {
+          const header = reply(1, 0, 0);
+          header.writeUInt32LE(0xffffffff, 4);
+          socket.write(header);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    try {
+      const wire = openX11Wire({ path }, ':0', 5_000);
+      await wire.setup(Buffer.alloc(12), undefined);
+      await expect(wire.request(Buffer.alloc(4), 'GetImage')).rejects.toMatchObject({ code: 'failed', message: expect.stringContaining('more than capnode takes') });
+      expect(wire.broken).toBe(true);
+      await expect(wire.request(Buffer.alloc(4), 'GetImage')).rejects.toMatchObject({ code: 'failed' });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

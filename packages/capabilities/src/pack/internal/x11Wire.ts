@@ -47,6 +47,12 @@ function x11Error(packet: Buffer): CapabilityError {
   return error;
 }
 
+/**
+ * Largest reply taken without a buffer of the request's own: the header names the length before the
+ * bytes arrive, so a broken or hostile server must not make capnode allocate what it names.
+ */
+const MAX_REPLY_BYTES = 64 * 1024 * 1024;
+
 /** Bytes read off the socket at a time into one buffer kept for the connection (no allocation per read). */
 const READ_BUFFER_BYTES = 256 * 1024;
 
@@ -104,9 +110,19 @@ export class PacketFramer {
 }
 
 /** Connects to the display; what arrives goes to `framer` through one read buffer kept for the connection. */
-function connectSocket(address: net.NetConnectOpts, framer: PacketFramer): net.Socket {
+function connectSocket(address: net.NetConnectOpts, framer: PacketFramer, broken: (error: Error) => void): net.Socket {
   const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-  const socket = net.connect({ ...address, onread: { buffer, callback: (bytes: number) => framer.push(buffer.subarray(0, bytes)) } });
+  const read = (bytes: number): boolean => {
+    try {
+      return framer.push(buffer.subarray(0, bytes));
+    } catch (error) {
+      // The stream is out of step (a packet capnode will not take): end the connection, not the process.
+      broken(error as Error);
+      socket.destroy();
+      return false;
+    }
+  };
+  const socket = net.connect({ ...address, onread: { buffer, callback: read } });
   socket.setNoDelay(true);
   return socket;
 }
@@ -144,9 +160,11 @@ export function openX11Wire(address: net.NetConnectOpts, display: string, timeou
   // A reply goes into the buffer its request brought when it fits (repeated screenshots reuse one).
   const framer = new PacketFramer(deliver, (header, bytes) => {
     const into = header.readUInt8(0) === 1 ? pending.get(header.readUInt16LE(2))?.into : undefined;
-    return into !== undefined && into.length >= bytes ? into.subarray(0, bytes) : Buffer.allocUnsafe(bytes);
+    if (into !== undefined && into.length >= bytes) return into.subarray(0, bytes);
+    if (bytes > MAX_REPLY_BYTES) throw new CapabilityError('failed', `The X display ${display} sent a reply of ${bytes} bytes, more than capnode takes (${MAX_REPLY_BYTES}).`);
+    return Buffer.allocUnsafe(bytes);
   });
-  const socket = connectSocket(address, framer);
+  const socket = connectSocket(address, framer, failAll);
   socket.on('error', (error) => failAll(new CapabilityError('unavailable', `unavailable here: cannot reach the X display ${display}: ${error.message}`, { cause: error })));
   socket.on('close', () => failAll(new CapabilityError('failed', `The X display ${display} closed the connection.`)));
 
