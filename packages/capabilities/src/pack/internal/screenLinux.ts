@@ -102,9 +102,19 @@ export async function encodeJpegWithFfmpeg(image: RgbImage, quality: number, ctx
 const spareReplies = new SpareBuffer(IDLE_CLOSE_MS);
 const spareScanlines = new SpareBuffer(IDLE_CLOSE_MS);
 
+/**
+ * Largest screen captured, as bytes of its GetImage reply: 256 MiB, 64 million pixels (a 16K × 4K
+ * screen). The size comes from the server and the reply buffer is made before the reply arrives.
+ */
+const MAX_CAPTURE_REPLY_BYTES = 256 * 1024 * 1024;
+
 /** Bytes of a GetImage reply of `rect` at 32 bits per pixel, the largest pixel size a ZPixmap has. */
 function getImageReplyBytes(rect: { width: number; height: number }): number {
-  return 32 + rect.width * rect.height * 4;
+  const bytes = 32 + rect.width * rect.height * 4;
+  if (bytes > MAX_CAPTURE_REPLY_BYTES) {
+    throw new CapabilityError('payload_too_large', `The screen is ${rect.width}×${rect.height}, more than capnode captures at once (${MAX_CAPTURE_REPLY_BYTES / 4 / 1024 / 1024} million pixels).`);
+  }
+  return bytes;
 }
 
 /**

@@ -93,3 +93,74 @@ describe('openX11Wire', () => {
     }
   });
 });
+
+describe('openX11Wire replies', () => {
+  /** A stand-in server: an empty setup reply, then for request n (4 bytes each) what `answer(n)` gives. */
+  async function standIn(answer: (sequence: number) => Buffer) {
+    const dir = mkdtempSync(join(tmpdir(), 'capnode-x11wire-'));
+    const path = join(dir, 'X0');
+    const received: number[] = [];
+    const server = createServer((socket) => {
+      let sequence = -1;
+      let pending = 0;
+      socket.on('data', (chunk) => {
+        pending += chunk.length;
+        if (sequence === -1) {
+          sequence = 0;
+          pending = 0;
+          socket.write(setupReply(0));
+          return;
+        }
+        for (; pending >= 4; pending -= 4) {
+          sequence += 1;
+          received.push(sequence);
+          socket.write(answer(sequence));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    const wire = openX11Wire({ path }, ':0', 5_000);
+    await wire.setup(Buffer.alloc(12), undefined);
+    return {
+      wire,
+      received,
+      async [Symbol.asyncDispose]() {
+        wire.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it("writes a reply into its request's buffer when it fits, else into a new one, and leaves the buffer alone on an error", async () => {
+    const error = (sequence: number) => {
+      const packet = Buffer.alloc(32);
+      packet.writeUInt8(0, 0);
+      packet.writeUInt8(8, 1); // BadMatch
+      packet.writeUInt16LE(sequence, 2);
+      return packet;
+    };
+    await using server = await standIn((sequence) => (sequence === 3 ? error(sequence) : reply(sequence, 100, sequence)));
+    const into = Buffer.alloc(1000, 0xee);
+    const fits = await server.wire.request(Buffer.alloc(4), 'GetImage', undefined, into);
+    expect(fits.buffer).toBe(into.buffer);
+    expect(fits).toEqual(reply(1, 100, 1));
+    const small = Buffer.alloc(100, 0xee);
+    const fresh = await server.wire.request(Buffer.alloc(4), 'GetImage', undefined, small);
+    expect(fresh.buffer).not.toBe(small.buffer);
+    expect(fresh).toEqual(reply(2, 100, 2));
+    expect(small.every((byte) => byte === 0xee)).toBe(true);
+    const untouched = Buffer.alloc(1000, 0xee);
+    await expect(server.wire.request(Buffer.alloc(4), 'GetImage', undefined, untouched)).rejects.toMatchObject({ code: 'failed', message: expect.stringContaining('BadMatch') });
+    expect(untouched.every((byte) => byte === 0xee)).toBe(true);
+  });
+
+  it('sends nothing for a request whose signal is already aborted', async () => {
+    await using server = await standIn((sequence) => reply(sequence, 0, 0));
+    const abort = new AbortController();
+    abort.abort();
+    await expect(server.wire.request(Buffer.alloc(4), 'GetImage', abort.signal, Buffer.alloc(64))).rejects.toMatchObject({ code: 'cancelled' });
+    await server.wire.request(Buffer.alloc(4), 'GetInputFocus');
+    expect(server.received).toEqual([1]);
+  });
+});

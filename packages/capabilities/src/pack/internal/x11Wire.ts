@@ -40,6 +40,10 @@ function packetLength(buffer: Buffer, setupDone: boolean): number {
   return buffer.readUInt8(0) === 1 ? 32 + buffer.readUInt32LE(4) * 4 : 32;
 }
 
+function cancelledError(): CapabilityError {
+  return new CapabilityError('cancelled', 'The screenshot was cancelled.');
+}
+
 function x11Error(packet: Buffer): CapabilityError {
   const code = packet.readUInt8(1);
   const error = new CapabilityError('failed', `The X server refused a request: ${X11_ERROR_NAMES[code] ?? `error ${code}`} (request ${packet.readUInt8(10)}.${packet.readUInt16LE(8)}).`);
@@ -170,13 +174,13 @@ export function openX11Wire(address: net.NetConnectOpts, display: string, timeou
 
   /** A deadline and the caller's signal over one answer; either breaks the connection (its stream is then out of step). */
   const bounded = (answer: Promise<Buffer>, what: string, signal: AbortSignal | undefined): Promise<Buffer> => {
-    if (signal?.aborted) return Promise.reject(new CapabilityError('cancelled', 'The screenshot was cancelled.'));
+    if (signal?.aborted) return Promise.reject(cancelledError());
     return new Promise<Buffer>((resolve, reject) => {
       const deadline = armDeadline(signal === undefined ? { timeoutMs } : { timeoutMs, signal }, (_reason, timedOut) => {
         reject(
           timedOut
             ? new CapabilityError('timeout', `The X display ${display} did not answer ${what} within ${timeoutMs / 1000} s.`)
-            : new CapabilityError('cancelled', 'The screenshot was cancelled.'),
+            : cancelledError(),
         );
         socket.destroy();
       });
@@ -206,6 +210,8 @@ export function openX11Wire(address: net.NetConnectOpts, display: string, timeou
     },
     request(bytes, what, signal, into) {
       if (brokenBy) return Promise.reject(brokenBy);
+      // Before sending: a reply nobody waits for would still stream into `into`.
+      if (signal?.aborted) return Promise.reject(cancelledError());
       sequence = (sequence + 1) & 0xffff;
       const seq = sequence;
       socket.write(bytes);
