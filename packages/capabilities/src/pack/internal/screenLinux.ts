@@ -6,7 +6,7 @@ import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb, x11ImageToScanlines 
 import { encodePng, encodePngScanlinesSync, type RgbImage } from './png.js';
 import { PULSE_AUDIO_INPUT, x11grabRecordArgs, type ScreenInfo } from './screenArgs.js';
 import { SpareBuffer } from './spareBuffer.js';
-import { connectX11, type X11Client } from './x11.js';
+import { connectX11, type X11Client, type X11Image } from './x11.js';
 import type { CapturedImage, RecordRequest, SnapshotRequest } from './screenTypes.js';
 
 export async function screensOf(client: X11Client, signal: AbortSignal): Promise<ScreenInfo[]> {
@@ -123,15 +123,24 @@ function getImageReplyBytes(rect: { width: number; height: number }): number {
  * work into bands or moving the deflate to the thread pool measured slower: each hop waits for
  * the scheduler when the machine is busy.
  */
-export async function fullSizePng(client: X11Client, rect: ScreenInfo, signal?: AbortSignal): Promise<Buffer> {
+export function fullSizePng(client: X11Client, rect: ScreenInfo, signal?: AbortSignal): Promise<Buffer> {
+  return withImage(client, rect, signal, (image) => {
+    const scanlines = spareScanlines.take(rect.height * (rect.width * 3 + 1));
+    const png = encodePngScanlinesSync(rect.width, rect.height, x11ImageToScanlines(image, scanlines));
+    spareScanlines.give(scanlines);
+    return png;
+  });
+}
+
+/**
+ * GetImage of `rect` into the spare reply buffer, handed to `convert`, which must be synchronous and
+ * keep nothing that views the image: the buffer goes to the next screenshot once it returns.
+ */
+async function withImage<T>(client: X11Client, rect: ScreenInfo, signal: AbortSignal | undefined, convert: (image: X11Image) => T): Promise<T> {
   const reply = spareReplies.take(getImageReplyBytes(rect));
-  const image = await client.getImage(rect, { signal, into: reply });
-  const scanlines = spareScanlines.take(rect.height * (rect.width * 3 + 1));
-  const png = encodePngScanlinesSync(rect.width, rect.height, x11ImageToScanlines(image, scanlines));
-  // Both are read only by the synchronous conversion and deflate above.
-  spareScanlines.give(scanlines);
+  const result = convert(await client.getImage(rect, { signal, into: reply }));
   spareReplies.give(reply);
-  return png;
+  return result;
 }
 
 /**
@@ -146,9 +155,7 @@ export async function snapshotX11(display: string, request: SnapshotRequest, ctx
     // The common case: a full-size PNG, straight from the pixels to scanlines.
     return { data: await fullSizePng(client, screen, ctx.signal), width: screen.width, height: screen.height, source: screen };
   }
-  const reply = spareReplies.take(getImageReplyBytes(screen));
-  let rgb: RgbImage = x11ImageToRgb(await client.getImage(screen, { signal: ctx.signal, into: reply }));
-  spareReplies.give(reply);
+  let rgb: RgbImage = await withImage(client, screen, ctx.signal, x11ImageToRgb);
   if (request.includePointer) {
     const cursor = await client.getCursor({ signal: ctx.signal }).catch(() => undefined);
     if (cursor) drawCursor(rgb, cursor, screen.x, screen.y);

@@ -71,11 +71,12 @@ export class PacketFramer {
   #packet: Buffer | undefined = undefined;
   #filled = 0;
   #setupDone = false;
-  readonly #deliver: (packet: Buffer) => void;
+  /** Gets each whole packet; `setup` marks the first, the setup reply. */
+  readonly #deliver: (packet: Buffer, setup: boolean) => void;
   /** Where a packet after the setup reply goes, given its 32-byte header and its whole length. */
   readonly #allocate: (header: Buffer, bytes: number) => Buffer;
 
-  constructor(deliver: (packet: Buffer) => void, allocate: (header: Buffer, bytes: number) => Buffer) {
+  constructor(deliver: (packet: Buffer, setup: boolean) => void, allocate: (header: Buffer, bytes: number) => Buffer) {
     this.#deliver = deliver;
     this.#allocate = allocate;
   }
@@ -106,8 +107,9 @@ export class PacketFramer {
       at += take;
       if (this.#filled < packet.length) return true;
       this.#packet = undefined;
+      const setup = !this.#setupDone;
       this.#setupDone = true;
-      this.#deliver(packet);
+      this.#deliver(packet, setup);
     }
     return true;
   }
@@ -134,7 +136,6 @@ function connectSocket(address: net.NetConnectOpts, framer: PacketFramer, broken
 /** Opens the socket of an X display and frames what it sends. */
 export function openX11Wire(address: net.NetConnectOpts, display: string, timeoutMs: number): X11Wire {
   let setupWaiter: PendingReply | undefined;
-  let setupDone = false;
   let sequence = 0;
   let brokenBy: Error | undefined;
   const pending = new Map<number, PendingReply>();
@@ -146,9 +147,8 @@ export function openX11Wire(address: net.NetConnectOpts, display: string, timeou
     for (const waiter of pending.values()) waiter.reject(error);
     pending.clear();
   };
-  const deliver = (packet: Buffer) => {
-    if (!setupDone) {
-      setupDone = true;
+  const deliver = (packet: Buffer, setup: boolean) => {
+    if (setup) {
       setupWaiter?.resolve(packet);
       setupWaiter = undefined;
       return;
