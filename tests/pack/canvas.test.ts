@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInvoker, createRegistry, type CommandResult, type Transport } from '@capnode/capabilities';
@@ -78,16 +78,23 @@ describe.skipIf(!ready)('canvas on a real Xvfb display with real Chromium', { ti
   const dir = tempDir('capnode-canvas-');
   const profileDir = join(dir.path, 'profile');
   let surface: string | undefined;
-  const abort = new AbortController();
-  const capability = () => createCanvasCapability({ env: xvfb.env, profileDir, gatewayCanvasUrl: () => surface, signal: abort.signal });
+  // Each test's canvas closes with the test, passed or failed: a browser left on the shared profile
+  // would take over the next test's launch (Chromium hands a second start on one profile to the first).
+  let perTest = new AbortController();
+  const capability = () => createCanvasCapability({ env: xvfb.env, profileDir, gatewayCanvasUrl: () => surface, signal: perTest.signal });
 
   beforeAll(async () => {
     xvfb = await startXvfb({ width: 1280, height: 800 });
     pages = await startPageServer();
   });
+  beforeEach(() => {
+    perTest = new AbortController();
+  });
+  afterEach(async () => {
+    perTest.abort();
+    await eventually(() => processesMatching(profileDir).length === 0, { what: "the test's canvas browser to exit", timeoutMs: 10_000 });
+  });
   afterAll(async () => {
-    abort.abort();
-    await eventually(() => processesMatching(profileDir).length === 0, { what: 'the canvas browser to exit', timeoutMs: 10_000 }).catch(() => undefined);
     await pages?.[Symbol.asyncDispose]();
     await xvfb?.close();
     dir[Symbol.dispose]();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ApprovalDecision, PendingApproval } from '@capnode/capabilities';
 import { createHost, type Host, type HostOptions } from '@capnode/host';
+import { onTestFailed } from 'vitest';
 
 /** A temporary directory (real path, symlinks resolved), removed on dispose (retrying a write that races the removal). */
 export function tempDir(prefix = 'capnode-test-'): { readonly path: string; [Symbol.dispose](): void } {
@@ -46,6 +47,17 @@ export interface TestHostOptions {
   readonly clientName?: string;
 }
 
+/** A failing test prints what its in-process host logged (the only account of a server-side cause). */
+function printLogsIfTheTestFails(logs: readonly string[]): void {
+  try {
+    onTestFailed(() => {
+      if (logs.length) console.error(`host log (${logs.length} lines):\n${logs.slice(-200).join('\n')}`);
+    });
+  } catch {
+    // Started in a hook, not a test: no test to watch.
+  }
+}
+
 /**
  * Starts a real host (`createHost`) in a temporary config directory on 127.0.0.1 port 0 and
  * connects a real MCP SDK v2 client to it over streamable HTTP with the host's token.
@@ -57,6 +69,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
   writeFileSync(join(home, 'settings.json'), JSON.stringify(settings), { mode: 0o600 });
   const logs: string[] = [];
   const host = createHost({ home, port: 0, onLog: (level, message) => logs.push(`${level}: ${message}`), ...options.host });
+  printLogsIfTheTestFails(logs);
   const asked: PendingApproval[] = [];
   let decision: ApprovalDecision | undefined;
   host.approvals.subscribe((event) => {
