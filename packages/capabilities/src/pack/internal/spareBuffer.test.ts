@@ -35,4 +35,21 @@ describe('SpareBuffer', () => {
     vi.advanceTimersByTime(1);
     expect(spares.holding).toBe(false);
   });
+
+  it('counts idleMs from the last give', () => {
+    vi.useFakeTimers();
+    const spares = new SpareBuffer(1_000);
+    spares.give(spares.take(10));
+    vi.advanceTimersByTime(600);
+    spares.give(spares.take(10));
+    vi.advanceTimersByTime(999);
+    expect(spares.holding).toBe(true);
+    vi.advanceTimersByTime(1);
+    expect(spares.holding).toBe(false);
+    spares.give(spares.take(10));
+    vi.advanceTimersByTime(999);
+    expect(spares.holding).toBe(true);
+    vi.advanceTimersByTime(1);
+    expect(spares.holding).toBe(false);
+  });
 });

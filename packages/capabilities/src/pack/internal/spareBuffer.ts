@@ -27,7 +27,10 @@ export class SpareBuffer {
   /** Returns a buffer from {@link take}; the larger of it and the current spare is kept. */
   give(buffer: Buffer): void {
     if (this.#spare === undefined || this.#spare.length < buffer.length) this.#spare = buffer;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) {
+      this.#timer.refresh();
+      return;
+    }
     this.#timer = setTimeout(() => {
       this.#spare = undefined;
       this.#timer = undefined;
