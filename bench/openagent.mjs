@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { callTool } from './lib/hostBench.mjs';
 import { median, percentile, rootDir } from './lib/util.mjs';
 
 const CALLS = Number(process.env.BENCH_OPENAGENT_CALLS ?? 400);
@@ -78,14 +79,7 @@ export async function benchOpenAgent(log = console.log) {
     const status = await host.start();
     const token = readFileSync(join(home, 'mcp-token'), 'utf8').trim();
     await bridge.registered;
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', authorization: `Bearer ${token}` };
-    let id = 0;
-    const overHttp = async () => {
-      id += 1;
-      const response = await fetch(status.mcp.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'device.info', arguments: {} } }) });
-      const text = await response.text();
-      if (response.status !== 200 || text.includes('"isError":true')) throw new Error(`MCP HTTP: ${response.status} ${text.slice(0, 200)}`);
-    };
+    const overHttp = () => callTool(status.mcp.url, token, 'device.info', {});
     const overChannel = async () => {
       const frame = await bridge.call();
       if (frame.error || frame.result?.isError) throw new Error(`channel: ${JSON.stringify(frame).slice(0, 200)}`);
