@@ -44,16 +44,25 @@ function descendants(pid: number): number[] {
   return out;
 }
 
-/** `kill -9` of the host and every process under it (system.run's children run in their own process groups). */
-function killTree(child: ChildProcess): void {
-  const pids = [...descendants(child.pid!), child.pid!];
+function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
   for (const pid of pids) {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // already gone
     }
   }
+}
+
+/**
+ * `kill -9` of the host and every process under it (system.run's children run in their own process
+ * groups). The tree is stopped first: killed one by one, a shell whose `sleep` died first could run
+ * its next line before its own kill arrives.
+ */
+function killTree(child: ChildProcess): void {
+  const pids = [...descendants(child.pid!), child.pid!];
+  signalEach(pids, 'SIGSTOP');
+  signalEach(pids, 'SIGKILL');
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -23,32 +23,22 @@ function statOf(path: string): Stats | undefined {
   }
 }
 
-/** Bytes `from`…`to` of `path` as text ('' when it went away meanwhile). */
-function readRange(path: string, from: number, to: number): string {
+/** Bytes `from`…`to` of the open file `fd` as text. */
+function readRange(fd: number, from: number, to: number): string {
   if (to <= from) return '';
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return '';
-  }
-  try {
-    const buffer = Buffer.alloc(to - from);
-    const read = readSync(fd, buffer, 0, buffer.length, from);
-    return buffer.subarray(0, read).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const buffer = Buffer.alloc(to - from);
+  const read = readSync(fd, buffer, 0, buffer.length, from);
+  return buffer.subarray(0, read).toString('utf8');
 }
 
-/** The last `count` lines of `path` and the offset after them. */
-function tail(path: string, count: number): { text: string; end: number } {
-  const stats = statOf(path);
-  if (!stats) return { text: '', end: 0 };
-  const text = readRange(path, Math.max(0, stats.size - TAIL_BYTES), stats.size);
+/** The last `count` lines of the open file `fd` and the offset after them. */
+function tail(fd: number | undefined, count: number): { text: string; end: number } {
+  if (fd === undefined) return { text: '', end: 0 };
+  const size = fstatSync(fd).size;
+  const text = readRange(fd, Math.max(0, size - TAIL_BYTES), size);
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
-  return { text: count === 0 ? '' : lines.slice(-count).join('\n'), end: stats.size };
+  return { text: count === 0 ? '' : lines.slice(-count).join('\n'), end: size };
 }
 
 function openOf(path: string): number | undefined {
@@ -60,13 +50,13 @@ function openOf(path: string): number | undefined {
 }
 
 /**
- * Prints lines appended to `path` until SIGINT/SIGTERM. It holds the file open, so a rotation
- * (host.log renamed to host.log.1) loses nothing: the old file is read to its end before the new
- * one is read from its start.
+ * Prints lines appended to `path` until SIGINT/SIGTERM, from `start` in `opened` (the file the tail
+ * was read from). It holds the file open, so a rotation (host.log renamed to host.log.1) loses
+ * nothing: the old file is read to its end before the new one is read from its start.
  */
-function follow(path: string, start: number): Promise<number> {
+function follow(path: string, opened: number | undefined, start: number): Promise<number> {
   return new Promise((resolve) => {
-    let fd = openOf(path);
+    let fd = opened;
     let inode = fd === undefined ? undefined : fstatSync(fd).ino;
     let offset = start;
     let partial = '';
@@ -123,7 +113,18 @@ export async function logs(context: Context): Promise<number> {
     context.err(`capnode: no host log yet at ${path} — the host writes it once it runs (capnode serve)${following ? '; waiting for it' : ''}`);
     if (!following) return 0;
   }
-  const { text, end } = tail(path, count);
-  if (text) context.out(text);
-  return following ? follow(path, end) : 0;
+  // One open file for the tail and what follows it: a rotation between the two loses nothing.
+  const fd = openOf(path);
+  let end: number;
+  try {
+    const read = tail(fd, count);
+    end = read.end;
+    if (read.text) context.out(read.text);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    throw error;
+  }
+  if (following) return follow(path, fd, end);
+  if (fd !== undefined) closeSync(fd);
+  return 0;
 }
