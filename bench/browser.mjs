@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callTool, firstMissingBuild, latencyStats, serveBenchHost } from './lib/hostBench.mjs';
-import { median, rootDir, startChild } from './lib/util.mjs';
+import { dists, median, startChild } from './lib/util.mjs';
 
 /** A page with some structure to snapshot: a form and a list of links. */
 const PAGE = `<!doctype html><html><head><title>Bench page</title></head><body><h1>Bench</h1>
@@ -47,7 +47,7 @@ async function bareOnce(page, url) {
 export async function benchBrowser({ runs = 40, log = () => undefined } = {}) {
   const unbuilt = firstMissingBuild();
   if (unbuilt) return { skipped: `browser: SKIP, ${unbuilt} missing (pnpm build)` };
-  const { findChromiumExecutable } = await import(join(rootDir, 'packages/capabilities/dist/pack.js'));
+  const { findChromiumExecutable } = await import(dists.pack);
   const executablePath = findChromiumExecutable();
   if (!executablePath) return { skipped: 'browser: SKIP, no Chromium (Debian: chromium)' };
   const { chromium } = await import('playwright-core');

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startLoadgen } from './http.mjs';
-import { benchDir, freePort, median, rootDir, startChild } from './lib/util.mjs';
+import { benchDir, freePort, median, rootDir, startChild, stopProcess } from './lib/util.mjs';
 
 const TEXT = 'hello';
 const headersFor = (token, extra = {}) => ({
@@ -47,13 +47,7 @@ async function startSupergateway() {
   );
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  const stop = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-    });
+  const stop = () => stopProcess(child, 3000);
   const url = `http://127.0.0.1:${port}/mcp`;
   const deadline = Date.now() + 20_000;
   for (;;) {

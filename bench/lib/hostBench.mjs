@@ -4,13 +4,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { percentile, rootDir } from './util.mjs';
+import { dists, missingDists, percentile, stopProcess } from './util.mjs';
 
 /** True when `program` is on PATH. */
 export const hasProgram = (program) => spawnSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' }).status === 0;
 
-/** The first of `files` (relative to the repo) that is not built, for a "SKIP … (pnpm build)" line. */
-export const firstMissingBuild = (files = ['packages/host/dist/index.js', 'packages/capabilities/dist/pack.js']) => files.find((file) => !existsSync(join(rootDir, file)));
+/** The first build output a host bench needs that is missing, for a "SKIP … (pnpm build)" line. */
+export const firstMissingBuild = () => missingDists('host', 'pack')[0];
 
 /**
  * The body of a bench's host child: a real host (`createHost` from the built package) in a fresh
@@ -18,8 +18,8 @@ export const firstMissingBuild = (files = ['packages/host/dist/index.js', 'packa
  * `READY {url, token}` and closes (then `onClose`, then exits) on SIGTERM or when stdin ends.
  */
 export async function serveBenchHost({ name, consent, makeCapabilities, onClose = async () => {} }) {
-  const { createHost } = await import(join(rootDir, 'packages/host/dist/index.js'));
-  const pack = await import(join(rootDir, 'packages/capabilities/dist/pack.js'));
+  const { createHost } = await import(dists.host);
+  const pack = await import(dists.pack);
   const home = mkdtempSync(join(tmpdir(), `capnode-bench-${name}-`));
   // The consents the bench needs (all are off by default), as a user who lets an agent do this has them.
   writeFileSync(join(home, 'settings.json'), `${JSON.stringify({ consent: Object.fromEntries(consent.map((category) => [category, 'allow'])) })}\n`, { mode: 0o600 });
@@ -57,14 +57,7 @@ export async function startXvfb({ width, height, patterned = false }) {
     }
     if (exited) continue;
     if (patterned) spawnSync('xsetroot', ['-display', display, '-mod', '5', '7', '-fg', '#336699', '-bg', '#ffcc33'], { stdio: 'ignore' });
-    const stop = () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-      });
-    return { display, stop };
+    return { display, stop: () => stopProcess(child, 3000) };
   }
   throw new Error('Xvfb did not start');
 }

@@ -13,6 +13,8 @@ export const dists = {
   mcpServerNode: join(rootDir, 'packages/mcp-server/dist/node.js'),
   mcpServerStdio: join(rootDir, 'packages/mcp-server/dist/stdio.js'),
   cli: join(rootDir, 'apps/cli/dist/bin.js'),
+  host: join(rootDir, 'packages/host/dist/index.js'),
+  pack: join(rootDir, 'packages/capabilities/dist/pack.js'),
 };
 
 /** Names of the listed dist files that do not exist. */
@@ -28,6 +30,16 @@ export function percentile(sorted, p) {
 
 export function median(values) {
   return percentile([...values].sort((a, b) => a - b), 50);
+}
+
+/** Sends `child` SIGTERM and resolves when it exited (SIGKILL after `graceMs`); at once when it already has. */
+export function stopProcess(child, graceMs = 5000) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), graceMs).unref();
+  });
 }
 
 const liveChildren = new Set();
@@ -56,13 +68,7 @@ export function startChild(script, { args = [], env, ready = /^READY (.*)$/m, pa
   child.stderr.on('data', (chunk) => {
     err += chunk;
   });
-  const stop = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-    });
+  const stop = () => stopProcess(child);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => finish(new Error(`no ready line within ${timeoutMs} ms`)), timeoutMs);
     const finish = (error) => {
