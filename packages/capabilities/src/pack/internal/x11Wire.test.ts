@@ -66,35 +66,6 @@ describe('PacketFramer', () => {
 });
 
 describe('openX11Wire', () => {
-  it('refuses a reply that names more bytes than it takes without allocating them, and fails only that connection', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'capnode-x11wire-'));
-    const path = join(dir, 'X0');
-    // A stand-in server: an empty setup reply, then a reply header that claims about 16 GiB.
-    const server = createServer((socket) => {
-      socket.once('data', () => {
-        socket.write(setupReply(0));
-        socket.once('data', () => {
-          const header = reply(1, 0, 0);
-          header.writeUInt32LE(0xffffffff, 4);
-          socket.write(header);
-        });
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(path, resolve));
-    try {
-      const wire = openX11Wire({ path }, ':0', 5_000);
-      await wire.setup(Buffer.alloc(12), undefined);
-      await expect(wire.request(Buffer.alloc(4), 'GetImage')).rejects.toMatchObject({ code: 'failed', message: expect.stringContaining('more than capnode takes') });
-      expect(wire.broken).toBe(true);
-      await expect(wire.request(Buffer.alloc(4), 'GetImage')).rejects.toMatchObject({ code: 'failed' });
-    } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('openX11Wire replies', () => {
   /** A stand-in server: an empty setup reply, then for request n (4 bytes each) what `answer(n)` gives. */
   async function standIn(answer: (sequence: number) => Buffer) {
     const dir = mkdtempSync(join(tmpdir(), 'capnode-x11wire-'));
@@ -131,6 +102,18 @@ describe('openX11Wire replies', () => {
       },
     };
   }
+
+  it('refuses a reply that names more bytes than it takes without allocating them, and fails only that connection', async () => {
+    // A reply header that claims about 16 GiB.
+    await using server = await standIn((sequence) => {
+      const header = reply(sequence, 0, 0);
+      header.writeUInt32LE(0xffffffff, 4);
+      return header;
+    });
+    await expect(server.wire.request(Buffer.alloc(4), 'GetImage')).rejects.toMatchObject({ code: 'failed', message: expect.stringContaining('more than capnode takes') });
+    expect(server.wire.broken).toBe(true);
+    await expect(server.wire.request(Buffer.alloc(4), 'GetImage')).rejects.toMatchObject({ code: 'failed' });
+  });
 
   it("writes a reply into its request's buffer when it fits, else into a new one, and leaves the buffer alone on an error", async () => {
     const error = (sequence: number) => {
