@@ -72,6 +72,11 @@ function bgrxRows(image: X11Image, out: Buffer, rowStart: (y: number) => number)
   }
 }
 
+/** Bytes of the PNG scanlines of a `width`×`height` RGB image (a filter byte per row). */
+export function pngScanlineBytes(width: number, height: number): number {
+  return (width * 3 + 1) * height;
+}
+
 /**
  * PNG scanlines (filter byte 0, then RGB) straight from a ZPixmap image, in one pass: the fast
  * path of a full-size PNG screenshot. Other layouts go through {@link x11ImageToRgb}. They are
@@ -79,7 +84,7 @@ function bgrxRows(image: X11Image, out: Buffer, rowStart: (y: number) => number)
  */
 export function x11ImageToScanlines(image: X11Image, into?: Buffer): Buffer {
   const rowBytes = image.width * 3 + 1;
-  const bytes = rowBytes * image.height;
+  const bytes = pngScanlineBytes(image.width, image.height);
   const out = into !== undefined && into.length >= bytes ? into.subarray(0, bytes) : Buffer.allocUnsafe(bytes);
   if (isBgrx(image)) {
     for (let y = 0; y < image.height; y++) out[y * rowBytes] = 0;

@@ -2,7 +2,7 @@ import { CapabilityError } from '../../errors.js';
 import { ffmpegHasDevice, requireFfmpeg, runMedia } from './ffmpeg.js';
 import { MAX_MEDIA_BYTES } from './media.js';
 import { pulseServerReachable, withSizeLimit, type MediaBackendContext } from './mediaContext.js';
-import { downscaleRgb, drawCursor, fitWidth, x11ImageToRgb, x11ImageToScanlines } from './pixels.js';
+import { downscaleRgb, drawCursor, fitWidth, pngScanlineBytes, x11ImageToRgb, x11ImageToScanlines } from './pixels.js';
 import { encodePng, encodePngScanlinesSync, type RgbImage } from './png.js';
 import { PULSE_AUDIO_INPUT, x11grabRecordArgs, type ScreenInfo } from './screenArgs.js';
 import { SpareBuffer } from './spareBuffer.js';
@@ -125,7 +125,7 @@ function getImageReplyBytes(rect: { width: number; height: number }): number {
  */
 export function fullSizePng(client: X11Client, rect: ScreenInfo, signal?: AbortSignal): Promise<Buffer> {
   return withImage(client, rect, signal, (image) => {
-    const scanlines = spareScanlines.take(rect.height * (rect.width * 3 + 1));
+    const scanlines = spareScanlines.take(pngScanlineBytes(rect.width, rect.height));
     const png = encodePngScanlinesSync(rect.width, rect.height, x11ImageToScanlines(image, scanlines));
     spareScanlines.give(scanlines);
     return png;
