@@ -9,7 +9,10 @@ import { tempDir } from '../support/testHost.js';
 const chromium = findChromiumExecutable();
 const MiB = 1024 * 1024;
 
-/** A page whose file input records each file's name and text in #out; a button opens the input's chooser. */
+/**
+ * A page whose file input records each file's name and text in #out; a button opens the input's chooser.
+ * It reads the files after `change` asynchronously, so tests poll #out for a result rather than read it once.
+ */
 const UPLOAD_PAGE = `<!doctype html>
 <html><head><title>Upload page</title></head><body>
 <h1>Send a file</h1>
@@ -76,13 +79,13 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
 
     // By selector, paths from the root (a symlink that stays inside is followed).
     expect(await call('browser.upload', { tabId, selector: '#f', paths: [join(root, 'a.txt'), join(root, 'stays.txt')] })).toMatchObject({ structuredContent: { ok: true, mode: 'input', files: [{ name: 'a.txt', bytes: 5 }, { name: 'a.txt', bytes: 5 }] } });
-    expect(await out()).toBe('a.txt:alpha|a.txt:alpha');
+    await expect.poll(out, { timeout: 10_000 }).toBe('a.txt:alpha|a.txt:alpha');
 
     // Through the chooser the button's click opens, inline bytes.
     const snapshot = (await call('browser.snapshot', { tabId })).structuredContent!.snapshot as string;
     const pick = refFor(snapshot, 'button', 'Choose files');
     expect(await call('browser.upload', { tabId, ref: pick, files: [{ name: '../evil/c.txt', base64: Buffer.from('gamma').toString('base64') }] })).toMatchObject({ structuredContent: { mode: 'chooser' } });
-    expect(await out()).toBe('c.txt:gamma');
+    await expect.poll(out, { timeout: 10_000 }).toBe('c.txt:gamma');
 
     // Armed: the next chooser (opened by browser.act) gets the files.
     expect(await call('browser.upload', { tabId, paths: [join(root, 'b.txt')] })).toMatchObject({ structuredContent: { mode: 'armed' } });
@@ -137,9 +140,9 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
 
     const sent = await proxy({ method: 'POST', path: '/hooks/file-chooser', body: { element: '#f', targetId, paths: ['/gateway/media/g.txt'] }, upload: { envelope: 'browser-upload-v1', files: [{ name: 'g.txt', contentBase64: b64('from the gateway') }] } });
     expect(sent).toMatchObject({ structuredContent: { result: { ok: true } } });
-    expect(await out()).toBe('g.txt:from the gateway');
+    await expect.poll(out, { timeout: 10_000 }).toBe('g.txt:from the gateway');
     expect((await proxy({ method: 'POST', path: '/hooks/file-chooser', body: { element: '#f', targetId, paths: [join(root, 'local.txt')] } })).structuredContent).toMatchObject({ result: { ok: true } });
-    expect(await out()).toBe('local.txt:local');
+    await expect.poll(out, { timeout: 10_000 }).toBe('local.txt:local');
 
     const aria = await proxy({ path: '/snapshot', query: { targetId, format: 'aria', limit: 50 } });
     expect(aria.structuredContent!.result).toMatchObject({ ok: true, format: 'aria', targetId, url: pages.url('/upload') });
@@ -168,6 +171,6 @@ describe.runIf(chromium)('browser.upload and the aria snapshot (real Chromium)',
 
     const inline = await call('browser.upload', { tabId, selector: '#f', files: [{ name: 'b.txt', base64: Buffer.from('beta').toString('base64') }] });
     expect(inline.isError ?? false).toBe(false);
-    expect(await out()).toBe('b.txt:beta');
+    await expect.poll(out, { timeout: 10_000 }).toBe('b.txt:beta');
   });
 });
